@@ -1,0 +1,146 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/reduce"
+)
+
+func runAll(t *testing.T, n int, o Options) [][]Row {
+	t.Helper()
+	comms, err := ringo.NewLocal(n, &ringo.Config{BuffSize: 8 * 1024, LLBuffSize: 8 * 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range comms {
+			c.Close()
+		}
+	}()
+	rows := make([][]Row, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r, c := range comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rows[r], errs[r] = RunRank(context.Background(), c, o, nil)
+			if errs[r] != nil {
+				c.Abort()
+			}
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	return rows
+}
+
+// TestSweepIsCorrect runs every collective, datatype and op at small sizes:
+// the harness's own checks must find nothing wrong.
+func TestSweepIsCorrect(t *testing.T) {
+	o := Defaults()
+	o.Colls, _ = ParseColls("all")
+	o.Types, _ = ParseTypes("all")
+	o.Ops, _ = ParseOps("all")
+	o.MinBytes, o.MaxBytes, o.StepFactor = 8, 8<<10, 32
+	o.Iters, o.Warmup, o.Root = 2, 1, 2
+	rows := runAll(t, 3, o)
+	// Sizes 8, 256 and 8192 for every type: 6 ops for the 3 reductions,
+	// one row for the 2 copies.
+	want := 3*12*6*3 + 2*12*3
+	if len(rows[0]) != want {
+		t.Fatalf("%d rows, want %d", len(rows[0]), want)
+	}
+	for _, r := range rows[0] {
+		if r.OutOfPlace.Wrong != 0 || r.InPlace.Wrong != 0 {
+			t.Errorf("%+v: wrong results", r)
+		}
+		if r.OutOfPlace.TimeUs <= 0 {
+			t.Errorf("%+v: no time measured", r)
+		}
+	}
+	var buf bytes.Buffer
+	WriteHeader(&buf)
+	for _, r := range rows[0] {
+		WriteRow(&buf, r)
+	}
+	if !WriteFooter(&buf, rows[0]) || !strings.Contains(buf.String(), "Out of bounds values : 0 OK") {
+		t.Fatalf("footer:\n%s", buf.String())
+	}
+}
+
+// TestCheckFindsCorruption: the check must count an element that is off.
+func TestCheckFindsCorruption(t *testing.T) {
+	comms, err := ringo.NewLocal(1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer comms[0].Close()
+	o := Defaults()
+	for _, dt := range []ringo.DataType{ringo.Float32, ringo.Half, ringo.F8E5M2, ringo.Int8} {
+		for _, k := range []reduce.OpKind{reduce.Sum, reduce.Avg, reduce.PreMulSum} {
+			rr := &rankRun{ctx: context.Background(), c: comms[0], o: &o, n: 1, vals: make([]float64, 1), one: make([]float64, 1)}
+			rr.do = func(call ringo.Call) error {
+				if err := comms[0].Do(context.Background(), call); err != nil {
+					return err
+				}
+				call.Recv[3*dt.Size()] ^= 0x40 // flip a bit of element 3
+				return nil
+			}
+			rr.send, rr.recv = make([]byte, 64), make([]byte, 64)
+			op, err := rr.op(dt, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wrong, err := rr.check(rr.call(ringo.CollAllReduce, dt, op, 8, false), k, 1)
+			if err != nil || wrong != 1 {
+				t.Errorf("%v %v: check counted %d wrong (err %v), want 1", dt, k, wrong, err)
+			}
+		}
+	}
+}
+
+func TestOptions(t *testing.T) {
+	o := Defaults()
+	o.MinBytes, o.MaxBytes, o.StepFactor = 8, 64, 2
+	if got := o.Sizes(); len(got) != 4 || got[3] != 64 {
+		t.Fatalf("sizes %v", got)
+	}
+	o.StepFactor, o.StepBytes = 0, 20
+	if got := o.Sizes(); len(got) != 3 || got[2] != 48 {
+		t.Fatalf("additive sizes %v", got)
+	}
+	bad := []func(*Options){
+		func(o *Options) { o.MaxBytes = 1 },
+		func(o *Options) { o.StepFactor = 1 },
+		func(o *Options) { o.Iters = 0 },
+		func(o *Options) { o.Root = 4 },
+		func(o *Options) { o.Types = []ringo.DataType{99} },
+		func(o *Options) { o.Colls = nil },
+	}
+	for i, mod := range bad {
+		o := Defaults()
+		mod(&o)
+		if o.Validate(4) == nil {
+			t.Errorf("bad option %d accepted", i)
+		}
+	}
+	if _, err := ParseColls("all_reduce,scan"); err == nil {
+		t.Error("unknown collective accepted")
+	}
+	if _, err := ParseOps("mulsum"); err != nil {
+		t.Error(err)
+	}
+	if _, err := ParseTypes("float128"); err == nil {
+		t.Error("unknown type accepted")
+	}
+}

@@ -1,0 +1,146 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/reduce"
+)
+
+// Options describe a sweep, in nccl-tests' terms.
+type Options struct {
+	Colls      []ringo.Collective
+	Types      []ringo.DataType
+	Ops        []reduce.OpKind // reduce.PreMulSum is nccl-tests' "mulsum": scalar 1 on even ranks, 2 on odd
+	MinBytes   int64           // -b
+	MaxBytes   int64           // -e
+	StepFactor int64           // -f; 0 uses StepBytes
+	StepBytes  int64           // -i
+	Iters      int             // -n
+	Warmup     int             // -w
+	Check      int             // -c: correctness iterations per size (0: off)
+	Root       int             // -r
+}
+
+// Defaults returns nccl-tests' defaults with ringo's all-reduce of float sum.
+func Defaults() Options {
+	return Options{
+		Colls: []ringo.Collective{ringo.CollAllReduce}, Types: []ringo.DataType{ringo.Float32}, Ops: []reduce.OpKind{reduce.Sum},
+		MinBytes: 32 << 20, MaxBytes: 32 << 20, StepBytes: 1 << 20, Iters: 20, Warmup: 1, Check: 1,
+	}
+}
+
+// Validate checks the options for a communicator of n ranks.
+func (o *Options) Validate(n int) error {
+	switch {
+	case len(o.Colls) == 0 || len(o.Types) == 0 || len(o.Ops) == 0:
+		return fmt.Errorf("no collective, datatype or op selected")
+	case o.MinBytes < 0 || o.MaxBytes < o.MinBytes:
+		return fmt.Errorf("sizes %d…%d bytes are not a range", o.MinBytes, o.MaxBytes)
+	case o.StepFactor == 1 || o.StepFactor < 0:
+		return fmt.Errorf("step factor %d must be 0 (additive steps) or at least 2", o.StepFactor)
+	case o.StepFactor == 0 && o.StepBytes <= 0:
+		return fmt.Errorf("step of %d bytes must be positive", o.StepBytes)
+	case o.Iters < 1 || o.Warmup < 0 || o.Check < 0:
+		return fmt.Errorf("iterations %d, warm-up %d, checks %d: need ≥ 1, ≥ 0, ≥ 0", o.Iters, o.Warmup, o.Check)
+	case o.Root < 0 || o.Root >= n:
+		return fmt.Errorf("root %d outside [0, %d)", o.Root, n)
+	}
+	for _, t := range o.Types {
+		if !t.Valid() {
+			return fmt.Errorf("invalid datatype %d", t)
+		}
+	}
+	return nil
+}
+
+// Sizes returns the message sizes of the sweep.
+func (o *Options) Sizes() []int64 {
+	var s []int64
+	for b := o.MinBytes; b <= o.MaxBytes; {
+		s = append(s, b)
+		next := b + o.StepBytes
+		if o.StepFactor > 1 {
+			next = b * o.StepFactor
+			if b == 0 {
+				next = 1
+			}
+		}
+		if next <= b {
+			break
+		}
+		b = next
+	}
+	return s
+}
+
+// CollName returns nccl-tests' name of a collective ("all_reduce", …).
+func CollName(c ringo.Collective) string {
+	return map[ringo.Collective]string{
+		ringo.CollAllReduce: "all_reduce", ringo.CollReduceScatter: "reduce_scatter", ringo.CollAllGather: "all_gather",
+		ringo.CollBroadcast: "broadcast", ringo.CollReduce: "reduce",
+	}[c]
+}
+
+// ParseColls parses a comma-separated list of nccl-tests collective names
+// (all_reduce, reduce_scatter, all_gather, broadcast, reduce) or "all".
+func ParseColls(s string) ([]ringo.Collective, error) {
+	all := []ringo.Collective{ringo.CollAllReduce, ringo.CollReduceScatter, ringo.CollAllGather, ringo.CollBroadcast, ringo.CollReduce}
+	if strings.EqualFold(s, "all") {
+		return all, nil
+	}
+	var out []ringo.Collective
+	for _, name := range strings.Split(s, ",") {
+		name = strings.ToLower(strings.TrimSpace(name))
+		found := false
+		for _, c := range all {
+			if name == CollName(c) || name == c.String() {
+				out, found = append(out, c), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown collective %q (all_reduce, reduce_scatter, all_gather, broadcast, reduce, all)", name)
+		}
+	}
+	return out, nil
+}
+
+// ParseTypes parses a datatype name or "all".
+func ParseTypes(s string) ([]ringo.DataType, error) {
+	if strings.EqualFold(s, "all") {
+		var out []ringo.DataType
+		for t := range ringo.NumTypes {
+			out = append(out, t)
+		}
+		return out, nil
+	}
+	t, err := reduce.ParseDataType(s)
+	if err != nil {
+		return nil, err
+	}
+	return []ringo.DataType{t}, nil
+}
+
+// ParseOps parses an op name (sum, prod, min, max, avg, mulsum) or "all".
+func ParseOps(s string) ([]reduce.OpKind, error) {
+	switch strings.ToLower(s) {
+	case "all":
+		return []reduce.OpKind{reduce.Sum, reduce.Prod, reduce.Max, reduce.Min, reduce.Avg, reduce.PreMulSum}, nil
+	case "mulsum", "premulsum":
+		return []reduce.OpKind{reduce.PreMulSum}, nil
+	}
+	op, err := reduce.ParseOp(s)
+	if err != nil {
+		return nil, fmt.Errorf("%v (or mulsum, all)", err)
+	}
+	return []reduce.OpKind{op.Kind()}, nil
+}
+
+// opName is nccl-tests' name of an op kind.
+func opName(k reduce.OpKind) string {
+	if k == reduce.PreMulSum {
+		return "mulsum"
+	}
+	return k.String()
+}

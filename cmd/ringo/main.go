@@ -1,0 +1,41 @@
+// Command ringo is ringo's command line: benchmarks and tools.
+//
+//	ringo bench [flags]   sweep a collective over sizes and print nccl-tests' table
+//
+// Run "ringo bench -h" for the flags.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "bench":
+		err = benchMain(os.Args[2:])
+	case "help", "-h", "--help":
+		usage()
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "ringo: unknown command %q\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ringo:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, `usage: ringo <command> [flags]
+
+commands:
+  bench   sweep collectives over message sizes; prints nccl-tests' table`)
+}

@@ -1,0 +1,234 @@
+package ringo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/ringo-ccl/ringo/transport"
+	"math"
+
+	"github.com/ringo-ccl/ringo/host"
+	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/ring"
+)
+
+// Call is one collective with untyped buffers, in NCCL's terms: Count is the
+// element count of each buffer for all-reduce, broadcast and reduce, of the
+// output for reduce-scatter (the input holds Count × Size()), and of the
+// input for all-gather (the output holds Count × Size()). Buffers may be
+// longer than needed, must be aligned to the element size, and may be the
+// same memory for an in-place call (for reduce-scatter, Recv is Send's
+// segment of this rank; for all-gather, Send is Recv's segment). Send is
+// unused by non-root broadcast ranks and Recv by non-root reduce ranks.
+type Call struct {
+	Coll       Collective
+	Send, Recv []byte
+	Count      int64
+	Type       DataType
+	Op         Op  // for reductions
+	Root       int // for Broadcast and Reduce
+}
+
+// AllReduce combines every rank's send with op into every rank's recv. send
+// and recv have the same length; they may be the same slice.
+func AllReduce[T Elem](ctx context.Context, c *Comm, send, recv []T, op Op) error {
+	if len(send) != len(recv) {
+		return errs.Invalid("allreduce", c.rank, "send has %d elements, recv %d", len(send), len(recv))
+	}
+	return c.Do(ctx, Call{Coll: CollAllReduce, Send: mem.Bytes(send), Recv: mem.Bytes(recv), Count: int64(len(recv)), Type: TypeOf[T](), Op: op})
+}
+
+// ReduceScatter combines every rank's send with op and leaves segment r of
+// the result in rank r's recv: len(send) = Size() × len(recv).
+func ReduceScatter[T Elem](ctx context.Context, c *Comm, send, recv []T, op Op) error {
+	if int64(len(send)) != int64(len(recv))*int64(c.size) {
+		return errs.Invalid("reducescatter", c.rank, "send has %d elements, need %d ranks × recv's %d", len(send), c.size, len(recv))
+	}
+	return c.Do(ctx, Call{Coll: CollReduceScatter, Send: mem.Bytes(send), Recv: mem.Bytes(recv), Count: int64(len(recv)), Type: TypeOf[T](), Op: op})
+}
+
+// AllGather concatenates every rank's send, in rank order, into every rank's
+// recv: len(recv) = Size() × len(send).
+func AllGather[T Elem](ctx context.Context, c *Comm, send, recv []T) error {
+	if int64(len(recv)) != int64(len(send))*int64(c.size) {
+		return errs.Invalid("allgather", c.rank, "recv has %d elements, need %d ranks × send's %d", len(recv), c.size, len(send))
+	}
+	return c.Do(ctx, Call{Coll: CollAllGather, Send: mem.Bytes(send), Recv: mem.Bytes(recv), Count: int64(len(send)), Type: TypeOf[T]()})
+}
+
+// Broadcast copies root's send into every rank's recv. Only the root reads
+// send (others may pass nil); at the root it has recv's length.
+func Broadcast[T Elem](ctx context.Context, c *Comm, send, recv []T, root int) error {
+	if c.rank == root && len(send) != len(recv) {
+		return errs.Invalid("broadcast", c.rank, "root's send has %d elements, recv %d", len(send), len(recv))
+	}
+	return c.Do(ctx, Call{Coll: CollBroadcast, Send: mem.Bytes(send), Recv: mem.Bytes(recv), Count: int64(len(recv)), Type: TypeOf[T](), Root: root})
+}
+
+// Reduce combines every rank's send with op into root's recv. Only the root
+// writes recv (others may pass nil); at the root it has send's length.
+func Reduce[T Elem](ctx context.Context, c *Comm, send, recv []T, op Op, root int) error {
+	if c.rank == root && len(send) != len(recv) {
+		return errs.Invalid("reduce", c.rank, "send has %d elements, root's recv %d", len(send), len(recv))
+	}
+	return c.Do(ctx, Call{Coll: CollReduce, Send: mem.Bytes(send), Recv: mem.Bytes(recv), Count: int64(len(send)), Type: TypeOf[T](), Op: op, Root: root})
+}
+
+// Do runs one collective on this rank and returns when this rank's part is
+// complete: its output is written and its input may be reused.
+func (c *Comm) Do(ctx context.Context, call Call) error {
+	op := call.Coll.String()
+	if !c.busy.CompareAndSwap(false, true) {
+		if c.closed.Load() {
+			return errs.Invalid(op, c.rank, "communicator is closed")
+		}
+		return errs.Invalid(op, c.rank, "another call is running on this rank's communicator (one goroutine at a time)")
+	}
+	defer c.busy.Store(false)
+	if err := c.failed(op); err != nil {
+		return err
+	}
+	if err := c.check(&call); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "not started", Err: err}
+	}
+
+	c.seq++
+	rec := callRecord{seq: c.seq, coll: call.Coll, count: call.Count, dt: call.Type, op: call.Op.Kind(), root: call.Root}
+	if err := c.world.enter(c.rank, rec); err != nil {
+		c.world.abort.Set(err)
+		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+	}
+	err := c.run(ctx, &call)
+	c.world.leave(c.rank)
+	if err != nil {
+		if errors.Is(err, ErrTimeout) {
+			err = fmt.Errorf("%w; %s", err, c.world.stalled(c.seq))
+		}
+		c.world.abort.Set(err)
+	}
+	return err
+}
+
+// failed returns the error that makes this communicator unusable, if any.
+func (c *Comm) failed(op string) error {
+	for _, a := range []*transport.Abort{&c.abort, &c.world.abort} {
+		if err := a.Err(); err != nil {
+			return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "not started", Err: err}
+		}
+	}
+	return nil
+}
+
+// run plans and executes a validated call.
+func (c *Comm) run(ctx context.Context, call *Call) error {
+	if call.Count == 0 {
+		return nil
+	}
+	elt := call.Type.Size()
+	proto := c.cfg.protocol(call.Count * int64(elt))
+	spec := ring.Spec{
+		Coll: call.Coll, Ring: c.cfg.ring, Rank: c.rank, Root: call.Root,
+		Count: call.Count, EltSize: elt, Channels: c.cfg.channels, Proto: proto, BuffSize: c.cfg.buffSize(proto),
+	}
+	if err := c.plan.Build(spec); err != nil {
+		return errs.Invalid(call.Coll.String(), c.rank, "%v", err)
+	}
+	job := host.Job{Plan: &c.plan, In: call.Send, Out: call.Recv, Wait: c.wait}
+	if call.Coll.Reduces() {
+		f, err := c.funcs.get(call.Type, call.Op, c.size)
+		if err != nil {
+			return errs.Invalid(call.Coll.String(), c.rank, "%v", err)
+		}
+		job.Func = f
+	}
+	timeout := c.cfg.timeout
+	if timeout < 0 {
+		timeout = 0
+	}
+	c.wait.Reset(ctx, timeout, &c.abort, &c.world.abort)
+	return c.exec.Run(job)
+}
+
+// check validates a call's arguments against this rank and communicator.
+func (c *Comm) check(call *Call) error {
+	op := call.Coll.String()
+	bad := func(format string, a ...any) error { return errs.Invalid(op, c.rank, format, a...) }
+	if !call.Coll.Valid() {
+		return bad("unknown collective %d", call.Coll)
+	}
+	if !call.Type.Valid() {
+		return bad("invalid datatype %d", call.Type)
+	}
+	if call.Coll.Reduces() {
+		if _, err := c.funcs.get(call.Type, call.Op, c.size); err != nil {
+			return bad("%v", err)
+		}
+	}
+	if call.Coll.Rooted() && (call.Root < 0 || call.Root >= c.size) {
+		return bad("root %d outside [0, %d)", call.Root, c.size)
+	}
+	if call.Count < 0 {
+		return bad("count %d is negative", call.Count)
+	}
+	elt := int64(call.Type.Size())
+	in, out := call.Count, call.Count
+	switch call.Coll {
+	case CollReduceScatter:
+		if call.Count > math.MaxInt64/int64(c.size) {
+			return bad("count %d × %d ranks overflows", call.Count, c.size)
+		}
+		in *= int64(c.size)
+	case CollAllGather:
+		if call.Count > math.MaxInt64/int64(c.size) {
+			return bad("count %d × %d ranks overflows", call.Count, c.size)
+		}
+		out *= int64(c.size)
+	}
+	if max(in, out) > math.MaxInt64/elt {
+		return bad("count %d of %v overflows", max(in, out), call.Type)
+	}
+	usesSend := call.Coll != CollBroadcast || call.Root == c.rank
+	usesRecv := call.Coll != CollReduce || call.Root == c.rank
+	if err := checkBuf("send", call.Send, usesSend, in*elt, call.Type); err != nil {
+		return bad("%v", err)
+	}
+	if err := checkBuf("recv", call.Recv, usesRecv, out*elt, call.Type); err != nil {
+		return bad("%v", err)
+	}
+	if usesSend && usesRecv && call.Count > 0 {
+		s, r := call.Send[:in*elt], call.Recv[:out*elt]
+		if mem.Overlap(s, r) && !inPlace(call.Coll, s, r, c.rank, call.Count*elt) {
+			return bad("send and recv overlap without being in place")
+		}
+	}
+	return nil
+}
+
+func checkBuf(name string, b []byte, used bool, need int64, dt DataType) error {
+	switch {
+	case !used || need == 0:
+		return nil
+	case b == nil:
+		return fmt.Errorf("%s buffer is nil", name)
+	case int64(len(b)) < need:
+		return fmt.Errorf("%s buffer has %d bytes, need %d", name, len(b), need)
+	case !mem.Aligned(b, dt.Size()):
+		return fmt.Errorf("%s buffer is not aligned to %d-byte %v elements", name, dt.Size(), dt)
+	}
+	return nil
+}
+
+// inPlace reports whether overlapping buffers form NCCL's in-place layout.
+func inPlace(coll Collective, send, recv []byte, rank int, segBytes int64) bool {
+	switch coll {
+	case CollReduceScatter:
+		return mem.Same(send[int64(rank)*segBytes:], recv)
+	case CollAllGather:
+		return mem.Same(recv[int64(rank)*segBytes:], send)
+	}
+	return mem.Same(send, recv)
+}

@@ -1,0 +1,140 @@
+package ringo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/ringo-ccl/ringo/host"
+	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/reduce"
+	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/transport"
+)
+
+// Comm is one rank of a communicator. See the package documentation for its
+// concurrency contract.
+type Comm struct {
+	rank  int
+	size  int
+	cfg   settings
+	world *world
+
+	busy   atomic.Bool // a call is in progress
+	closed atomic.Bool
+	abort  transport.Abort // this rank's own Abort
+
+	// Owned by the goroutine holding busy.
+	exec  *host.Executor
+	seq   uint64 // collectives entered
+	plan  ring.Plan
+	wait  *transport.Waiter
+	funcs funcCache
+}
+
+// NewLocal creates the n ranks of a communicator in this process, joined by
+// in-memory connections; comms[r] is rank r. cfg may be nil.
+func NewLocal(n int, cfg *Config) ([]*Comm, error) {
+	if n < 1 {
+		return nil, errs.Invalid("init", -1, "communicator of %d ranks, need at least 1", n)
+	}
+	s, err := resolve(cfg, n)
+	if err != nil {
+		return nil, &Error{Op: "init", Rank: -1, Peer: -1, Channel: -1, Step: -1, Err: err}
+	}
+	tr, err := transport.NewLoopback(n, s.channels, s.sizes)
+	if err != nil {
+		return nil, &Error{Op: "init", Rank: -1, Peer: -1, Channel: -1, Step: -1, Err: err}
+	}
+	w := &world{n: n, tr: tr, calls: make([]callRecord, n), open: n}
+	comms := make([]*Comm, n)
+	for r := range n {
+		links := make([]host.Links, s.channels)
+		if n > 1 {
+			me := s.ring.Index(r)
+			next, prev := s.ring.At(me, 1), s.ring.At(me, -1)
+			for c := range links {
+				send, err1 := tr.Conn(context.Background(), r, next, c)
+				recv, err2 := tr.Conn(context.Background(), prev, r, c)
+				if err := errors.Join(err1, err2); err != nil {
+					tr.Close()
+					return nil, &Error{Op: "init", Rank: r, Peer: -1, Channel: c, Step: -1, Err: err}
+				}
+				links[c] = host.Links{Send: send, Recv: recv}
+			}
+		}
+		comms[r] = &Comm{
+			rank:  r,
+			size:  n,
+			cfg:   s,
+			world: w,
+			exec:  host.New(r, links, ring.SlotPayload(ring.LL, s.sizes.LL)),
+			wait:  transport.NewWaiter(s.channels),
+		}
+	}
+	return comms, nil
+}
+
+// Rank returns this rank's index in [0, Size()).
+func (c *Comm) Rank() int { return c.rank }
+
+// Size returns the number of ranks of the communicator.
+func (c *Comm) Size() int { return c.size }
+
+// Abort stops every collective running on any rank of the communicator:
+// they return ErrAborted promptly. The communicator cannot be used again;
+// Close each rank to release it. Abort is safe to call from any goroutine,
+// at any time, more than once.
+func (c *Comm) Abort() {
+	cause := fmt.Errorf("rank %d called Abort", c.rank)
+	c.abort.Set(cause)
+	c.world.abort.Set(cause)
+}
+
+// Close releases this rank. It must not be called while a collective is
+// running on this rank (call Abort first to stop one). Closing twice is a
+// no-op.
+func (c *Comm) Close() error {
+	if c.closed.Load() {
+		return nil
+	}
+	if !c.busy.CompareAndSwap(false, true) {
+		return errs.Invalid("close", c.rank, "a collective is still running on this rank; Abort it first")
+	}
+	if !c.closed.CompareAndSwap(false, true) {
+		return nil // busy stays set: a closed rank takes no more calls
+	}
+	c.exec.Close()
+	w := c.world
+	w.mu.Lock()
+	w.open--
+	last := w.open == 0
+	w.mu.Unlock()
+	if last {
+		return w.tr.Close()
+	}
+	return nil
+}
+
+// funcCache keeps the reductions of recent calls so that a steady stream of
+// collectives does not allocate.
+type funcCache struct {
+	entries [8]*reduce.Func
+	next    int
+}
+
+func (fc *funcCache) get(dt DataType, op Op, n int) (*reduce.Func, error) {
+	for _, f := range fc.entries {
+		if f != nil && f.Type() == dt && f.Op() == op {
+			return f, nil
+		}
+	}
+	f, err := reduce.New(dt, op, n)
+	if err != nil {
+		return nil, err
+	}
+	fc.entries[fc.next] = f
+	fc.next = (fc.next + 1) % len(fc.entries)
+	return f, nil
+}

@@ -1,0 +1,175 @@
+package ringo
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ringo-ccl/ringo/internal/env"
+	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/transport"
+)
+
+// Config tunes a communicator. The zero value (or a nil *Config) takes every
+// setting from the environment or its default; a non-zero field overrides
+// the environment.
+type Config struct {
+	// Channels is the number of parallel rings each collective is split
+	// over, 1…64. 0: the default (1 on the host), clamped to
+	// NCCL_MIN_NCHANNELS…NCCL_MAX_NCHANNELS when those are set.
+	Channels int
+
+	// Protocol restricts the protocols in NCCL_PROTO's syntax: "LL",
+	// "Simple", "LL,Simple", "^LL". "": NCCL_PROTO, else ringo picks by
+	// message size. The host path has Simple and LL.
+	Protocol string
+
+	// BuffSize is the Simple FIFO of each connection in bytes (all 8
+	// slots). 0: NCCL_BUFFSIZE, else DefaultBuffSize.
+	BuffSize int
+
+	// LLBuffSize is the LL FIFO of each connection in bytes. 0:
+	// NCCL_LL_BUFFSIZE, else DefaultLLBuffSize.
+	LLBuffSize int
+
+	// Timeout bounds every call whose context has no deadline. 0:
+	// RINGO_TIMEOUT, else DefaultTimeout. Negative: no bound.
+	Timeout time.Duration
+
+	// Ring is the ring order, a permutation of the ranks. nil: 0, 1, …, n−1.
+	Ring []int
+}
+
+// Defaults.
+const (
+	DefaultBuffSize   = 1 << 20
+	DefaultLLBuffSize = 256 << 10
+	DefaultTimeout    = 5 * time.Minute
+)
+
+// llMaxBytes is the largest message (bytes per rank buffer) for which the
+// automatic choice takes LL over Simple.
+const llMaxBytes = 64 << 10
+
+var (
+	envChannelsMin = env.Var{Name: "MIN_NCHANNELS", NCCL: true}
+	envChannelsMax = env.Var{Name: "MAX_NCHANNELS", NCCL: true}
+	envProto       = env.Var{Name: "PROTO", NCCL: true}
+	envBuffSize    = env.Var{Name: "BUFFSIZE", NCCL: true}
+	envLLBuffSize  = env.Var{Name: "LL_BUFFSIZE", NCCL: true}
+	envTimeout     = env.Var{Name: "TIMEOUT"}
+)
+
+var protoNames = []string{ring.LL.String(), ring.LL128.String(), ring.Simple.String()}
+
+// settings is a Config resolved against the environment and defaults.
+type settings struct {
+	channels int
+	protos   [3]bool // allowed, indexed by ring.Protocol
+	sizes    transport.Sizes
+	timeout  time.Duration
+	ring     ring.Ring
+}
+
+// resolve validates cfg for n ranks and fills in what it leaves open.
+func resolve(cfg *Config, n int) (settings, error) {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	bad := func(format string, a ...any) (settings, error) {
+		return settings{}, fmt.Errorf("%w: config: %s", ErrInvalidArgument, fmt.Sprintf(format, a...))
+	}
+	var s settings
+
+	lo := envChannelsMin.Int(1, 1, ring.MaxChannels)
+	hi := envChannelsMax.Int(ring.MaxChannels, 1, ring.MaxChannels)
+	switch {
+	case c.Channels < 0 || c.Channels > ring.MaxChannels:
+		return bad("Channels %d outside 1…%d", c.Channels, ring.MaxChannels)
+	case c.Channels > 0:
+		s.channels = c.Channels
+	default:
+		s.channels = min(max(1, lo), hi)
+	}
+
+	host := func(set []bool) bool { return set[ring.LL] || set[ring.Simple] }
+	switch {
+	case c.Protocol != "":
+		set, err := env.ParseList(c.Protocol, protoNames, "allreduce")
+		if err != nil {
+			return bad("Protocol: %v", err)
+		}
+		if !host(set) {
+			return bad("Protocol %q leaves no protocol the host path has (LL, Simple)", c.Protocol)
+		}
+		copy(s.protos[:], set)
+	default:
+		s.protos = [3]bool{ring.LL: true, ring.Simple: true}
+		if v, name, ok := envProto.Lookup(); ok {
+			set, err := env.ParseList(v, protoNames, "allreduce")
+			switch {
+			case err != nil:
+				env.Warnf("%s=%q: %v; using LL and Simple", name, v, err)
+			case !host(set):
+				env.Warnf("%s=%q leaves no protocol the host path has; using LL and Simple", name, v)
+			default:
+				copy(s.protos[:], set)
+			}
+		}
+	}
+
+	const maxBuff = 1 << 30
+	s.sizes.Simple = envBuffSize.Int(DefaultBuffSize, ring.NSteps*16, maxBuff)
+	s.sizes.LL = envLLBuffSize.Int(DefaultLLBuffSize, ring.NSteps*16, maxBuff)
+	if c.BuffSize != 0 {
+		s.sizes.Simple = c.BuffSize
+	}
+	if c.LLBuffSize != 0 {
+		s.sizes.LL = c.LLBuffSize
+	}
+	if s.sizes.Simple > maxBuff || s.sizes.LL > maxBuff {
+		return bad("buffer sizes %d/%d exceed %d", s.sizes.Simple, s.sizes.LL, maxBuff)
+	}
+	if err := s.sizes.Validate(); err != nil {
+		return bad("%v", err)
+	}
+
+	s.timeout = envTimeout.Duration(DefaultTimeout)
+	if c.Timeout != 0 {
+		s.timeout = c.Timeout
+	}
+
+	if c.Ring == nil {
+		s.ring = ring.Identity(n)
+	} else {
+		s.ring = ring.Ring{Order: append([]int(nil), c.Ring...)}
+		if s.ring.Size() != n {
+			return bad("Ring has %d ranks, communicator %d", s.ring.Size(), n)
+		}
+		if err := s.ring.Validate(); err != nil {
+			return bad("Ring: %v", err)
+		}
+	}
+	return s, nil
+}
+
+// protocol picks the protocol of a call moving bytes per rank buffer.
+func (s *settings) protocol(bytes int64) ring.Protocol {
+	switch {
+	case !s.protos[ring.Simple]:
+		return ring.LL
+	case !s.protos[ring.LL]:
+		return ring.Simple
+	case bytes <= llMaxBytes:
+		return ring.LL
+	}
+	return ring.Simple
+}
+
+// buffSize is the FIFO size of protocol p.
+func (s *settings) buffSize(p ring.Protocol) int {
+	if p == ring.LL {
+		return s.sizes.LL
+	}
+	return s.sizes.Simple
+}

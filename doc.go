@@ -1,0 +1,39 @@
+// Package ringo is a collective communication library: NCCL's Ring
+// algorithm — all-reduce, reduce-scatter, all-gather, broadcast and reduce —
+// reimplemented from scratch in Go.
+//
+// A Comm is one rank of a communicator. NewLocal makes all n ranks of a
+// communicator inside one process, one Comm per rank, joined by in-memory
+// connections; each rank is then driven by its own goroutine, exactly as each
+// rank of an MPI or torchrun job is driven by its own process:
+//
+//	comms, err := ringo.NewLocal(4, nil)
+//	...
+//	go func() { err := ringo.AllReduce(ctx, comms[r], send, recv, ringo.OpSum) }()
+//
+// Collectives are generic over the element type (int8 … float64 and ringo's
+// Float16, BFloat16, Float8E4M3 and Float8E5M2), so a float16 buffer cannot
+// be passed as float32. Comm.Do takes untyped byte buffers with a DataType
+// for callers that learn the type at run time.
+//
+// # Concurrency
+//
+// A Comm is used by one goroutine at a time; a second concurrent call on the
+// same Comm returns an error instead of corrupting the ring. Different Comms
+// — the ranks of one communicator, or different communicators — may be used
+// concurrently. Every rank must issue the same collectives, with the same
+// counts, datatypes, ops and roots, in the same order (as with NCCL); a
+// mismatch between in-process ranks is detected and reported.
+//
+// # Errors
+//
+// Errors are values of type *Error locating the failure (operation, rank,
+// peer, channel, step) and wrap one of the sentinels ErrInvalidArgument,
+// ErrTimeout, ErrAborted, ErrPeerLost or ErrNotSupported, or the context's
+// error. Bad arguments are reported before anything moves and leave the Comm
+// usable. A failure in the middle of a collective (a deadline, a cancelled
+// context, Abort) leaves the ring's connections in an unknown state: every
+// rank of the communicator then fails with ErrAborted until it is closed.
+// Nothing waits forever: a call is bounded by its context's deadline or, when
+// the context has none, by Config.Timeout (RINGO_TIMEOUT, default 5 minutes).
+package ringo

@@ -1,0 +1,295 @@
+package ringo_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ringo-ccl/ringo"
+)
+
+// wantErr checks that err wraps sentinel and mentions every fragment.
+func wantErr(t *testing.T, err, sentinel error, fragments ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want %v", sentinel)
+	}
+	if sentinel != nil && !errors.Is(err, sentinel) {
+		t.Fatalf("got %v, want it to wrap %v", err, sentinel)
+	}
+	for _, f := range fragments {
+		if !strings.Contains(err.Error(), f) {
+			t.Fatalf("error %q does not mention %q", err, f)
+		}
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	comms := newComms(t, 2, nil)
+	c := comms[1]
+	f32 := make([]float32, 10)
+	cases := []struct {
+		name string
+		call func() error
+		want []string
+	}{
+		{"invalid datatype", func() error {
+			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Send: make([]byte, 8), Recv: make([]byte, 8), Count: 1, Type: 42})
+		}, []string{"rank 1", "invalid datatype 42"}},
+		{"unknown collective", func() error {
+			return c.Do(bg, ringo.Call{Coll: 9, Count: 0, Type: ringo.Float32})
+		}, []string{"unknown collective 9"}},
+		{"op of another type", func() error {
+			return ringo.AllReduce(bg, c, f32, f32, ringo.PreMul(float64(2)))
+		}, []string{"rank 1", "double", "float"}},
+		{"nil send", func() error {
+			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Recv: make([]byte, 40), Count: 10, Type: ringo.Float32})
+		}, []string{"send buffer is nil"}},
+		{"short recv", func() error {
+			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Send: make([]byte, 40), Recv: make([]byte, 32), Count: 10, Type: ringo.Float32})
+		}, []string{"recv buffer has 32 bytes, need 40"}},
+		{"short reduce-scatter input", func() error {
+			return ringo.ReduceScatter(bg, c, make([]int32, 10), make([]int32, 10), ringo.OpSum)
+		}, []string{"send has 10 elements, need 2 ranks × recv's 10"}},
+		{"different lengths", func() error {
+			return ringo.AllReduce(bg, c, make([]float32, 10), make([]float32, 12), ringo.OpSum)
+		}, []string{"send has 10 elements, recv 12"}},
+		{"nil typed buffer", func() error {
+			return ringo.AllReduce(bg, c, nil, f32, ringo.OpSum)
+		}, []string{"send has 0 elements, recv 10"}},
+		{"count overflow", func() error {
+			return c.Do(bg, ringo.Call{Coll: ringo.CollAllGather, Send: f32b(), Recv: f32b(), Count: math.MaxInt64 / 2, Type: ringo.Float32})
+		}, []string{"overflows"}},
+		{"byte overflow", func() error {
+			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Send: f32b(), Recv: f32b(), Count: math.MaxInt64 / 3, Type: ringo.Float64})
+		}, []string{"overflows"}},
+		{"negative count", func() error {
+			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Send: f32b(), Recv: f32b(), Count: -1, Type: ringo.Float32})
+		}, []string{"count -1"}},
+		{"root out of range", func() error {
+			return ringo.Broadcast(bg, c, f32, f32, 2)
+		}, []string{"root 2 outside [0, 2)"}},
+		{"negative root", func() error {
+			return ringo.Reduce(bg, c, f32, f32, ringo.OpSum, -1)
+		}, []string{"root -1 outside"}},
+		{"misaligned", func() error {
+			b := make([]byte, 44)
+			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Send: b[1:41], Recv: make([]byte, 40), Count: 10, Type: ringo.Float32})
+		}, []string{"not aligned to 4-byte float"}},
+		{"partial overlap", func() error {
+			b := make([]float32, 20)
+			return ringo.AllReduce(bg, c, b[:10], b[5:15], ringo.OpSum)
+		}, []string{"overlap without being in place"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
+			wantErr(t, err, ringo.ErrInvalidArgument, tc.want...)
+			var e *ringo.Error
+			if !errors.As(err, &e) || e.Rank != 1 {
+				t.Fatalf("error %v does not locate rank 1", err)
+			}
+		})
+	}
+	// None of that consumed a collective: the ranks still agree.
+	noErrors(t, each(comms, func(r int, c *ringo.Comm) error {
+		return ringo.AllReduce(bg, c, []float32{1}, make([]float32, 1), ringo.OpSum)
+	}))
+}
+
+func f32b() []byte { return make([]byte, 40) }
+
+func TestBadConfig(t *testing.T) {
+	cases := []struct {
+		n    int
+		cfg  *ringo.Config
+		want string
+	}{
+		{0, nil, "communicator of 0 ranks"},
+		{-3, nil, "communicator of -3 ranks"},
+		{2, &ringo.Config{Channels: 65}, "Channels 65"},
+		{2, &ringo.Config{Protocol: "Fast"}, `unknown name "Fast"`},
+		{2, &ringo.Config{Protocol: "LL128"}, "leaves no protocol"},
+		{2, &ringo.Config{BuffSize: 1000}, "Simple buffer size 1000"},
+		{4, &ringo.Config{Ring: []int{0, 1, 2}}, "Ring has 3 ranks"},
+		{4, &ringo.Config{Ring: []int{0, 1, 2, 5}}, "rank 5, outside [0, 4)"},
+		{3, &ringo.Config{Ring: []int{0, 1, 1}}, "rank 1 twice"},
+	}
+	for _, c := range cases {
+		_, err := ringo.NewLocal(c.n, c.cfg)
+		wantErr(t, err, ringo.ErrInvalidArgument, c.want)
+	}
+}
+
+func TestCancelledContext(t *testing.T) {
+	comms := newComms(t, 2, nil)
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	err := ringo.AllReduce(ctx, comms[0], []float32{1}, make([]float32, 1), ringo.OpSum)
+	wantErr(t, err, context.Canceled, "rank 0", "not started")
+	// The rank did not join: the communicator still works.
+	noErrors(t, each(comms, func(r int, c *ringo.Comm) error {
+		return ringo.AllReduce(bg, c, []float32{1}, make([]float32, 1), ringo.OpSum)
+	}))
+}
+
+func TestCancelMidCollective(t *testing.T) {
+	comms := newComms(t, 3, nil)
+	ctx, cancel := context.WithCancel(bg)
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	errs := each(comms, func(r int, c *ringo.Comm) error {
+		if r == 0 {
+			return ringo.AllReduce(ctx, c, make([]float32, 1000), make([]float32, 1000), ringo.OpSum)
+		}
+		return ringo.AllReduce(bg, c, make([]float32, 1000), make([]float32, 1000), ringo.OpSum)
+	}, 2)
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("took %v to cancel", el)
+	}
+	wantErr(t, errs[0], context.Canceled, "rank 0", "allreduce")
+	// Rank 1 was waiting too; the broken ring aborts it.
+	wantErr(t, errs[1], ringo.ErrAborted, "rank 1")
+	// And the communicator stays failed, without hanging.
+	err := ringo.AllReduce(bg, comms[1], []float32{1}, make([]float32, 1), ringo.OpSum)
+	wantErr(t, err, ringo.ErrAborted, "not started")
+}
+
+// TestAbsentRank: rank 2 never calls in; the others return within their
+// deadline with an error that names it.
+func TestAbsentRank(t *testing.T) {
+	for _, proto := range []string{"Simple", "LL"} {
+		t.Run(proto, func(t *testing.T) {
+			comms := newComms(t, 3, &ringo.Config{Protocol: proto})
+			ctx, cancel := context.WithTimeout(bg, 300*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			errs := each(comms, func(r int, c *ringo.Comm) error {
+				return ringo.AllReduce(ctx, c, make([]float32, 100), make([]float32, 100), ringo.OpSum)
+			}, 2)
+			if el := time.Since(start); el > 2*time.Second {
+				t.Fatalf("took %v, deadline was 300ms", el)
+			}
+			for r := range 2 {
+				wantErr(t, errs[r], ringo.ErrTimeout, "never called it [2]")
+			}
+		})
+	}
+}
+
+func TestConfigTimeout(t *testing.T) {
+	comms := newComms(t, 2, &ringo.Config{Timeout: 100 * time.Millisecond})
+	start := time.Now()
+	err := ringo.AllReduce(bg, comms[0], make([]float32, 10), make([]float32, 10), ringo.OpSum)
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("took %v, timeout was 100ms", el)
+	}
+	wantErr(t, err, ringo.ErrTimeout, "after 100ms", "never called it [1]")
+}
+
+func TestAbort(t *testing.T) {
+	comms := newComms(t, 3, nil)
+	time.AfterFunc(50*time.Millisecond, comms[2].Abort)
+	start := time.Now()
+	errs := each(comms, func(r int, c *ringo.Comm) error {
+		return ringo.AllReduce(bg, c, make([]float32, 100), make([]float32, 100), ringo.OpSum)
+	}, 2)
+	if el := time.Since(start); el > time.Second {
+		t.Fatalf("abort took %v", el)
+	}
+	for r := range 2 {
+		wantErr(t, errs[r], ringo.ErrAborted, "rank 2 called Abort")
+	}
+}
+
+func TestMismatchedCalls(t *testing.T) {
+	comms := newComms(t, 2, nil)
+	errs := each(comms, func(r int, c *ringo.Comm) error {
+		ctx, cancel := context.WithTimeout(bg, 5*time.Second)
+		defer cancel()
+		return ringo.AllReduce(ctx, c, make([]float32, 10+r), make([]float32, 10+r), ringo.OpSum)
+	})
+	for r := range 2 {
+		wantErr(t, errs[r], nil, "collective #1 differs between ranks")
+	}
+}
+
+func TestConcurrentUseOfOneComm(t *testing.T) {
+	comms := newComms(t, 2, nil)
+	var wg sync.WaitGroup
+	results := make(chan error, 2)
+	ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
+	defer cancel()
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results <- ringo.AllReduce(ctx, comms[0], make([]float32, 10), make([]float32, 10), ringo.OpSum)
+		}()
+	}
+	wg.Wait()
+	close(results)
+	found := false
+	for err := range results {
+		found = found || (err != nil && strings.Contains(err.Error(), "another call is running"))
+	}
+	if !found {
+		t.Fatal("a second concurrent call on one Comm was not refused")
+	}
+}
+
+func TestClosedComm(t *testing.T) {
+	comms, err := ringo.NewLocal(1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := comms[0]
+	if err := ringo.AllReduce(bg, c, []float32{3}, make([]float32, 1), ringo.OpSum); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	err = ringo.AllReduce(bg, c, []float32{3}, make([]float32, 1), ringo.OpSum)
+	wantErr(t, err, ringo.ErrInvalidArgument, "closed")
+}
+
+func TestCallsDoNotAllocate(t *testing.T) {
+	for _, proto := range []string{"Simple", "LL"} {
+		comms := newComms(t, 4, &ringo.Config{Protocol: proto, Channels: 2})
+		bufs := make([][]float32, 4)
+		for r := range bufs {
+			bufs[r] = make([]float32, 10000)
+		}
+		const runs = 30
+		var wg sync.WaitGroup
+		for r := 1; r < 4; r++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range runs + 1 {
+					if err := ringo.AllReduce(bg, comms[r], bufs[r], bufs[r], ringo.OpSum); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		allocs := testing.AllocsPerRun(runs, func() {
+			if err := ringo.AllReduce(bg, comms[0], bufs[0], bufs[0], ringo.OpSum); err != nil {
+				t.Fatal(err)
+			}
+		})
+		wg.Wait()
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations per AllReduce", proto, allocs)
+		}
+	}
+}

@@ -1,0 +1,3 @@
+module github.com/ringo-ccl/ringo
+
+go 1.26

@@ -1,0 +1,93 @@
+package host
+
+import (
+	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/reduce"
+	"github.com/ringo-ccl/ringo/ring"
+)
+
+// simpleStep runs one primitive call with the Simple protocol: for each
+// slice, wait until the receive FIFO holds it and the send FIFO has room,
+// move the data straight between FIFO slots and user buffers, then publish
+// head (consumed) and tail (produced). Empty slices are posted too, so both
+// ends count the same FIFO steps.
+func (e *Executor) simpleStep(ch *channel, st *ring.Step) (string, error) {
+	p := e.job.Plan
+	w := e.job.Wait
+	sps := p.SlotsPerSlice
+	elt := int64(p.Spec.EltSize)
+	if st.Prim == ring.Copy || st.Prim == ring.ReduceCopy {
+		apply(st.Prim, e.job.Func, nil, nil, e.in(st, 0, st.Count), e.out(st, 0, st.Count))
+		return "", nil
+	}
+	recvs, sends := st.Prim.Recvs(), st.Prim.Sends()
+	for k := range p.SlicesPerStep {
+		off, n := st.Slice(k)
+		nb := n * elt
+		var src, dst, in, out []byte
+		if recvs {
+			if err := ch.Recv.WaitData(ch.recvStep+uint64(sps), w); err != nil {
+				return waitData, err
+			}
+			src = ch.Recv.SimpleSlots(ch.recvStep, sps)[:nb]
+		}
+		if sends {
+			if err := ch.Send.WaitCredit(ch.sendStep, sps, w); err != nil {
+				return waitCredit, err
+			}
+			dst = ch.Send.SimpleSlots(ch.sendStep, sps)[:nb]
+		}
+		if st.Prim.ReadsInput() {
+			in = e.in(st, off, n)
+		}
+		if st.Prim.WritesOutput() {
+			out = e.out(st, off, n)
+		}
+		apply(st.Prim, e.job.Func, src, dst, in, out)
+		if recvs {
+			ch.recvStep += uint64(sps)
+			ch.Recv.PostHead(ch.recvStep)
+		}
+		if sends {
+			ch.sendStep += uint64(sps)
+			ch.Send.PostTail(ch.sendStep)
+		}
+	}
+	return "", nil
+}
+
+// apply moves one slice's data for prim. recv is the received data, send the
+// space to produce into, in and out the user buffers' ranges; each is nil
+// when the primitive does not use it.
+func apply(prim ring.Prim, f *reduce.Func, recv, send, in, out []byte) {
+	switch prim {
+	case ring.Send:
+		f.Load(send, in)
+	case ring.Recv:
+		copy(out, recv)
+	case ring.RecvReduceSend:
+		f.Reduce(send, recv, in)
+	case ring.RecvReduceCopy:
+		f.ReduceFinal(out, recv, in)
+	case ring.RecvReduceCopySend:
+		f.ReduceFinal(out, recv, in)
+		copy(send, out)
+	case ring.RecvCopySend:
+		copy(out, recv)
+		copy(send, recv)
+	case ring.CopySend:
+		copyUnlessSame(out, in)
+		copy(send, in)
+	case ring.Copy:
+		copyUnlessSame(out, in)
+	case ring.ReduceCopy:
+		f.Final(out, in)
+	}
+}
+
+// copyUnlessSame copies unless dst is src (an in-place collective).
+func copyUnlessSame(dst, src []byte) {
+	if !mem.Same(dst, src) {
+		copy(dst, src)
+	}
+}

@@ -1,0 +1,28 @@
+// Package ring is ringo's planner: a pure function from the description of a
+// collective (which collective, how many ranks in which ring order, how many
+// elements of which size, how many channels, which protocol and FIFO size) to
+// the program each rank runs — per channel, the ordered primitive steps of
+// NCCL's Ring algorithm with their peers, buffer offsets, chunk and slice
+// lengths.
+//
+// Nothing here does I/O, touches memory or knows about GPUs: the same Plan is
+// run by the host executor (package host) over host memory and by the device
+// executor over GPU memory, and it is the same on every machine. A new ring
+// variant is a new plan generator; Verify executes a set of plans symbolically
+// and checks that every element is reduced exactly once from every rank and
+// every output element is written, so a generator can be tested on a laptop.
+//
+// For ring allreduce each rank runs, per loop over its channel's range:
+//
+//	send, (n−2)×recvReduceSend, recvReduceCopySend, (n−2)×recvCopySend, recv
+//
+// reduce-scatter is the first half of that sequence, all-gather the second,
+// and broadcast and reduce are chains along the ring ending or starting at the
+// root (see reference/nccl-internals.md §1.4 and NCCL's src/device/*.h).
+package ring
+
+// NSteps is the number of FIFO slots of every connection (NCCL_STEPS).
+const NSteps = 8
+
+// MaxChannels is the largest channel count a plan may have (NCCL's MAXCHANNELS).
+const MaxChannels = 64

@@ -1,0 +1,116 @@
+package ring
+
+//go:generate go run golang.org/x/tools/cmd/stringer@v0.52.0 -type=Collective,Protocol,Prim -linecomment -output=enums_string.go
+
+// Collective names a ring collective.
+type Collective uint8
+
+const (
+	AllReduce     Collective = iota // allreduce
+	ReduceScatter                   // reducescatter
+	AllGather                       // allgather
+	Broadcast                       // broadcast
+	Reduce                          // reduce
+	numCollectives
+)
+
+// Valid reports whether c names a collective.
+func (c Collective) Valid() bool { return c < numCollectives }
+
+// Reduces reports whether the collective combines data with a reduction op.
+func (c Collective) Reduces() bool {
+	return c == AllReduce || c == ReduceScatter || c == Reduce
+}
+
+// Rooted reports whether the collective has a root rank.
+func (c Collective) Rooted() bool { return c == Broadcast || c == Reduce }
+
+// Protocol is a FIFO protocol. The values are NCCL's NCCL_PROTO_* numbers.
+type Protocol uint8
+
+const (
+	LL     Protocol = iota // LL
+	LL128                  // LL128
+	Simple                 // Simple
+	numProtocols
+)
+
+// Valid reports whether p names a protocol.
+func (p Protocol) Valid() bool { return p < numProtocols }
+
+// Prim is one primitive call of a ring program: what the step reads (its
+// input buffer, the receive FIFO) and where it writes (its output buffer, the
+// send FIFO). Reductions apply the op's pre-operation to the local input and
+// its post-operation to a chunk's final result (package reduce):
+//
+//	Send                pre(input) → send FIFO
+//	Recv                recv FIFO → output
+//	RecvReduceSend      recv ⊕ pre(input) → send FIFO
+//	RecvReduceCopy      post(recv ⊕ pre(input)) → output
+//	RecvReduceCopySend  post(recv ⊕ pre(input)) → output and send FIFO
+//	RecvCopySend        recv FIFO → output and send FIFO
+//	CopySend            input → output and send FIFO
+//	Copy                input → output (one rank, no reduction)
+//	ReduceCopy          post(pre(input)) → output (one rank, reduction)
+type Prim uint8
+
+const (
+	Send               Prim = iota // send
+	Recv                           // recv
+	RecvReduceSend                 // recvReduceSend
+	RecvReduceCopy                 // recvReduceCopy
+	RecvReduceCopySend             // recvReduceCopySend
+	RecvCopySend                   // recvCopySend
+	CopySend                       // copySend
+	Copy                           // copy
+	ReduceCopy                     // reduceCopy
+	numPrims
+)
+
+// Valid reports whether p names a primitive.
+func (p Prim) Valid() bool { return p < numPrims }
+
+// Recvs reports whether the primitive consumes from the receive FIFO.
+func (p Prim) Recvs() bool {
+	switch p {
+	case Recv, RecvReduceSend, RecvReduceCopy, RecvReduceCopySend, RecvCopySend:
+		return true
+	}
+	return false
+}
+
+// Sends reports whether the primitive produces into the send FIFO.
+func (p Prim) Sends() bool {
+	switch p {
+	case Send, RecvReduceSend, RecvReduceCopySend, RecvCopySend, CopySend:
+		return true
+	}
+	return false
+}
+
+// ReadsInput reports whether the primitive reads the rank's input buffer.
+func (p Prim) ReadsInput() bool {
+	switch p {
+	case Send, RecvReduceSend, RecvReduceCopy, RecvReduceCopySend, CopySend, Copy, ReduceCopy:
+		return true
+	}
+	return false
+}
+
+// WritesOutput reports whether the primitive writes the rank's output buffer.
+func (p Prim) WritesOutput() bool {
+	switch p {
+	case Recv, RecvReduceCopy, RecvReduceCopySend, RecvCopySend, CopySend, Copy, ReduceCopy:
+		return true
+	}
+	return false
+}
+
+// Reduces reports whether the primitive combines data with the op.
+func (p Prim) Reduces() bool {
+	switch p {
+	case Send, RecvReduceSend, RecvReduceCopy, RecvReduceCopySend, ReduceCopy:
+		return true
+	}
+	return false
+}

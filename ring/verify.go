@@ -1,0 +1,337 @@
+package ring
+
+import (
+	"fmt"
+	"math/bits"
+	"strings"
+)
+
+// Verify executes plans symbolically — plans[r] must be rank r's plan of the
+// same collective — and reports the first violated invariant:
+//
+//   - the ring runs to completion: every receive finds data, no FIFO holds
+//     more than NSteps slots, every FIFO is empty at the end;
+//   - a receiver expects exactly the slice lengths its sender sent;
+//   - every element of a reduction is combined exactly once from every rank,
+//     always with the same element of the other ranks;
+//   - every output element is written exactly once, with the right data, and
+//     nothing outside the buffers is read or written;
+//   - slices fit their FIFO slots, and chunk and slice offsets are aligned
+//     inside each rank's segment as Plan.AlignmentElems promises.
+//
+// Verify tracks, for every element, the set of ranks it holds contributions
+// from, so it handles up to 64 ranks. It is meant for tests of plan
+// generators: it allocates in proportion to the data.
+func Verify(plans []*Plan) error {
+	v, err := newVerifier(plans)
+	if err != nil {
+		return err
+	}
+	if err := v.run(); err != nil {
+		return err
+	}
+	return v.checkOutputs()
+}
+
+// token is the symbolic value of one element: the set of ranks whose input
+// it contains and the element index, in the input buffer, it came from.
+type token struct {
+	mask uint64
+	idx  int64
+}
+
+type connKey struct{ from, to, ch int }
+
+type cursor struct{ step, slice int }
+
+type verifier struct {
+	plans []*Plan
+	n     int
+	spec  Spec
+	in    [][]token
+	out   [][]token
+	fifo  map[connKey][][]token
+	cur   [][]cursor // [rank][channel]
+	depth int        // slices a FIFO holds
+}
+
+func newVerifier(plans []*Plan) (*verifier, error) {
+	n := len(plans)
+	if n == 0 || n > 64 {
+		return nil, fmt.Errorf("verify: %d plans, need 1…64", n)
+	}
+	s0 := plans[0].Spec
+	for r, p := range plans {
+		s := p.Spec
+		if s.Rank != r {
+			return nil, fmt.Errorf("verify: plans[%d] is rank %d's plan", r, s.Rank)
+		}
+		if s.Coll != s0.Coll || s.Count != s0.Count || s.EltSize != s0.EltSize || s.Channels != s0.Channels ||
+			s.Proto != s0.Proto || s.BuffSize != s0.BuffSize || (s.Coll.Rooted() && s.Root != s0.Root) ||
+			!sameOrder(s.Ring, s0.Ring) {
+			return nil, fmt.Errorf("verify: rank %d's spec differs from rank 0's", r)
+		}
+		if len(p.Channels) != s.Channels {
+			return nil, fmt.Errorf("verify: rank %d has %d channels, spec says %d", r, len(p.Channels), s.Channels)
+		}
+	}
+	if s0.Ring.Size() != n {
+		return nil, fmt.Errorf("verify: %d plans for a ring of %d", n, s0.Ring.Size())
+	}
+	v := &verifier{plans: plans, n: n, spec: s0, fifo: map[connKey][][]token{}}
+	v.depth = NSteps / plans[0].SlotsPerSlice
+	for r := range n {
+		in := make([]token, s0.InputLen())
+		for i := range in {
+			in[i] = token{mask: 1 << r, idx: int64(i)}
+		}
+		v.in = append(v.in, in)
+		v.out = append(v.out, make([]token, s0.OutputLen()))
+		v.cur = append(v.cur, make([]cursor, s0.Channels))
+	}
+	return v, nil
+}
+
+func sameOrder(a, b Ring) bool {
+	if len(a.Order) != len(b.Order) {
+		return false
+	}
+	for i := range a.Order {
+		if a.Order[i] != b.Order[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (v *verifier) run() error {
+	for {
+		progress, pending := false, false
+		for r := range v.n {
+			for c := range v.spec.Channels {
+				for {
+					ok, done, err := v.advance(r, c)
+					if err != nil {
+						return err
+					}
+					if !done {
+						pending = true
+					}
+					if !ok {
+						break
+					}
+					progress = true
+				}
+			}
+		}
+		if !pending {
+			break
+		}
+		if !progress {
+			return v.deadlock()
+		}
+	}
+	for k, q := range v.fifo {
+		if len(q) > 0 {
+			return fmt.Errorf("verify: %d slices left unread on ch%d from rank %d to rank %d", len(q), k.ch, k.from, k.to)
+		}
+	}
+	return nil
+}
+
+func (v *verifier) deadlock() error {
+	var b strings.Builder
+	for r := range v.n {
+		for c := range v.spec.Channels {
+			cur := v.cur[r][c]
+			steps := v.plans[r].Channels[c].Steps
+			if cur.step < len(steps) {
+				fmt.Fprintf(&b, " rank %d ch%d step %d (%v) slice %d;", r, c, cur.step, steps[cur.step].Prim, cur.slice)
+			}
+		}
+	}
+	return fmt.Errorf("verify: ring deadlocks:%s", b.String())
+}
+
+// advance executes the next slice of rank r on channel c. ok reports
+// progress; done that the channel's program has finished.
+func (v *verifier) advance(r, c int) (ok, done bool, err error) {
+	p := v.plans[r]
+	steps := p.Channels[c].Steps
+	cur := &v.cur[r][c]
+	if cur.step >= len(steps) {
+		return false, true, nil
+	}
+	st := &steps[cur.step]
+	where := func(format string, a ...any) error {
+		return fmt.Errorf("verify: %v rank %d ch%d step %d (%v) slice %d: %s",
+			v.spec.Coll, r, c, cur.step, st.Prim, cur.slice, fmt.Sprintf(format, a...))
+	}
+	if !st.Prim.Valid() {
+		return false, false, where("invalid primitive")
+	}
+	if cur.slice == 0 {
+		if err := v.checkStep(p, st); err != nil {
+			return false, false, where("%v", err)
+		}
+	}
+	local := st.Prim == Copy || st.Prim == ReduceCopy
+	off, cnt := st.Slice(cur.slice)
+	if local {
+		off, cnt = 0, st.Count
+	}
+	var recvKey, sendKey connKey
+	if st.Prim.Recvs() {
+		recvKey = connKey{int(st.RecvPeer), r, c}
+		if len(v.fifo[recvKey]) == 0 {
+			return false, false, nil
+		}
+	}
+	if st.Prim.Sends() {
+		sendKey = connKey{r, int(st.SendPeer), c}
+		if len(v.fifo[sendKey]) >= v.depth {
+			return false, false, nil
+		}
+	}
+	var data []token
+	if st.Prim.Recvs() {
+		q := v.fifo[recvKey]
+		data, v.fifo[recvKey] = q[0], q[1:]
+		if int64(len(data)) != cnt {
+			return false, false, where("received %d elements from rank %d, expected %d", len(data), st.RecvPeer, cnt)
+		}
+	}
+	var in []token
+	if st.Prim.ReadsInput() {
+		lo, hi := st.InOff+off, st.InOff+off+cnt
+		if lo < 0 || hi > int64(len(v.in[r])) {
+			return false, false, where("reads input [%d, %d) outside [0, %d)", lo, hi, len(v.in[r]))
+		}
+		in = v.in[r][lo:hi]
+	}
+	switch st.Prim {
+	case Send, Copy, ReduceCopy, CopySend:
+		data = append([]token(nil), in...)
+	case RecvReduceSend, RecvReduceCopy, RecvReduceCopySend:
+		for i := range data {
+			a, b := data[i], in[i]
+			if a.idx != b.idx {
+				return false, false, where("combines element %d with element %d", a.idx, b.idx)
+			}
+			if a.mask&b.mask != 0 {
+				return false, false, where("element %d reduced twice from ranks %#x", a.idx, a.mask&b.mask)
+			}
+			data[i] = token{mask: a.mask | b.mask, idx: a.idx}
+		}
+	}
+	if st.Prim.WritesOutput() {
+		lo, hi := st.OutOff+off, st.OutOff+off+cnt
+		if lo < 0 || hi > int64(len(v.out[r])) {
+			return false, false, where("writes output [%d, %d) outside [0, %d)", lo, hi, len(v.out[r]))
+		}
+		for i, t := range data {
+			if v.out[r][lo+int64(i)].mask != 0 {
+				return false, false, where("output element %d written twice", lo+int64(i))
+			}
+			v.out[r][lo+int64(i)] = t
+		}
+	}
+	if st.Prim.Sends() {
+		v.fifo[sendKey] = append(v.fifo[sendKey], append([]token(nil), data...))
+	}
+	cur.slice++
+	if local || cur.slice == p.SlicesPerStep {
+		cur.step, cur.slice = cur.step+1, 0
+	}
+	return true, cur.step >= len(steps), nil
+}
+
+// checkStep checks what a step promises before any of it runs: peers, slice
+// sizes and alignment.
+func (v *verifier) checkStep(p *Plan, st *Step) error {
+	r := p.Spec.Ring
+	me := r.Index(p.Spec.Rank)
+	if st.Prim.Recvs() != (st.RecvPeer >= 0) || st.Prim.Sends() != (st.SendPeer >= 0) {
+		return fmt.Errorf("peers recv %d send %d do not match the primitive", st.RecvPeer, st.SendPeer)
+	}
+	if st.Prim.Recvs() && int(st.RecvPeer) != r.At(me, -1) {
+		return fmt.Errorf("receives from rank %d, not its ring predecessor", st.RecvPeer)
+	}
+	if st.Prim.Sends() && int(st.SendPeer) != r.At(me, 1) {
+		return fmt.Errorf("sends to rank %d, not its ring successor", st.SendPeer)
+	}
+	if st.Count < 0 {
+		return fmt.Errorf("negative count %d", st.Count)
+	}
+	if st.Prim == Copy || st.Prim == ReduceCopy {
+		return nil
+	}
+	a := p.AlignmentElems
+	if st.SliceLen <= 0 || st.SliceLen > p.SliceCapElems || st.SliceLen%a != 0 {
+		return fmt.Errorf("slice length %d not a positive multiple of %d up to %d", st.SliceLen, a, p.SliceCapElems)
+	}
+	if st.SliceLen*int64(p.SlicesPerStep) < st.Count {
+		return fmt.Errorf("%d slices of %d elements cannot carry %d", p.SlicesPerStep, st.SliceLen, st.Count)
+	}
+	if int64(p.SlotPayload*p.SlotsPerSlice) < st.SliceLen*int64(p.Spec.EltSize) {
+		return fmt.Errorf("slice of %d elements overflows its %d-byte slots", st.SliceLen, p.SlotPayload*p.SlotsPerSlice)
+	}
+	if st.Count == 0 {
+		return nil // an empty step's offsets are never dereferenced
+	}
+	seg := p.Spec.Count
+	inSeg := p.Spec.Coll == ReduceScatter
+	outSeg := p.Spec.Coll == AllGather
+	if st.Prim.ReadsInput() && segOffset(st.InOff, seg, inSeg)%a != 0 {
+		return fmt.Errorf("input offset %d not aligned to %d elements in its segment", st.InOff, a)
+	}
+	if st.Prim.WritesOutput() && segOffset(st.OutOff, seg, outSeg)%a != 0 {
+		return fmt.Errorf("output offset %d not aligned to %d elements in its segment", st.OutOff, a)
+	}
+	return nil
+}
+
+func segOffset(off, seg int64, segmented bool) int64 {
+	if segmented && seg > 0 {
+		return off % seg
+	}
+	return off
+}
+
+func (v *verifier) checkOutputs() error {
+	s := v.spec
+	all := uint64(1)<<v.n - 1
+	if v.n == 64 {
+		all = ^uint64(0)
+	}
+	for r := range v.n {
+		out := v.out[r]
+		for i, t := range out {
+			want := token{mask: all, idx: int64(i)}
+			switch s.Coll {
+			case ReduceScatter:
+				want.idx = int64(r)*s.Count + int64(i)
+			case AllGather:
+				u := int64(i) / s.Count
+				want = token{mask: 1 << u, idx: int64(i) - u*s.Count}
+			case Broadcast:
+				want.mask = 1 << s.Root
+			case Reduce:
+				if r != s.Root {
+					want = token{}
+				}
+			}
+			if t != want {
+				return fmt.Errorf("verify: %v rank %d output element %d holds %s, want %s", s.Coll, r, i, t, want)
+			}
+		}
+	}
+	return nil
+}
+
+func (t token) String() string {
+	if t.mask == 0 {
+		return "nothing"
+	}
+	return fmt.Sprintf("element %d from %d ranks (%#x)", t.idx, bits.OnesCount64(t.mask), t.mask)
+}

@@ -1,0 +1,147 @@
+package transport
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/ring"
+)
+
+// Sizes are a connection's FIFO sizes in bytes, all NSteps slots included.
+type Sizes struct {
+	Simple int // NCCL_BUFFSIZE
+	LL     int // NCCL_LL_BUFFSIZE
+}
+
+// Validate checks that every slot is a whole number of 16-byte lines.
+func (s Sizes) Validate() error {
+	if s.Simple <= 0 || s.Simple%(ring.NSteps*16) != 0 {
+		return fmt.Errorf("Simple buffer size %d is not a positive multiple of %d", s.Simple, ring.NSteps*16)
+	}
+	if s.LL <= 0 || s.LL%(ring.NSteps*16) != 0 {
+		return fmt.Errorf("LL buffer size %d is not a positive multiple of %d", s.LL, ring.NSteps*16)
+	}
+	return nil
+}
+
+// Layout of a connection's memory. head and tail sit on their own 128-byte
+// lines so the two sides never write the same cache line.
+const (
+	headOff   = 0
+	tailOff   = 128
+	headerLen = 256
+)
+
+// Bytes returns the memory a connection with sizes s occupies.
+func (s Sizes) Bytes() int { return headerLen + s.Simple + s.LL }
+
+// Conn is one connection's view of its memory. Both ends of an in-process
+// connection share one Conn; across processes each end builds its own view
+// of the same bytes. Its methods are safe for one sender goroutine and one
+// receiver goroutine at a time.
+type Conn struct {
+	head, tail *atomic.Uint64
+	simple     []byte          // NSteps Simple slots
+	ll         []atomic.Uint64 // NSteps LL slots of {data32, flag32} words
+	simpleSlot int             // bytes per Simple slot
+	llSlot     int             // words per LL slot
+
+	// Bells for in-process ends (nil across processes): Data rings when the
+	// sender posts tail or an LL slot, Credit when the receiver posts head.
+	data, credit *Bell
+}
+
+// NewConn lays a connection out over b, which must hold s.Bytes() bytes,
+// start 128-byte aligned and be zeroed by its owner before first use.
+func NewConn(b []byte, s Sizes) (*Conn, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if len(b) < s.Bytes() {
+		return nil, fmt.Errorf("connection memory is %d bytes, need %d", len(b), s.Bytes())
+	}
+	if !mem.Aligned(b, 128) {
+		return nil, fmt.Errorf("connection memory is not 128-byte aligned")
+	}
+	c := &Conn{
+		head:       mem.Word(b, headOff),
+		tail:       mem.Word(b, tailOff),
+		simple:     b[headerLen : headerLen+s.Simple : headerLen+s.Simple],
+		ll:         mem.Slice[atomic.Uint64](b[headerLen+s.Simple : headerLen+s.Simple+s.LL]),
+		simpleSlot: s.Simple / ring.NSteps,
+		llSlot:     s.LL / ring.NSteps / 8,
+	}
+	return c, nil
+}
+
+// Head is the receiver's consumed-step counter (credits for the sender).
+func (c *Conn) Head() *atomic.Uint64 { return c.head }
+
+// Tail is the sender's produced-step counter (Simple only).
+func (c *Conn) Tail() *atomic.Uint64 { return c.tail }
+
+// DataBell is rung by the sender after it posts data (tail or an LL slot).
+// It is nil when the ends live in different processes.
+func (c *Conn) DataBell() *Bell { return c.data }
+
+// CreditBell is rung by the receiver after it posts head. It is nil when
+// the ends live in different processes.
+func (c *Conn) CreditBell() *Bell { return c.credit }
+
+// PostHead publishes that the receiver has consumed every step below step.
+func (c *Conn) PostHead(step uint64) {
+	c.head.Store(step)
+	c.credit.Ring()
+}
+
+// PostTail publishes that the sender has produced every step below step.
+func (c *Conn) PostTail(step uint64) {
+	c.tail.Store(step)
+	c.data.Ring()
+}
+
+// SimpleSlots returns the bytes of n consecutive Simple slots starting at
+// FIFO step step. step%NSteps + n must not exceed NSteps: callers keep
+// multi-slot slices aligned so they never wrap.
+func (c *Conn) SimpleSlots(step uint64, n int) []byte {
+	i := int(step % ring.NSteps)
+	return c.simple[i*c.simpleSlot : (i+n)*c.simpleSlot]
+}
+
+// SimpleSlotBytes returns the size of one Simple slot.
+func (c *Conn) SimpleSlotBytes() int { return c.simpleSlot }
+
+// LLSlot returns the words of the LL slot used at FIFO step step.
+func (c *Conn) LLSlot(step uint64) []atomic.Uint64 {
+	i := int(step % ring.NSteps)
+	return c.ll[i*c.llSlot : (i+1)*c.llSlot]
+}
+
+// WriteLL stores data into the LL slot of FIFO step step, flagged for that
+// step (refreshing the whole slot when LLCleanDue), and rings the data bell.
+func (c *Conn) WriteLL(step uint64, data []byte) {
+	LLWrite(c.LLSlot(step), data, LLFlag(step), LLCleanDue(step))
+	c.data.Ring()
+}
+
+// ReadLL waits for the LL slot of FIFO step step to carry len(dst) bytes and
+// copies them into dst.
+func (c *Conn) ReadLL(step uint64, dst []byte, w *Waiter) error {
+	return LLRead(c.LLSlot(step), dst, LLFlag(step), w, c.data)
+}
+
+// WaitData waits until the sender has posted every step below step.
+func (c *Conn) WaitData(step uint64, w *Waiter) error {
+	return w.WaitAtLeast(c.tail, step, c.data)
+}
+
+// WaitCredit waits until the receiver has freed the slots for producing n
+// steps starting at step: head + NSteps ≥ step + n.
+func (c *Conn) WaitCredit(step uint64, n int, w *Waiter) error {
+	want := step + uint64(n)
+	if want <= ring.NSteps {
+		return nil
+	}
+	return w.WaitAtLeast(c.head, want-ring.NSteps, c.credit)
+}

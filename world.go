@@ -1,0 +1,92 @@
+package ringo
+
+import (
+	"fmt"
+	"github.com/ringo-ccl/ringo/reduce"
+	"sort"
+	"sync"
+
+	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/transport"
+)
+
+// world is what the in-process ranks of one communicator share: the
+// transport, an abort flag that fails every rank once the ring is broken,
+// and a record of each rank's calls, used to detect ranks that disagree on a
+// collective and to name the ranks a stalled collective waits for.
+type world struct {
+	n     int
+	tr    transport.Transport
+	abort transport.Abort
+
+	mu    sync.Mutex // guards calls and open
+	calls []callRecord
+	open  int // ranks not yet closed
+}
+
+// callRecord is what one rank entered as its seq-th collective.
+type callRecord struct {
+	seq   uint64 // collectives entered, this one included; 0: none yet
+	coll  ring.Collective
+	count int64
+	dt    DataType
+	op    reduce.OpKind
+	root  int
+	done  bool
+}
+
+// enter records rank's seq-th call and checks it against every other rank's
+// record of the same collective. A mismatch is returned (and the caller
+// aborts the world: the ranks already inside will never complete).
+func (w *world) enter(rank int, rec callRecord) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls[rank] = rec
+	for r, o := range w.calls {
+		if r == rank || o.seq != rec.seq {
+			continue
+		}
+		if o.coll != rec.coll || o.count != rec.count || o.dt != rec.dt ||
+			(rec.coll.Reduces() && o.op != rec.op) || (rec.coll.Rooted() && o.root != rec.root) {
+			return fmt.Errorf("%w: collective #%d differs between ranks: rank %d called %s, rank %d called %s",
+				ErrInvalidArgument, rec.seq, rank, rec, r, o)
+		}
+	}
+	return nil
+}
+
+// leave marks rank's current call finished.
+func (w *world) leave(rank int) {
+	w.mu.Lock()
+	w.calls[rank].done = true
+	w.mu.Unlock()
+}
+
+// stalled describes, for a call that timed out, which ranks have not yet
+// entered it and which are still inside it.
+func (w *world) stalled(seq uint64) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var missing, inside []int
+	for r, c := range w.calls {
+		switch {
+		case c.seq < seq:
+			missing = append(missing, r)
+		case c.seq == seq && !c.done:
+			inside = append(inside, r)
+		}
+	}
+	sort.Ints(missing)
+	return fmt.Sprintf("collective #%d: ranks that never called it %v, ranks still inside it %v", seq, missing, inside)
+}
+
+func (c callRecord) String() string {
+	s := fmt.Sprintf("%v(count %d, %v", c.coll, c.count, c.dt)
+	if c.coll.Reduces() {
+		s += fmt.Sprintf(", %v", c.op)
+	}
+	if c.coll.Rooted() {
+		s += fmt.Sprintf(", root %d", c.root)
+	}
+	return s + ")"
+}
