@@ -47,8 +47,11 @@ const (
 )
 
 // llMaxBytes is the largest message (bytes per rank buffer) for which the
-// automatic choice takes LL over Simple.
-const llMaxBytes = 64 << 10
+// automatic choice takes LL over Simple. On the host every LL word costs an
+// atomic store for 4 bytes of data, so LL only wins while the message is a
+// few words (measured: 2.4 µs against 3.4 µs at 8 B, even at 64 B, 4× slower
+// at 4 KiB; 2 ranks on 2 cores, BENCHMARKS.md).
+const llMaxBytes = 64
 
 var (
 	envChannelsMin = env.Var{Name: "MIN_NCHANNELS", NCCL: true}
