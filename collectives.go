@@ -137,7 +137,7 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 	if err := c.plan.Build(spec); err != nil {
 		return errs.Invalid(call.Coll.String(), c.rank, "%v", err)
 	}
-	job := host.Job{Plan: &c.plan, In: call.Send, Out: call.Recv, Wait: c.wait}
+	job := host.Job{Plan: &c.plan, In: call.Send, Out: call.Recv, Wait: &c.wait}
 	if call.Coll.Reduces() {
 		f, err := c.funcs.get(call.Type, call.Op, c.size)
 		if err != nil {

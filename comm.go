@@ -29,7 +29,7 @@ type Comm struct {
 	exec  *host.Executor
 	seq   uint64 // collectives entered
 	plan  ring.Plan
-	wait  *transport.Waiter
+	wait  transport.Waiter
 	funcs funcCache
 }
 
@@ -70,7 +70,6 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 			cfg:   s,
 			world: w,
 			exec:  host.New(r, links, ring.SlotPayload(ring.LL, s.sizes.LL)),
-			wait:  transport.NewWaiter(s.channels),
 		}
 	}
 	return comms, nil

@@ -88,9 +88,9 @@ func (w *world) run(t testing.TB, s ring.Spec, dt reduce.DataType, op reduce.Op,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			wt := transport.NewWaiter(w.nch)
+			var wt transport.Waiter
 			wt.Reset(context.Background(), timeout, &w.abort)
-			errsOut[r] = w.execs[r].Run(Job{Plan: p, In: ins[r], Out: outs[r], Func: f, Wait: wt})
+			errsOut[r] = w.execs[r].Run(Job{Plan: p, In: ins[r], Out: outs[r], Func: f, Wait: &wt})
 		}()
 	}
 	wg.Wait()
@@ -240,7 +240,7 @@ func TestRunDoesNotAllocate(t *testing.T) {
 		s := w.spec(ring.AllReduce, proto, 5000, 4)
 		f, _ := reduce.New(reduce.Float32, reduce.OpSum, 4)
 		jobs := make([]Job, 4)
-		waiters := make([]*transport.Waiter, 4)
+		waiters := make([]transport.Waiter, 4)
 		for r := range 4 {
 			s.Rank = r
 			p, err := ring.New(s)
@@ -248,9 +248,8 @@ func TestRunDoesNotAllocate(t *testing.T) {
 				t.Fatal(err)
 			}
 			buf := make([]byte, 4*5000)
-			waiters[r] = transport.NewWaiter(2)
 			waiters[r].Reset(context.Background(), 10*time.Second)
-			jobs[r] = Job{Plan: p, In: buf, Out: buf, Func: f, Wait: waiters[r]}
+			jobs[r] = Job{Plan: p, In: buf, Out: buf, Func: f, Wait: &waiters[r]}
 		}
 		const runs = 50
 		var wg sync.WaitGroup

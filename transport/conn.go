@@ -25,12 +25,18 @@ func (s Sizes) Validate() error {
 	return nil
 }
 
-// Layout of a connection's memory. head and tail sit on their own 128-byte
-// lines so the two sides never write the same cache line.
+// Layout of a connection's memory. The receiver's words (head, and the
+// sequence of the bell it rings) and the sender's (tail, its bell) sit on
+// separate 128-byte lines; a sleeper count sits beside the bell it sleeps on
+// and is written only by a sleeper.
 const (
-	headOff   = 0
-	tailOff   = 128
-	headerLen = 256
+	headOff           = 0   // u64, receiver → sender: steps consumed
+	creditSeqOff      = 8   // u32, receiver rings
+	creditSleepersOff = 12  // u32, sender sleeps
+	tailOff           = 128 // u64, sender → receiver: steps produced
+	dataSeqOff        = 136 // u32, sender rings
+	dataSleepersOff   = 140 // u32, receiver sleeps
+	headerLen         = 256
 )
 
 // Bytes returns the memory a connection with sizes s occupies.
@@ -47,9 +53,9 @@ type Conn struct {
 	simpleSlot int             // bytes per Simple slot
 	llSlot     int             // words per LL slot
 
-	// Bells for in-process ends (nil across processes): Data rings when the
-	// sender posts tail or an LL slot, Credit when the receiver posts head.
-	data, credit *Bell
+	// data rings when the sender posts tail or an LL slot, credit when the
+	// receiver posts head.
+	data, credit Bell
 }
 
 // NewConn lays a connection out over b, which must hold s.Bytes() bytes,
@@ -71,6 +77,8 @@ func NewConn(b []byte, s Sizes) (*Conn, error) {
 		ll:         mem.Slice[atomic.Uint64](b[headerLen+s.Simple : headerLen+s.Simple+s.LL]),
 		simpleSlot: s.Simple / ring.NSteps,
 		llSlot:     s.LL / ring.NSteps / 8,
+		data:       Bell{seq: mem.Word32(b, dataSeqOff), sleepers: mem.Word32(b, dataSleepersOff)},
+		credit:     Bell{seq: mem.Word32(b, creditSeqOff), sleepers: mem.Word32(b, creditSleepersOff)},
 	}
 	return c, nil
 }
@@ -80,14 +88,6 @@ func (c *Conn) Head() *atomic.Uint64 { return c.head }
 
 // Tail is the sender's produced-step counter (Simple only).
 func (c *Conn) Tail() *atomic.Uint64 { return c.tail }
-
-// DataBell is rung by the sender after it posts data (tail or an LL slot).
-// It is nil when the ends live in different processes.
-func (c *Conn) DataBell() *Bell { return c.data }
-
-// CreditBell is rung by the receiver after it posts head. It is nil when
-// the ends live in different processes.
-func (c *Conn) CreditBell() *Bell { return c.credit }
 
 // PostHead publishes that the receiver has consumed every step below step.
 func (c *Conn) PostHead(step uint64) {

@@ -53,8 +53,8 @@ func LLWrite(slot []atomic.Uint64, data []byte, flag uint32, clean bool) {
 // LLRead waits for the words carrying len(dst) bytes to hold flag and copies
 // their data into dst. A writer stores a slot's words in order, so LLRead
 // waits on the last word first, then finds the others already in place
-// (each is still checked). bell, if not nil, is the connection's data bell.
-func LLRead(slot []atomic.Uint64, dst []byte, flag uint32, w *Waiter, bell *Bell) error {
+// (each is still checked). bell is the connection's data bell.
+func LLRead(slot []atomic.Uint64, dst []byte, flag uint32, w *Waiter, bell Bell) error {
 	words := LLWords(len(dst))
 	if words == 0 {
 		return nil

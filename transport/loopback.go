@@ -53,7 +53,6 @@ func (l *Loopback) Conn(_ context.Context, from, to, ch int) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.data, c.credit = NewBell(), NewBell()
 	l.conns[key] = c
 	return c, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +20,6 @@ func newConn(t *testing.T) *Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.data, c.credit = NewBell(), NewBell()
 	return c
 }
 
@@ -63,7 +61,7 @@ func TestSimpleSlotsDoNotOverlapCounters(t *testing.T) {
 
 func TestLLRoundTrip(t *testing.T) {
 	c := newConn(t)
-	w := NewWaiter(1)
+	var w Waiter
 	w.Reset(context.Background(), time.Second)
 	for _, n := range []int{0, 1, 3, 4, 5, 8, 127, 128} { // a slot carries 128 bytes
 		data := make([]byte, n)
@@ -73,7 +71,7 @@ func TestLLRoundTrip(t *testing.T) {
 		step := uint64(n)
 		c.WriteLL(step, data)
 		got := make([]byte, n)
-		if err := c.ReadLL(step, got, w); err != nil {
+		if err := c.ReadLL(step, got, &w); err != nil {
 			t.Fatal(err)
 		}
 		if string(got) != string(data) {
@@ -87,11 +85,11 @@ func TestLLRoundTrip(t *testing.T) {
 func TestLLStaleWordsIgnored(t *testing.T) {
 	c := newConn(t)
 	c.WriteLL(3, make([]byte, 64)) // step 3: slot 3, flag 4
-	w := NewWaiter(1)
+	var w Waiter
 	w.Reset(context.Background(), 30*time.Millisecond)
 	// Step 11 reuses slot 3; its writer has only written 8 bytes so far.
 	c.WriteLL(11, []byte{1, 2, 3, 4, 5, 6, 7, 8})
-	err := c.ReadLL(11, make([]byte, 64), w)
+	err := c.ReadLL(11, make([]byte, 64), &w)
 	if !errors.Is(err, errs.ErrTimeout) {
 		t.Fatalf("read of a half-written slot returned %v, want a timeout", err)
 	}
@@ -116,8 +114,6 @@ func TestLLCleaning(t *testing.T) {
 }
 
 func TestWaiterEndsWaits(t *testing.T) {
-	var never atomic.Uint64
-	bell := NewBell()
 	cases := []struct {
 		name  string
 		setup func(w *Waiter) context.CancelFunc
@@ -146,34 +142,43 @@ func TestWaiterEndsWaits(t *testing.T) {
 		}, errs.ErrAborted},
 	}
 	for _, c := range cases {
-		for _, b := range []*Bell{nil, bell} {
-			w := NewWaiter(1)
-			cancel := c.setup(w)
+		conn := newConn(t)
+		waits := map[string]func(w *Waiter) error{
+			"data":   func(w *Waiter) error { return conn.WaitData(1, w) },
+			"credit": func(w *Waiter) error { return conn.WaitCredit(8, 1, w) },
+			"LL":     func(w *Waiter) error { return conn.ReadLL(0, make([]byte, 8), w) },
+		}
+		for kind, wait := range waits {
+			var w Waiter
+			cancel := c.setup(&w)
 			start := time.Now()
-			err := w.WaitAtLeast(&never, 1, b)
+			err := wait(&w)
 			cancel()
 			if !errors.Is(err, c.want) {
-				t.Errorf("%s (bell %v): %v, want %v", c.name, b != nil, err, c.want)
+				t.Errorf("%s (%s): %v, want %v", c.name, kind, err, c.want)
 			}
 			if el := time.Since(start); el > time.Second {
-				t.Errorf("%s: took %v", c.name, el)
+				t.Errorf("%s (%s): took %v", c.name, kind, el)
 			}
 		}
 	}
 }
 
+// TestBellWakesSleeper: a receiver asleep on the data bell wakes when the
+// sender posts, well before its nap would end on its own.
 func TestBellWakesSleeper(t *testing.T) {
-	var v atomic.Uint64
-	bell := NewBell()
-	w := NewWaiter(1)
+	c := newConn(t)
+	var w Waiter
 	w.Reset(context.Background(), 10*time.Second)
 	go func() {
 		time.Sleep(20 * time.Millisecond) // long enough for the waiter to sleep
-		v.Store(5)
-		bell.Ring()
+		c.PostTail(5)
 	}()
-	if err := w.WaitAtLeast(&v, 5, bell); err != nil {
+	if err := c.WaitData(5, &w); err != nil {
 		t.Fatal(err)
+	}
+	if n := c.data.sleepers.Load(); n != 0 {
+		t.Fatalf("%d sleepers left registered", n)
 	}
 }
 

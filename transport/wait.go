@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/sys"
 )
 
 // Abort is a flag that stops every wait that watches it, carrying the cause.
@@ -38,49 +39,43 @@ func (a *Abort) Err() error {
 	return fmt.Errorf("%w: %w", errs.ErrAborted, *a.cause.Load())
 }
 
-// Bell lets the consumer of a counter or flag sleep until its producer's next
-// post. The producer calls Ring after every post; it costs one atomic load
-// unless someone sleeps. A Bell has one sleeper at a time.
+// Bell lets the consumer of a counter or flag sleep until its producer's
+// next post: two 32-bit words in the connection's memory, a sequence number
+// the consumer sleeps on with a futex and a count of sleepers, so it works
+// between processes as well as goroutines. The producer calls Ring after
+// every post; it costs one atomic load unless someone sleeps.
 type Bell struct {
-	sleepers atomic.Int32
-	ch       chan struct{}
+	seq, sleepers *atomic.Uint32
 }
 
-// NewBell returns a bell.
-func NewBell() *Bell { return &Bell{ch: make(chan struct{}, 1)} }
-
 // Ring wakes the sleeper, if any.
-func (b *Bell) Ring() {
-	if b != nil && b.sleepers.Load() != 0 {
-		select {
-		case b.ch <- struct{}{}:
-		default:
-		}
+func (b Bell) Ring() {
+	if b.sleepers.Load() != 0 {
+		b.seq.Add(1)
+		sys.FutexWake(b.seq, 1)
 	}
 }
 
 // Waiter bounds the waits of one collective call. A wait polls, then yields
 // the processor between polls, then — when the value is still not there,
-// which happens when ranks outnumber cores — sleeps on the producer's Bell.
-// Along the way it checks the aborts, the context and the deadline, so no
-// wait outlives them. A Waiter is set up per call with Reset and shared by
-// the goroutines of that call; once each goroutine has slept, it does not
-// allocate. Make one with NewWaiter.
+// which happens when ranks outnumber cores — sleeps on the producer's Bell,
+// a tick at a time. Between naps it checks the aborts, the context and the
+// deadline, so no wait outlives them by more than a tick. A Waiter is set up
+// per call with Reset and shared by the goroutines of that call; it does not
+// allocate.
 type Waiter struct {
 	ctx      context.Context
 	done     <-chan struct{}
 	deadline time.Time // zero: none beyond ctx
 	timeout  time.Duration
 	aborts   [2]*Abort
-	timers   chan *time.Timer // pool of tick timers for sleepers, one per goroutine at most
 }
 
 // Reset prepares w for a call: ctx is honoured; if ctx has no deadline,
 // timeout (if > 0) bounds the call instead. aborts (nil entries ignored) stop
 // the wait when raised.
 func (w *Waiter) Reset(ctx context.Context, timeout time.Duration, aborts ...*Abort) {
-	timers := w.timers
-	*w = Waiter{ctx: ctx, done: ctx.Done(), timeout: timeout, timers: timers}
+	*w = Waiter{ctx: ctx, done: ctx.Done(), timeout: timeout}
 	if _, ok := ctx.Deadline(); !ok && timeout > 0 {
 		w.deadline = time.Now().Add(timeout)
 	}
@@ -94,24 +89,22 @@ const (
 	tick       = time.Millisecond // a sleeper's longest nap between checks
 )
 
-// WaitAtLeast waits until c holds at least want. bell may be nil (no
-// sleeping: the wait keeps yielding).
-func (w *Waiter) WaitAtLeast(c *atomic.Uint64, want uint64, bell *Bell) error {
+// WaitAtLeast waits until c holds at least want.
+func (w *Waiter) WaitAtLeast(c *atomic.Uint64, want uint64, bell Bell) error {
 	for n := 0; c.Load() < want; n++ {
-		if n < yieldPolls || bell == nil {
+		if n < yieldPolls {
 			if err := w.pause(n); err != nil {
 				return err
 			}
 			continue
 		}
 		bell.sleepers.Add(1)
-		if c.Load() >= want {
-			bell.sleepers.Add(-1)
-			return nil
+		tok := bell.seq.Load()
+		if c.Load() < want {
+			sys.FutexWait(bell.seq, tok, tick)
 		}
-		err := w.sleep(bell)
-		bell.sleepers.Add(-1)
-		if err != nil {
+		bell.sleepers.Add(^uint32(0))
+		if err := w.Check(); err != nil {
 			return err
 		}
 	}
@@ -120,26 +113,25 @@ func (w *Waiter) WaitAtLeast(c *atomic.Uint64, want uint64, bell *Bell) error {
 
 // WaitFlag waits until the high 32 bits of word equal flag and returns the
 // word.
-func (w *Waiter) WaitFlag(word *atomic.Uint64, flag uint32, bell *Bell) (uint64, error) {
+func (w *Waiter) WaitFlag(word *atomic.Uint64, flag uint32, bell Bell) (uint64, error) {
 	for n := 0; ; n++ {
 		v := word.Load()
 		if uint32(v>>32) == flag {
 			return v, nil
 		}
-		if n < yieldPolls || bell == nil {
+		if n < yieldPolls {
 			if err := w.pause(n); err != nil {
 				return 0, err
 			}
 			continue
 		}
 		bell.sleepers.Add(1)
-		if v = word.Load(); uint32(v>>32) == flag {
-			bell.sleepers.Add(-1)
-			return v, nil
+		tok := bell.seq.Load()
+		if uint32(word.Load()>>32) != flag {
+			sys.FutexWait(bell.seq, tok, tick)
 		}
-		err := w.sleep(bell)
-		bell.sleepers.Add(-1)
-		if err != nil {
+		bell.sleepers.Add(^uint32(0))
+		if err := w.Check(); err != nil {
 			return 0, err
 		}
 	}
@@ -158,36 +150,6 @@ func (w *Waiter) pause(n int) error {
 	}
 	runtime.Gosched()
 	return nil
-}
-
-// sleep naps until the bell rings, the context ends or a tick passes, then
-// checks whether the wait must end.
-func (w *Waiter) sleep(bell *Bell) error {
-	t := w.timer()
-	select {
-	case <-bell.ch:
-	case <-w.done:
-	case <-t.C:
-	}
-	t.Stop()
-	w.timers <- t
-	return w.Check()
-}
-
-// timer takes a tick timer from the pool, making one if the pool is empty.
-func (w *Waiter) timer() *time.Timer {
-	select {
-	case t := <-w.timers:
-		t.Reset(tick)
-		return t
-	default:
-		return time.NewTimer(tick)
-	}
-}
-
-// NewWaiter returns a Waiter for calls run by up to n goroutines at once.
-func NewWaiter(n int) *Waiter {
-	return &Waiter{timers: make(chan *time.Timer, n)}
 }
 
 // Check returns the error that ends the call now, if any.

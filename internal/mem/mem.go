@@ -91,3 +91,14 @@ func Alloc(n, align int) []byte {
 	skip := int(-uintptr(unsafe.Pointer(unsafe.SliceData(raw))) & uintptr(align-1))
 	return raw[skip : skip+n : skip+n]
 }
+
+// Word32 returns the 32-bit word at byte offset off of b for atomic access
+// (a futex word). off must be 4-byte aligned within a 4-byte aligned buffer.
+func Word32(b []byte, off int) *atomic.Uint32 {
+	w := b[off : off+4 : off+4]
+	p := unsafe.Pointer(unsafe.SliceData(w))
+	if uintptr(p)%4 != 0 {
+		panic(fmt.Sprintf("mem.Word32: offset %d is not 4-byte aligned", off))
+	}
+	return (*atomic.Uint32)(p)
+}

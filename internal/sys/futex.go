@@ -1,0 +1,30 @@
+package sys
+
+import (
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// futex(2) operations, shared between processes (no FUTEX_PRIVATE_FLAG):
+// the words live in memory that several processes map.
+const (
+	futexWait = 0
+	futexWake = 1
+)
+
+// FutexWait sleeps while *addr == val, for at most d. It returns early on a
+// wake-up, a signal, or when *addr already differs; the caller re-checks its
+// condition either way.
+func FutexWait(addr *atomic.Uint32, val uint32, d time.Duration) {
+	ts := unix.NsecToTimespec(d.Nanoseconds())
+	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWait, uintptr(val),
+		uintptr(unsafe.Pointer(&ts)), 0, 0)
+}
+
+// FutexWake wakes up to n sleepers on addr.
+func FutexWake(addr *atomic.Uint32, n int) {
+	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWake, uintptr(n), 0, 0, 0)
+}
