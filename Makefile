@@ -2,7 +2,10 @@
 #
 #   make            build everything (bin/ringo)
 #   make test       gofmt check, go vet, go test -race: what CI runs
-#   make bench      the CPU benchmark: ringo bench over host memory
+#   make bench      the CPU benchmark: ringo bench, one process per rank over shared memory
+#   make bench-cpu-vs-mpi  ringo bench next to Open MPI's MPI_Allreduce, same sizes,
+#                   and a ratio table (installs Open MPI if missing; bench/anchors/)
+#   make mpi-deps   install Open MPI (openmpi-bin, libopenmpi-dev) if mpicc is missing
 #   make fuzz       every fuzz target for FUZZTIME each
 #   make generate   regenerate generated code (stringer)
 
@@ -14,7 +17,11 @@ FUZZTIME ?= 60s
 BENCH_RANKS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -lt 2 ] && n=2; echo $$n)
 BENCH_FLAGS ?= -b 8 -e 128M -f 2 -n 20 -w 5 -c 1
 
-.PHONY: all build test vet fmt-check bench fuzz generate clean
+# make bench-cpu-vs-mpi: ranks of both benchmarks, and their common flags.
+BENCH_MPI_NP    ?= 2
+BENCH_MPI_FLAGS ?= -b 8 -e 128M -f 2 -n 20 -w 5 -c 1
+
+.PHONY: all build test vet fmt-check bench bench-cpu-vs-mpi mpi-deps fuzz generate clean
 
 all: build
 
@@ -35,9 +42,20 @@ test: fmt-check vet
 bench: build
 	$(BIN)/ringo bench --ranks $(BENCH_RANKS) $(BENCH_FLAGS)
 
+bench-cpu-vs-mpi: build
+	NP=$(BENCH_MPI_NP) bash bench/anchors/cpu_vs_mpi.sh $(BENCH_MPI_FLAGS)
+
+mpi-deps:
+	bash bench/anchors/cpu_vs_mpi.sh --deps
+
+# Each fuzz target, FUZZTIME each: package:target.
+FUZZ_TARGETS := ring:FuzzPlan internal/env:FuzzParseList transport:FuzzDecodeFrame \
+	transport:FuzzDecodeHello transport:FuzzParseUniqueID transport:FuzzIfSpec
+
 fuzz:
-	$(GO) test ./ring -run '^$$' -fuzz '^FuzzPlan$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/env -run '^$$' -fuzz '^FuzzParseList$$' -fuzztime $(FUZZTIME)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $$t"; $(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t##*:}\$$" -fuzztime $(FUZZTIME); \
+	done
 
 generate:
 	$(GO) generate ./...

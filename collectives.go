@@ -98,24 +98,24 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 
 	c.seq++
 	rec := callRecord{seq: c.seq, coll: call.Coll, count: call.Count, dt: call.Type, op: call.Op.Kind(), root: call.Root}
-	if err := c.world.enter(c.rank, rec); err != nil {
-		c.world.abort.Set(err)
+	if err := c.group.enter(c.rank, rec); err != nil {
+		c.group.broken().Set(err)
 		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
 	}
 	err := c.run(ctx, &call)
-	c.world.leave(c.rank)
+	c.group.leave(c.rank)
 	if err != nil {
-		if errors.Is(err, ErrTimeout) {
-			err = fmt.Errorf("%w; %s", err, c.world.stalled(c.seq))
+		if stall := c.group.stalled(c.seq); stall != "" && errors.Is(err, ErrTimeout) {
+			err = fmt.Errorf("%w; %s", err, stall)
 		}
-		c.world.abort.Set(err)
+		c.group.broken().Set(err)
 	}
 	return err
 }
 
 // failed returns the error that makes this communicator unusable, if any.
 func (c *Comm) failed(op string) error {
-	for _, a := range []*transport.Abort{&c.abort, &c.world.abort} {
+	for _, a := range []*transport.Abort{&c.abort, c.group.broken()} {
 		if err := a.Err(); err != nil {
 			return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "not started", Err: err}
 		}
@@ -149,7 +149,7 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 	if timeout < 0 {
 		timeout = 0
 	}
-	c.wait.Reset(ctx, timeout, &c.abort, &c.world.abort)
+	c.wait.Reset(ctx, timeout, &c.abort, c.group.broken())
 	return c.exec.Run(job)
 }
 

@@ -19,7 +19,7 @@ type Comm struct {
 	rank  int
 	size  int
 	cfg   settings
-	world *world
+	group group
 
 	busy   atomic.Bool // a call is in progress
 	closed atomic.Bool
@@ -31,6 +31,47 @@ type Comm struct {
 	plan  ring.Plan
 	wait  transport.Waiter
 	funcs funcCache
+}
+
+// group is what a rank shares with the other ranks of its communicator:
+// ranks in one process share a world; ranks in separate processes share a
+// bootstrap and shared memory (procGroup).
+type group interface {
+	// enter records rank's next call and checks it against the other
+	// ranks' where it can; leave marks it finished.
+	enter(rank int, rec callRecord) error
+	leave(rank int)
+	// stalled describes, for a call that timed out, what it waits for.
+	stalled(seq uint64) string
+	// broken is raised when the communicator can no longer complete a
+	// collective: a rank failed mid-way, aborted, or was lost.
+	broken() *transport.Abort
+	// release is called once by each rank's Close.
+	release(rank int) error
+}
+
+// newComm binds rank's executor to its connections in tr.
+func newComm(rank, size int, s settings, g group, tr transport.Transport) (*Comm, error) {
+	links := make([]host.Links, s.channels)
+	if size > 1 {
+		me := s.ring.Index(rank)
+		next, prev := s.ring.At(me, 1), s.ring.At(me, -1)
+		for c := range links {
+			send, err1 := tr.Conn(context.Background(), rank, next, c)
+			recv, err2 := tr.Conn(context.Background(), prev, rank, c)
+			if err := errors.Join(err1, err2); err != nil {
+				return nil, &Error{Op: "init", Rank: rank, Peer: -1, Channel: c, Step: -1, Err: err}
+			}
+			links[c] = host.Links{Send: send, Recv: recv}
+		}
+	}
+	return &Comm{
+		rank:  rank,
+		size:  size,
+		cfg:   s,
+		group: g,
+		exec:  host.New(rank, links, ring.SlotPayload(ring.LL, s.sizes.LL)),
+	}, nil
 }
 
 // NewLocal creates the n ranks of a communicator in this process, joined by
@@ -50,26 +91,9 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 	w := &world{n: n, tr: tr, calls: make([]callRecord, n), open: n}
 	comms := make([]*Comm, n)
 	for r := range n {
-		links := make([]host.Links, s.channels)
-		if n > 1 {
-			me := s.ring.Index(r)
-			next, prev := s.ring.At(me, 1), s.ring.At(me, -1)
-			for c := range links {
-				send, err1 := tr.Conn(context.Background(), r, next, c)
-				recv, err2 := tr.Conn(context.Background(), prev, r, c)
-				if err := errors.Join(err1, err2); err != nil {
-					tr.Close()
-					return nil, &Error{Op: "init", Rank: r, Peer: -1, Channel: c, Step: -1, Err: err}
-				}
-				links[c] = host.Links{Send: send, Recv: recv}
-			}
-		}
-		comms[r] = &Comm{
-			rank:  r,
-			size:  n,
-			cfg:   s,
-			world: w,
-			exec:  host.New(r, links, ring.SlotPayload(ring.LL, s.sizes.LL)),
+		if comms[r], err = newComm(r, n, s, w, tr); err != nil {
+			tr.Close()
+			return nil, err
 		}
 	}
 	return comms, nil
@@ -81,14 +105,15 @@ func (c *Comm) Rank() int { return c.rank }
 // Size returns the number of ranks of the communicator.
 func (c *Comm) Size() int { return c.size }
 
-// Abort stops every collective running on any rank of the communicator:
-// they return ErrAborted promptly. The communicator cannot be used again;
-// Close each rank to release it. Abort is safe to call from any goroutine,
-// at any time, more than once.
+// Abort stops every collective running on this rank, and on every rank of
+// an in-process communicator: they return ErrAborted promptly. Ranks in
+// other processes see this rank as lost once it closes. The communicator
+// cannot be used again; Close each rank to release it. Abort is safe to call
+// from any goroutine, at any time, more than once.
 func (c *Comm) Abort() {
 	cause := fmt.Errorf("rank %d called Abort", c.rank)
 	c.abort.Set(cause)
-	c.world.abort.Set(cause)
+	c.group.broken().Set(cause)
 }
 
 // Close releases this rank. It must not be called while a collective is
@@ -105,15 +130,7 @@ func (c *Comm) Close() error {
 		return nil // busy stays set: a closed rank takes no more calls
 	}
 	c.exec.Close()
-	w := c.world
-	w.mu.Lock()
-	w.open--
-	last := w.open == 0
-	w.mu.Unlock()
-	if last {
-		return w.tr.Close()
-	}
-	return nil
+	return c.group.release(c.rank)
 }
 
 // funcCache keeps the reductions of recent calls so that a steady stream of

@@ -156,6 +156,11 @@ func resolve(cfg *Config, n int) (settings, error) {
 	return s, nil
 }
 
+// fingerprint is the part of the settings every rank must share.
+func (s *settings) fingerprint() string {
+	return fmt.Sprintf("channels=%d protos=%v buffsize=%d llbuffsize=%d ring=%v", s.channels, s.protos, s.sizes.Simple, s.sizes.LL, s.ring.Order)
+}
+
 // protocol picks the protocol of a call moving bytes per rank buffer.
 func (s *settings) protocol(bytes int64) ring.Protocol {
 	switch {

@@ -90,3 +90,19 @@ func (c callRecord) String() string {
 	}
 	return s + ")"
 }
+
+var _ group = (*world)(nil)
+
+func (w *world) broken() *transport.Abort { return &w.abort }
+
+// release closes the transport when the last rank leaves.
+func (w *world) release(int) error {
+	w.mu.Lock()
+	w.open--
+	last := w.open == 0
+	w.mu.Unlock()
+	if last {
+		return w.tr.Close()
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"time"
 
 	"github.com/ringo-ccl/ringo"
@@ -60,6 +61,7 @@ func RunRank(ctx context.Context, c *ringo.Comm, o Options, row func(Row)) ([]Ro
 	rr := &rankRun{ctx: ctx, c: c, o: &o, n: n, rank: c.Rank(), one: make([]float64, 1), vals: make([]float64, n)}
 	rr.do = func(call ringo.Call) error { return c.Do(ctx, call) }
 	rr.send, rr.recv = mem.Alloc(int(maxBuf), 64), mem.Alloc(int(maxBuf), 64)
+	runtime.GC() // settle the heap now, not during the first timed sizes
 	var rows []Row
 	for _, coll := range o.Colls {
 		for _, t := range o.Types {

@@ -5,31 +5,46 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/ringo-ccl/ringo"
 	"github.com/ringo-ccl/ringo/bench"
 	"github.com/ringo-ccl/ringo/internal/env"
+	"github.com/ringo-ccl/ringo/transport"
 )
 
-// parseSize parses a non-negative byte count with a K, M or G suffix.
-func parseSize(s string) (int64, error) {
-	n, err := env.ParseSize(s)
-	if err == nil && n < 0 {
-		err = fmt.Errorf("%q is negative", s)
-	}
-	return n, err
-}
+// Environment of a rank process started by "ringo bench --ranks N".
+const (
+	envBenchID    = "RINGO_BENCH_ID"    // the communicator's UniqueID, hex
+	envBenchRank  = "RINGO_BENCH_RANK"  // this process's rank
+	envBenchRanks = "RINGO_BENCH_RANKS" // number of ranks
+)
 
 // errChecksFailed makes the process exit non-zero when #wrong is not 0, as
 // nccl-tests does.
 var errChecksFailed = errors.New("results were wrong (see #wrong)")
 
-func benchMain(args []string) error {
+// benchFlags are the parsed command line.
+type benchFlags struct {
+	o         bench.Options
+	ranks     int
+	transport string
+	channels  int
+	proto     string
+	format    string
+}
+
+func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	o := bench.Defaults()
+	f := &benchFlags{o: bench.Defaults()}
+	o := &f.o
 	minB := fs.String("b", "8", "minimum size in bytes (K, M, G suffixes)")
 	maxB := fs.String("e", "64M", "maximum size in bytes")
 	step := fs.String("i", "1M", "additive size step when -f is not given")
@@ -41,43 +56,125 @@ func benchMain(args []string) error {
 	opName := fs.String("o", "sum", "op: sum prod min max avg mulsum, or all")
 	fs.IntVar(&o.Root, "r", 0, "root of broadcast and reduce")
 	colls := fs.String("coll", "all_reduce", "collectives: all_reduce reduce_scatter all_gather broadcast reduce (comma list) or all")
-	ranks := fs.Int("ranks", 4, "ranks, as goroutines of this process")
-	channels := fs.Int("channels", 0, "channels per collective (0: NCCL_MIN/MAX_NCHANNELS or 1)")
-	proto := fs.String("proto", "", "protocols allowed, NCCL_PROTO syntax (LL, Simple, ^LL); empty: by size")
-	format := fs.String("format", "table", "output: table, csv or json")
+	fs.IntVar(&f.ranks, "ranks", 2, "ranks to start on this host (ignored when a launcher's environment names the job)")
+	fs.StringVar(&f.transport, "transport", "shm", "shm: one process per rank over shared memory; loopback: ranks as goroutines of this process")
+	fs.IntVar(&f.channels, "channels", 0, "channels per collective (0: NCCL_MIN/MAX_NCHANNELS or 1)")
+	fs.StringVar(&f.proto, "proto", "", "protocols allowed, NCCL_PROTO syntax (LL, Simple, ^LL); empty: by size")
+	fs.StringVar(&f.format, "format", "table", "output: table, csv or json")
 	fs.SetOutput(os.Stderr)
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	var err error
 	if o.MinBytes, err = parseSize(*minB); err != nil {
-		return fmt.Errorf("-b: %w", err)
+		return nil, fmt.Errorf("-b: %w", err)
 	}
 	if o.MaxBytes, err = parseSize(*maxB); err != nil {
-		return fmt.Errorf("-e: %w", err)
+		return nil, fmt.Errorf("-e: %w", err)
 	}
 	if o.StepBytes, err = parseSize(*step); err != nil {
-		return fmt.Errorf("-i: %w", err)
+		return nil, fmt.Errorf("-i: %w", err)
 	}
 	if o.Colls, err = bench.ParseColls(*colls); err != nil {
-		return fmt.Errorf("-coll: %w", err)
+		return nil, fmt.Errorf("-coll: %w", err)
 	}
 	if o.Types, err = bench.ParseTypes(*dtype); err != nil {
-		return fmt.Errorf("-d: %w", err)
+		return nil, fmt.Errorf("-d: %w", err)
 	}
 	if o.Ops, err = bench.ParseOps(*opName); err != nil {
-		return fmt.Errorf("-o: %w", err)
+		return nil, fmt.Errorf("-o: %w", err)
 	}
-	if *format != "table" && *format != "csv" && *format != "json" {
-		return fmt.Errorf("-format %q: want table, csv or json", *format)
+	switch {
+	case f.format != "table" && f.format != "csv" && f.format != "json":
+		return nil, fmt.Errorf("-format %q: want table, csv or json", f.format)
+	case f.transport != "shm" && f.transport != "loopback":
+		return nil, fmt.Errorf("-transport %q: want shm or loopback", f.transport)
+	case f.ranks < 1:
+		return nil, fmt.Errorf("-ranks %d: need at least 1", f.ranks)
 	}
-	if *ranks < 1 {
-		return fmt.Errorf("-ranks %d: need at least 1", *ranks)
+	return f, nil
+}
+
+// parseSize parses a non-negative byte count with a K, M or G suffix.
+func parseSize(s string) (int64, error) {
+	n, err := env.ParseSize(s)
+	if err == nil && n < 0 {
+		err = fmt.Errorf("%q is negative", s)
 	}
-	if err := o.Validate(*ranks); err != nil {
+	return n, err
+}
+
+func benchMain(args []string) error {
+	f, err := parseBenchFlags(args)
+	if err != nil {
 		return err
 	}
-	comms, err := ringo.NewLocal(*ranks, &ringo.Config{Channels: *channels, Protocol: *proto})
+	cfg := &ringo.Config{Channels: f.channels, Protocol: f.proto}
+	ctx := context.Background()
+	// A rank process: started by a parent "ringo bench", or by a launcher.
+	if id := os.Getenv(envBenchID); id != "" {
+		return benchChild(ctx, f, cfg, id)
+	}
+	if _, ok, err := transport.LaunchFromEnv(); err != nil {
+		return err
+	} else if ok {
+		c, err := ringo.NewCommFromEnv(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		return runRank(ctx, f, c, "launcher")
+	}
+	if err := f.o.Validate(f.ranks); err != nil {
+		return err
+	}
+	if f.transport == "loopback" {
+		return benchLoopback(ctx, f, cfg)
+	}
+	return benchSpawn(f, args)
+}
+
+// benchChild is one rank started by benchSpawn.
+func benchChild(ctx context.Context, f *benchFlags, cfg *ringo.Config, idText string) error {
+	id, err := ringo.UniqueIDFromString(idText)
+	if err != nil {
+		return err
+	}
+	rank, err1 := strconv.Atoi(os.Getenv(envBenchRank))
+	n, err2 := strconv.Atoi(os.Getenv(envBenchRanks))
+	if err := errors.Join(err1, err2); err != nil {
+		return fmt.Errorf("%s/%s: %w", envBenchRank, envBenchRanks, err)
+	}
+	initCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	c, err := ringo.NewComm(initCtx, id, n, rank, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return runRank(ctx, f, c, "processes, shared memory")
+}
+
+// runRank runs the sweep on one rank; rank 0 prints.
+func runRank(ctx context.Context, f *benchFlags, c *ringo.Comm, how string) error {
+	out := io.Discard
+	if c.Rank() == 0 {
+		out = os.Stdout
+	}
+	printHeader(out, f, c.Size(), how)
+	rows, err := bench.RunRank(ctx, c, f.o, progress(out, f))
+	if err != nil {
+		return err
+	}
+	return printFooter(out, f, rows)
+}
+
+// benchLoopback runs every rank as a goroutine of this process.
+func benchLoopback(ctx context.Context, f *benchFlags, cfg *ringo.Config) error {
+	comms, err := ringo.NewLocal(f.ranks, cfg)
 	if err != nil {
 		return err
 	}
@@ -86,43 +183,7 @@ func benchMain(args []string) error {
 			c.Close()
 		}
 	}()
-
-	out := os.Stdout
-	if *format == "table" {
-		fmt.Fprintf(out, "# ringo bench: %d ranks in one process (host memory, loopback transport), %s\n", *ranks, strings.Join(os.Args[1:], " "))
-		fmt.Fprintf(out, "# nThread 1 nRanks %d minBytes %d maxBytes %d step: %s warmup iters: %d iters: %d validation: %d\n",
-			*ranks, o.MinBytes, o.MaxBytes, stepDesc(&o), o.Warmup, o.Iters, o.Check)
-		bench.WriteHeader(out)
-	}
-	progress := func(r bench.Row) {
-		if *format == "table" {
-			bench.WriteRow(out, r)
-		} else {
-			fmt.Fprintf(os.Stderr, "ringo bench: %s %s %d bytes done\n", r.Coll, r.Type, r.Bytes)
-		}
-	}
-	rows, err := runLocal(comms, o, progress)
-	if err != nil {
-		return err
-	}
-	ok := true
-	switch *format {
-	case "table":
-		ok = bench.WriteFooter(out, rows)
-	case "csv":
-		err = bench.WriteCSV(out, rows)
-	case "json":
-		err = bench.WriteJSON(out, rows)
-	}
-	if err == nil && !ok {
-		err = errChecksFailed
-	}
-	return err
-}
-
-// runLocal runs the sweep on every in-process rank and returns rank 0's rows.
-func runLocal(comms []*ringo.Comm, o bench.Options, progress func(bench.Row)) ([]bench.Row, error) {
-	ctx := context.Background()
+	printHeader(os.Stdout, f, f.ranks, "goroutines of one process, loopback")
 	results := make([][]bench.Row, len(comms))
 	errs := make([]error, len(comms))
 	var wg sync.WaitGroup
@@ -132,21 +193,119 @@ func runLocal(comms []*ringo.Comm, o bench.Options, progress func(bench.Row)) ([
 			defer wg.Done()
 			var cb func(bench.Row)
 			if r == 0 {
-				cb = progress
+				cb = progress(os.Stdout, f)
 			}
-			results[r], errs[r] = bench.RunRank(ctx, c, o, cb)
+			results[r], errs[r] = bench.RunRank(ctx, c, f.o, cb)
 			if errs[r] != nil {
 				c.Abort() // release the ranks waiting on this one
 			}
 		}()
 	}
 	wg.Wait()
-	return results[0], errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return printFooter(os.Stdout, f, results[0])
 }
 
-func stepDesc(o *bench.Options) string {
-	if o.StepFactor > 1 {
-		return fmt.Sprintf("%d(factor)", o.StepFactor)
+// benchSpawn starts one process per rank (this program again, with the same
+// flags) joined through a bootstrap root served by this process, and waits
+// for them. When a rank fails, the others learn it through the bootstrap;
+// any still running 10 s later are killed.
+func benchSpawn(f *benchFlags, args []string) error {
+	id, err := ringo.NewUniqueID()
+	if err != nil {
+		return err
 	}
-	return fmt.Sprintf("%d(bytes)", o.StepBytes)
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	procs := make([]*exec.Cmd, f.ranks)
+	for r := range procs {
+		cmd := exec.Command(self, append([]string{"bench"}, args...)...)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		cmd.Env = append(os.Environ(), envBenchID+"="+id.String(), fmt.Sprintf("%s=%d", envBenchRank, r), fmt.Sprintf("%s=%d", envBenchRanks, f.ranks))
+		if err := cmd.Start(); err != nil {
+			for _, p := range procs[:r] {
+				p.Process.Kill()
+				p.Wait()
+			}
+			return fmt.Errorf("starting rank %d: %w", r, err)
+		}
+		procs[r] = cmd
+	}
+	type exit struct {
+		rank int
+		err  error
+	}
+	exits := make(chan exit, len(procs))
+	for r, p := range procs {
+		go func() { exits <- exit{r, p.Wait()} }()
+	}
+	var failed []string
+	var deadline <-chan time.Time
+	for range procs {
+		select {
+		case e := <-exits:
+			if e.err != nil {
+				failed = append(failed, fmt.Sprintf("rank %d: %v", e.rank, e.err))
+				if deadline == nil {
+					deadline = time.After(10 * time.Second)
+				}
+			}
+		case <-deadline:
+			for _, p := range procs {
+				p.Process.Signal(syscall.SIGKILL)
+			}
+			deadline = nil
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d ranks failed: %s", len(failed), f.ranks, strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+func printHeader(w io.Writer, f *benchFlags, n int, how string) {
+	if f.format != "table" {
+		return
+	}
+	fmt.Fprintf(w, "# ringo bench: %d ranks (%s)\n", n, how)
+	step := fmt.Sprintf("%d(bytes)", f.o.StepBytes)
+	if f.o.StepFactor > 1 {
+		step = fmt.Sprintf("%d(factor)", f.o.StepFactor)
+	}
+	fmt.Fprintf(w, "# nThread 1 nRanks %d minBytes %d maxBytes %d step: %s warmup iters: %d iters: %d validation: %d\n",
+		n, f.o.MinBytes, f.o.MaxBytes, step, f.o.Warmup, f.o.Iters, f.o.Check)
+	bench.WriteHeader(w)
+}
+
+// progress prints each row of a table as it is measured, or a progress line
+// on stderr for the formats that print at the end.
+func progress(w io.Writer, f *benchFlags) func(bench.Row) {
+	return func(r bench.Row) {
+		if f.format == "table" {
+			bench.WriteRow(w, r)
+		} else if w != io.Discard {
+			fmt.Fprintf(os.Stderr, "ringo bench: %s %s %s %d bytes done\n", r.Coll, r.Type, r.Op, r.Bytes)
+		}
+	}
+}
+
+func printFooter(w io.Writer, f *benchFlags, rows []bench.Row) error {
+	ok := true
+	var err error
+	switch f.format {
+	case "table":
+		ok = bench.WriteFooter(w, rows)
+	case "csv":
+		err = bench.WriteCSV(w, rows)
+	case "json":
+		err = bench.WriteJSON(w, rows)
+	}
+	if err == nil && !ok {
+		err = errChecksFailed
+	}
+	return err
 }

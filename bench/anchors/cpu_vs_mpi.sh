@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# cpu_vs_mpi.sh: ringo's CPU all-reduce next to Open MPI's MPI_Allreduce.
+#
+#   bench/anchors/cpu_vs_mpi.sh [-b 8 -e 128M -f 2 -n 20 -w 5 -c 1 ...]
+#   bench/anchors/cpu_vs_mpi.sh --deps     only install Open MPI if missing
+#
+# Installs Open MPI (Debian: openmpi-bin, libopenmpi-dev) when mpicc or
+# mpirun is missing, builds mpi_allreduce.c with mpicc into build/anchors/,
+# runs it under mpirun with NP ranks, then runs ringo's benchmark with the
+# same flags, saves both outputs in build/anchors/ and prints both tables and
+# a comparison of their out-of-place columns, matched by size.
+#
+# Environment:
+#   NP               ranks for both benchmarks (default 2)
+#   RINGO_BENCH_CMD  ringo's benchmark command, the flags are appended
+#                    (default: bin/ringo bench --ranks $NP)
+#   MPIRUN_ARGS      extra mpirun arguments (default: none)
+#
+# Exit status: non-zero when either benchmark fails (including #wrong > 0);
+# the comparison is still printed from whatever rows both produced.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+
+NP=${NP:-2}
+RINGO_BENCH_CMD=${RINGO_BENCH_CMD:-"bin/ringo bench --ranks $NP"}
+MPIRUN_ARGS=${MPIRUN_ARGS:-}
+OUT=build/anchors
+
+# ensure_mpi installs Open MPI's compiler wrapper and launcher when missing.
+ensure_mpi() {
+	if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
+		return 0
+	fi
+	local sudo=()
+	if [ "$(id -u)" -ne 0 ]; then
+		if ! command -v sudo >/dev/null 2>&1; then
+			echo "cpu_vs_mpi: mpicc/mpirun missing; install openmpi-bin and libopenmpi-dev (needs root or sudo)" >&2
+			return 1
+		fi
+		sudo=(sudo)
+	fi
+	if ! command -v apt-get >/dev/null 2>&1; then
+		echo "cpu_vs_mpi: mpicc/mpirun missing and no apt-get; install Open MPI by hand" >&2
+		return 1
+	fi
+	echo "cpu_vs_mpi: installing Open MPI (openmpi-bin libopenmpi-dev)" >&2
+	"${sudo[@]}" apt-get update -qq
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openmpi-bin libopenmpi-dev
+}
+
+if [ "${1:-}" = "--deps" ]; then
+	ensure_mpi
+	exit 0
+fi
+
+case "$NP" in
+'' | *[!0-9]* | 0)
+	echo "cpu_vs_mpi: NP=$NP: want a positive number of ranks" >&2
+	exit 2
+	;;
+esac
+
+flags=("$@")
+if [ ${#flags[@]} -eq 0 ]; then
+	flags=(-b 8 -e 128M -f 2 -n 20 -w 5 -c 1)
+fi
+
+ensure_mpi
+mkdir -p "$OUT"
+
+mpicc -O2 -Wall -Wextra -std=c11 -o "$OUT/mpi_allreduce" bench/anchors/mpi_allreduce.c -lm
+
+mpi_out=$OUT/mpi_allreduce.out
+ringo_out=$OUT/ringo.out
+mpi_rc=0
+ringo_rc=0
+
+echo "# === Open MPI: mpirun -np $NP $OUT/mpi_allreduce ${flags[*]}"
+# shellcheck disable=SC2086 # MPIRUN_ARGS is a list of words
+mpirun --allow-run-as-root --oversubscribe -np "$NP" $MPIRUN_ARGS "$OUT/mpi_allreduce" "${flags[@]}" |
+	tee "$mpi_out" || mpi_rc=$?
+echo
+
+echo "# === ringo: $RINGO_BENCH_CMD ${flags[*]}"
+# The command is a shell fragment (it may set variables or use a wrapper).
+bash -c "$RINGO_BENCH_CMD \"\$@\"" ringo-bench "${flags[@]}" | tee "$ringo_out" || ringo_rc=$?
+echo
+
+# The comparison: data rows are the lines that start with a number; fields
+# 1 size, 3 type, 6 time, 8 busbw (out-of-place). Ratios ringo/MPI: busbw
+# above 1 means ringo is faster, time below 1 means ringo is faster. A busbw
+# printed as 0.00 gives no ratio; the time ratio is the one to read there.
+awk -v np="$NP" -v mpi_rc="$mpi_rc" -v ringo_rc="$ringo_rc" '
+function ratio(a, b) { return (b > 0 && a > 0) ? sprintf("%.2f", a / b) : "-" }
+function row(f) { return f ~ /^[0-9]+$/ && NF >= 9 }
+FILENAME == ARGV[1] && row($1) { if (!($1 in mtime)) { msize[++nm] = $1; mtype[$1] = $3 } mtime[$1] = $6; mbw[$1] = $8 }
+FILENAME == ARGV[2] && row($1) { if (!($1 in rtime)) { rsize[++nr] = $1; rtype[$1] = $3 } rtime[$1] = $6; rbw[$1] = $8 }
+END {
+	# Sizes in the order MPI printed them, then any only ringo printed.
+	n = 0
+	for (i = 1; i <= nm; i++) order[++n] = msize[i]
+	for (i = 1; i <= nr; i++) if (!(rsize[i] in mtime)) order[++n] = rsize[i]
+	type = nm ? mtype[msize[1]] : (nr ? rtype[rsize[1]] : "?")
+	printf "# === ringo vs MPI_Allreduce: out-of-place, %s sum, %d ranks (ratio ringo/MPI: busbw > 1 or time < 1 means ringo is faster)\n", type, np
+	printf "#%13s%12s%12s%8s%12s%12s%8s\n", "size", "MPI busbw", "ringo busbw", "ratio", "MPI time", "ringo time", "ratio"
+	printf "#%13s%12s%12s%8s%12s%12s%8s\n", "(B)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", ""
+	lbw = 0; lt = 0; kbw = 0; kt = 0
+	for (i = 1; i <= n; i++) {
+		s = order[i]
+		mb = (s in mbw) ? mbw[s] : "-"; rb = (s in rbw) ? rbw[s] : "-"
+		mt = (s in mtime) ? mtime[s] : "-"; rt = (s in rtime) ? rtime[s] : "-"
+		both = (s in mbw) && (s in rbw)
+		bwr = both ? ratio(rb + 0, mb + 0) : "-"
+		tr = both ? ratio(rt + 0, mt + 0) : "-"
+		printf "%14s%12s%12s%8s%12s%12s%8s\n", s, mb, rb, bwr, mt, rt, tr
+		if (bwr != "-") { lbw += log(rb / mb); kbw++ }
+		if (tr != "-") { lt += log(rt / mt); kt++ }
+	}
+	if (kbw) printf "# geometric mean of busbw ratio ringo/MPI : %.2f (%d sizes)\n", exp(lbw / kbw), kbw
+	if (kt) printf "# geometric mean of time ratio ringo/MPI  : %.2f (%d sizes)\n", exp(lt / kt), kt
+	if (mpi_rc != 0) printf "# MPI benchmark exited with status %d\n", mpi_rc
+	if (ringo_rc != 0) printf "# ringo benchmark exited with status %d\n", ringo_rc
+}' "$mpi_out" "$ringo_out" | tee "$OUT/compare.out"
+
+echo "# outputs: $mpi_out $ringo_out $OUT/compare.out"
+if [ "$mpi_rc" -ne 0 ] || [ "$ringo_rc" -ne 0 ]; then
+	exit 1
+fi

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// buildRingo builds the command into a temporary directory.
+func buildRingo(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ringo")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestBenchProcesses runs "ringo bench" with ranks as processes over shared
+// memory, every collective, datatype and op: the table must show nothing
+// wrong and the command must succeed.
+func TestBenchProcesses(t *testing.T) {
+	bin := buildRingo(t)
+	cmd := exec.Command(bin, "bench", "--ranks", "3", "-coll", "all", "-d", "all", "-o", "all", "-b", "8", "-e", "1K", "-f", "16", "-n", "2", "-w", "1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("ringo bench: %v\n%s", err, out)
+	}
+	s := string(out)
+	if !strings.Contains(s, "# Out of bounds values : 0 OK") || !strings.Contains(s, "3 ranks (processes, shared memory)") {
+		t.Fatalf("unexpected output:\n%s", s)
+	}
+	// 3 reductions × 12 types × 6 ops + 2 copies × 12 types, 2 sizes each.
+	rows := 0
+	for _, line := range strings.Split(s, "\n") {
+		if line != "" && line[0] != '#' {
+			rows++
+		}
+	}
+	if want := (3*12*6 + 2*12) * 2; rows != want {
+		t.Fatalf("%d rows, want %d:\n%s", rows, want, s)
+	}
+}
+
+func TestBenchFormatsAndErrors(t *testing.T) {
+	bin := buildRingo(t)
+	out, err := exec.Command(bin, "bench", "--transport", "loopback", "--ranks", "2", "-b", "1K", "-e", "2K", "-format", "csv").Output()
+	if err != nil || !strings.HasPrefix(string(out), "collective,size_bytes") || strings.Count(string(out), "\n") != 3 {
+		t.Fatalf("csv: %v\n%s", err, out)
+	}
+	out, err = exec.Command(bin, "bench", "--transport", "loopback", "--ranks", "2", "-b", "1K", "-e", "1K", "-format", "json").Output()
+	if err != nil || !strings.Contains(string(out), `"busbw_gbs"`) {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{
+		{"bench", "-b", "1x"},
+		{"bench", "-transport", "carrier-pigeon"},
+		{"bench", "-ranks", "0"},
+		{"bench", "-coll", "scan"},
+		{"bench", "-d", "float128"},
+		{"bench", "-r", "5", "--ranks", "2"},
+		{"nonsense"},
+	} {
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		if err == nil {
+			t.Errorf("%v succeeded:\n%s", args, out)
+		}
+	}
+}

@@ -1,0 +1,282 @@
+package ringo_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/shm"
+	"github.com/ringo-ccl/ringo/transport"
+)
+
+// Rank processes for these tests are this test binary run again with
+// RINGO_TEST_CHILD set: TestMain sends them to childMain instead of the
+// tests.
+const (
+	envChild = "RINGO_TEST_CHILD" // the child's mode
+	envID    = "RINGO_TEST_ID"
+	envRank  = "RINGO_TEST_RANK"
+	envRanks = "RINGO_TEST_RANKS"
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(envChild); mode != "" {
+		os.Exit(childMain(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// childMain is one rank process. Modes:
+//   - "check": run every collective once on known data and verify it.
+//   - "loop": report "ready" after the first all-reduce, then all-reduce
+//     until an error, which it prints.
+//   - "join-then-die": join the bootstrap, then kill itself (a rank lost
+//     during setup).
+func childMain(mode string) int {
+	id, err := ringo.UniqueIDFromString(os.Getenv(envID))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 2
+	}
+	rank, _ := strconv.Atoi(os.Getenv(envRank))
+	n, _ := strconv.Atoi(os.Getenv(envRanks))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if mode == "join-then-die" {
+		if _, err := transport.Join(ctx, id, n, rank); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			return 2
+		}
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}
+	c, err := ringo.NewComm(ctx, id, n, rank, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 3
+	}
+	defer c.Close()
+	switch mode {
+	case "check":
+		send := make([]float32, 1000)
+		for i := range send {
+			send[i] = float32(rank*1000 + i)
+		}
+		recv := make([]float32, 1000)
+		if err := ringo.AllReduce(ctx, c, send, recv, ringo.OpSum); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			return 4
+		}
+		for i, v := range recv {
+			want := float32(0)
+			for r := range n {
+				want += float32(r*1000 + i)
+			}
+			if v != want {
+				fmt.Fprintf(os.Stderr, "child: element %d = %v, want %v\n", i, v, want)
+				return 5
+			}
+		}
+		gathered := make([]int32, 3*n)
+		if err := ringo.AllGather(ctx, c, []int32{int32(rank), 7, int32(-rank)}, gathered); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			return 4
+		}
+		for r := range n {
+			if gathered[3*r] != int32(r) || gathered[3*r+2] != int32(-r) {
+				fmt.Fprintf(os.Stderr, "child: gathered %v\n", gathered)
+				return 5
+			}
+		}
+		fmt.Println("ok")
+		return 0
+	case "loop":
+		buf := make([]float32, 1<<18)
+		for i := 0; ; i++ {
+			if err := ringo.AllReduce(context.Background(), c, buf, buf, ringo.OpSum); err != nil {
+				fmt.Fprintln(os.Stderr, "child:", err)
+				return 6
+			}
+			if i == 0 {
+				fmt.Println("ready")
+			}
+		}
+	}
+	return 2
+}
+
+type child struct {
+	cmd    *exec.Cmd
+	stdout *bufio.Scanner
+	stderr strings.Builder
+}
+
+// startRanks starts n rank processes of mode on a fresh communicator.
+func startRanks(t *testing.T, n int, mode func(rank int) string) (ringo.UniqueID, []*child) {
+	t.Helper()
+	id, err := ringo.NewUniqueID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids := make([]*child, n)
+	for r := range n {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), envChild+"="+mode(r), envID+"="+id.String(),
+			fmt.Sprintf("%s=%d", envRank, r), fmt.Sprintf("%s=%d", envRanks, n))
+		k := &child{cmd: cmd}
+		cmd.Stderr = &k.stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.stdout = bufio.NewScanner(out)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		kids[r] = k
+	}
+	t.Cleanup(func() {
+		for _, k := range kids {
+			k.cmd.Process.Kill()
+			k.cmd.Wait()
+		}
+	})
+	return id, kids
+}
+
+// waitExit waits for a child with a deadline and returns its exit error.
+func waitExit(t *testing.T, k *child, d time.Duration) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		for k.stdout.Scan() {
+		}
+		done <- k.cmd.Wait()
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		k.cmd.Process.Kill()
+		t.Fatalf("rank process did not exit within %v; stderr: %s", d, k.stderr.String())
+		return nil
+	}
+}
+
+func noLeftovers(t *testing.T, id ringo.UniqueID) {
+	t.Helper()
+	if left, err := shm.Leftovers(id.Tag()); err != nil || len(left) > 0 {
+		t.Fatalf("/dev/shm holds %v (err %v)", left, err)
+	}
+}
+
+func TestProcessesAllReduce(t *testing.T) {
+	id, kids := startRanks(t, 3, func(int) string { return "check" })
+	for r, k := range kids {
+		if err := waitExit(t, k, 30*time.Second); err != nil {
+			t.Fatalf("rank %d: %v; stderr: %s", r, err, k.stderr.String())
+		}
+	}
+	noLeftovers(t, id)
+}
+
+// TestKillMidCollective: kill -9 one rank while all of them are inside
+// all-reduces; every survivor must fail promptly, naming it.
+func TestKillMidCollective(t *testing.T) {
+	id, kids := startRanks(t, 3, func(int) string { return "loop" })
+	for r, k := range kids {
+		if !k.stdout.Scan() || k.stdout.Text() != "ready" {
+			t.Fatalf("rank %d did not start: %s", r, k.stderr.String())
+		}
+	}
+	kids[1].cmd.Process.Signal(syscall.SIGKILL)
+	start := time.Now()
+	for _, r := range []int{0, 2} {
+		err := waitExit(t, kids[r], 10*time.Second)
+		if err == nil {
+			t.Fatalf("rank %d survived the loss of rank 1", r)
+		}
+		msg := kids[r].stderr.String()
+		if !strings.Contains(msg, "rank 1") || !strings.Contains(msg, "peer lost") {
+			t.Fatalf("rank %d's error does not name lost rank 1: %s", r, msg)
+		}
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("survivors took %v to notice", el)
+	}
+	noLeftovers(t, id)
+}
+
+// TestKillDuringSetup: a rank joins the bootstrap and dies before the ring
+// is connected.
+func TestKillDuringSetup(t *testing.T) {
+	id, kids := startRanks(t, 3, func(r int) string {
+		if r == 2 {
+			return "join-then-die"
+		}
+		return "check"
+	})
+	for _, r := range []int{0, 1} {
+		if err := waitExit(t, kids[r], 30*time.Second); err == nil {
+			t.Fatalf("rank %d completed without rank 2", r)
+		}
+		if msg := kids[r].stderr.String(); !strings.Contains(msg, "rank 2") {
+			t.Fatalf("rank %d's error does not name rank 2: %s", r, msg)
+		}
+	}
+	noLeftovers(t, id)
+}
+
+func TestRootNeverAppears(t *testing.T) {
+	id, err := transport.StartRoot("127.0.0.1:0", [32]byte{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	transport.StopRoot(id)
+	// Hold the port with a listener that never answers, so no other test
+	// can take it: the "root" accepts TCP connections and says nothing.
+	l, err := net.Listen("tcp", id.Addr())
+	if err != nil {
+		t.Skipf("could not hold the stopped root's port: %v", err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = ringo.NewComm(ctx, id, 2, 0, nil)
+	if err == nil || !strings.Contains(err.Error(), id.Addr()) {
+		t.Fatalf("got %v, want an error naming the root's address %s", err, id.Addr())
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("took %v", el)
+	}
+}
+
+func TestBadUniqueID(t *testing.T) {
+	id, err := ringo.NewUniqueID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer transport.StopRoot(id)
+	s := id.String()
+	flip := "0"
+	if s[60] == '0' {
+		flip = "1"
+	}
+	for _, bad := range []string{s[:200], s[:60] + flip + s[61:], "zz" + s[2:]} {
+		if _, err := ringo.UniqueIDFromString(bad); err == nil {
+			t.Errorf("accepted a damaged unique ID %q", bad[:16])
+		}
+	}
+	if _, err := ringo.NewComm(context.Background(), id, 2, 2, nil); err == nil || !strings.Contains(err.Error(), "rank 2 of a communicator of 2") {
+		t.Fatalf("rank 2 of 2: %v", err)
+	}
+}

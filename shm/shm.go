@@ -1,0 +1,145 @@
+// Package shm is ringo's shared-memory transport between processes of one
+// host: every rank places its receive connections — head, tail, bells,
+// Simple slots and LL lines, the layout of transport.Conn — in a segment in
+// /dev/shm, and its ring predecessor maps that segment to send into it.
+//
+// Lifecycle: a rank creates its segment (mode 0600, named after the
+// communicator's tag and its rank), the ranks exchange names through the
+// bootstrap, each maps its successor's, and after a barrier every rank
+// unlinks its own name, so from then on nothing is left in /dev/shm even if
+// a process is killed. When setup fails half-way, every surviving rank
+// unlinks all the communicator's names, its dead peers' included. The
+// mappings are released by Close.
+package shm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ringo-ccl/ringo/internal/sys"
+	"github.com/ringo-ccl/ringo/transport"
+)
+
+// Exchanger is the part of the bootstrap that setup needs
+// (*transport.Bootstrap implements it).
+type Exchanger interface {
+	AllGather(ctx context.Context, blob []byte) ([][]byte, error)
+	Barrier(ctx context.Context) error
+}
+
+// Transport is one rank's shared-memory connections: from its ring
+// predecessor on every channel (in its own segment) and to its successor
+// (in the successor's segment).
+type Transport struct {
+	rank, prev, next int
+	own, peer        *sys.Segment
+	recv, send       []*transport.Conn // by channel
+}
+
+var _ transport.Transport = (*Transport)(nil)
+
+// SegmentName returns the /dev/shm name of rank's segment in the
+// communicator tagged tag.
+func SegmentName(tag string, rank int) string {
+	return fmt.Sprintf("%s%d", SegmentPrefix(tag), rank)
+}
+
+// SegmentPrefix returns the prefix of every segment name of the
+// communicator tagged tag.
+func SegmentPrefix(tag string) string { return "ringo-" + tag + "-r" }
+
+// Connect sets up rank's connections for nch channels of a ring in which it
+// receives from prev and sends to next. Every rank of the communicator calls
+// it at the same time with the same tag, nranks, nch and sizes.
+func Connect(ctx context.Context, ex Exchanger, tag string, nranks, rank, prev, next, nch int, sizes transport.Sizes) (t *Transport, err error) {
+	if err := sizes.Validate(); err != nil {
+		return nil, err
+	}
+	if nch < 1 || rank < 0 || rank >= nranks || prev < 0 || prev >= nranks || next < 0 || next >= nranks {
+		return nil, fmt.Errorf("shm: bad ring: rank %d of %d, prev %d, next %d, %d channels", rank, nranks, prev, next, nch)
+	}
+	t = &Transport{rank: rank, prev: prev, next: next}
+	size := nch * sizes.Bytes()
+	name := SegmentName(tag, rank)
+	defer func() {
+		if err != nil {
+			// Leave nothing behind: our own name, and those of peers that
+			// may have died before unlinking theirs.
+			for r := range nranks {
+				sys.Unlink(SegmentName(tag, r))
+			}
+			t.Close()
+			t = nil
+		}
+	}()
+	if t.own, err = sys.CreateSegment(name, size); err != nil {
+		return t, fmt.Errorf("shm: %w", err)
+	}
+	names, err := ex.AllGather(ctx, []byte(name))
+	if err != nil {
+		return t, fmt.Errorf("shm: exchanging segment names: %w", err)
+	}
+	if want := SegmentName(tag, next); string(names[next]) != want {
+		return t, fmt.Errorf("shm: rank %d announced segment %q, expected %q", next, names[next], want)
+	}
+	if t.peer, err = sys.OpenSegment(string(names[next]), size); err != nil {
+		return t, fmt.Errorf("shm: mapping rank %d's segment: %w", next, err)
+	}
+	if err = ex.Barrier(ctx); err != nil {
+		return t, fmt.Errorf("shm: waiting for every rank to map its successor's segment: %w", err)
+	}
+	if err = sys.Unlink(name); err != nil {
+		return t, err
+	}
+	per := sizes.Bytes()
+	for c := range nch {
+		r, err1 := transport.NewConn(t.own.Mem[c*per:(c+1)*per], sizes)
+		s, err2 := transport.NewConn(t.peer.Mem[c*per:(c+1)*per], sizes)
+		if err := errors.Join(err1, err2); err != nil {
+			return t, fmt.Errorf("shm: %w", err)
+		}
+		t.recv, t.send = append(t.recv, r), append(t.send, s)
+	}
+	return t, nil
+}
+
+// Conn returns the connection of channel ch from rank from to rank to:
+// this rank's receive connection (from its predecessor) or send connection
+// (to its successor).
+func (t *Transport) Conn(_ context.Context, from, to, ch int) (*transport.Conn, error) {
+	switch {
+	case ch < 0 || ch >= len(t.recv):
+		return nil, fmt.Errorf("shm: no channel %d (%d channels)", ch, len(t.recv))
+	case from == t.prev && to == t.rank:
+		return t.recv[ch], nil
+	case from == t.rank && to == t.next:
+		return t.send[ch], nil
+	}
+	return nil, fmt.Errorf("shm: rank %d has no connection %d→%d", t.rank, from, to)
+}
+
+// Close unmaps both segments. Connections must not be used afterwards.
+func (t *Transport) Close() error {
+	if t == nil {
+		return nil
+	}
+	var errs []error
+	for _, s := range []*sys.Segment{t.own, t.peer} {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
+	}
+	t.recv, t.send = nil, nil
+	return errors.Join(errs...)
+}
+
+// Leftovers lists the /dev/shm names of the communicator tagged tag that
+// still exist (for tests and diagnostics).
+func Leftovers(tag string) ([]string, error) {
+	names, err := sys.ListSegments(SegmentPrefix(tag))
+	if err != nil {
+		return nil, err
+	}
+	return names, nil
+}

@@ -1,0 +1,313 @@
+package transport
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+)
+
+// The bootstrap's wire format. Every message on every bootstrap TCP
+// connection (rank↔root and rank→successor) is a frame:
+//
+//	type    1 byte   (frameType)
+//	length  4 bytes  payload length, big endian, at most maxPayload(type)
+//	payload length bytes
+//
+// Integers in payloads are big endian. An address is 18 bytes: the IP in its
+// 16-byte form (IPv4 as ::ffff:a.b.c.d) and the port. Payloads by type:
+//
+//	hello, ringHello  secret [32] | rank u32 | nranks u32 | ring listener address [18]   (58 bytes)
+//	status            missing u32 | up to maxListedMissing missing ranks, u32 each
+//	table             nranks u32 | nranks addresses [18] (each rank's ring listener)
+//	refuse            code u8 (refuseInvalid, refusePeerLost) | reason (UTF-8)
+//	lost              rank u32 | reason (UTF-8)
+//	bye, accept       empty
+//	gather, barrier   call sequence u64 | origin rank u32 | blob (empty for barrier)
+//
+// Decoders accept exactly what the encoders produce: anything decoded
+// re-encodes to the same bytes (the fuzz targets check it).
+type frameType uint8
+
+const (
+	frameHello     frameType = 1 + iota // rank → root: join
+	frameStatus                         // root → waiting rank: ranks still missing, every statusInterval
+	frameTable                          // root → every rank, once all joined: ring listener addresses
+	frameRefuse                         // root or ring acceptor → connector, before closing: why
+	frameLost                           // root → remaining ranks: a rank died
+	frameBye                            // rank → root: leaving gracefully
+	frameRingHello                      // rank → its successor: ring connection
+	frameAccept                         // successor → rank: ring connection accepted
+	frameGather                         // ring: one AllGather blob
+	frameBarrier                        // ring: one Barrier token
+)
+
+func (t frameType) String() string {
+	switch t {
+	case frameHello:
+		return "hello"
+	case frameStatus:
+		return "status"
+	case frameTable:
+		return "table"
+	case frameRefuse:
+		return "refuse"
+	case frameLost:
+		return "lost"
+	case frameBye:
+		return "bye"
+	case frameRingHello:
+		return "ring hello"
+	case frameAccept:
+		return "accept"
+	case frameGather:
+		return "gather"
+	case frameBarrier:
+		return "barrier"
+	}
+	return fmt.Sprintf("frame type %#x", uint8(t))
+}
+
+const (
+	// maxBlobBytes is the largest blob AllGather moves.
+	maxBlobBytes = 1 << 20
+	// maxRanks bounds nranks so that a table frame fits maxTableLen.
+	maxRanks = 1 << 15
+
+	frameHeaderLen    = 5
+	wireAddrLen       = 18
+	helloLen          = 32 + 4 + 4 + wireAddrLen
+	gatherHeaderLen   = 8 + 4
+	maxReasonLen      = 1024
+	maxListedMissing  = 64
+	maxTableLen       = 4 + maxRanks*wireAddrLen
+	maxGatherFrameLen = gatherHeaderLen + maxBlobBytes
+)
+
+// maxPayload returns the largest payload a frame of type t may carry, and
+// false for an unknown type. The largest (gather) is 1 MiB plus 12 bytes.
+func maxPayload(t frameType) (int, bool) {
+	switch t {
+	case frameHello, frameRingHello:
+		return helloLen, true
+	case frameStatus:
+		return 4 + 4*maxListedMissing, true
+	case frameTable:
+		return maxTableLen, true
+	case frameRefuse:
+		return 1 + maxReasonLen, true
+	case frameLost:
+		return 4 + maxReasonLen, true
+	case frameBye, frameAccept:
+		return 0, true
+	case frameGather, frameBarrier:
+		return maxGatherFrameLen, true
+	}
+	return 0, false
+}
+
+// errFrame marks a frame that is malformed: unknown type, oversized,
+// truncated, or a payload that does not decode.
+var errFrame = errors.New("malformed bootstrap frame")
+
+// readFrame reads one frame from r. It returns io.EOF, unwrapped, when r
+// ends cleanly before the frame's first byte; an error wrapping errFrame for
+// an unknown type, an oversized length or a truncated frame (checked before
+// the payload is allocated); r's error otherwise.
+func readFrame(r io.Reader) (frameType, []byte, error) {
+	var h [frameHeaderLen]byte
+	if n, err := io.ReadFull(r, h[:]); err != nil {
+		if n > 0 && errors.Is(err, io.ErrUnexpectedEOF) {
+			return 0, nil, fmt.Errorf("%w: truncated header (%d of %d bytes)", errFrame, n, frameHeaderLen)
+		}
+		return 0, nil, err
+	}
+	t := frameType(h[0])
+	max, ok := maxPayload(t)
+	if !ok {
+		return 0, nil, fmt.Errorf("%w: unknown %v", errFrame, t)
+	}
+	n := binary.BigEndian.Uint32(h[1:])
+	if n > uint32(max) {
+		return 0, nil, fmt.Errorf("%w: %v payload of %d bytes exceeds %d", errFrame, t, n, max)
+	}
+	p := make([]byte, n)
+	if got, err := io.ReadFull(r, p); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return 0, nil, fmt.Errorf("%w: truncated %v payload (%d of %d bytes)", errFrame, t, got, n)
+		}
+		return 0, nil, err
+	}
+	return t, p, nil
+}
+
+// writeFrame writes one frame of type t whose payload is the concatenation
+// of parts, with one writev where w is a TCP connection. Writes to one
+// connection must be serialized by the caller.
+func writeFrame(w io.Writer, t frameType, parts ...[]byte) error {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	if max, ok := maxPayload(t); !ok || n > max {
+		return fmt.Errorf("%w: cannot send a %v payload of %d bytes", errFrame, t, n)
+	}
+	h := make([]byte, frameHeaderLen)
+	h[0] = byte(t)
+	binary.BigEndian.PutUint32(h[1:], uint32(n))
+	bufs := append(net.Buffers{h}, parts...)
+	_, err := bufs.WriteTo(w)
+	return err
+}
+
+// hello is a rank's introduction: to the root (frameHello) and to its ring
+// successor (frameRingHello).
+type hello struct {
+	secret [32]byte
+	rank   uint32
+	nranks uint32
+	ring   netip.AddrPort // the sender's ring listener
+}
+
+func appendHello(b []byte, h hello) []byte {
+	b = append(b, h.secret[:]...)
+	b = binary.BigEndian.AppendUint32(b, h.rank)
+	b = binary.BigEndian.AppendUint32(b, h.nranks)
+	return appendAddr(b, h.ring)
+}
+
+func decodeHello(p []byte) (hello, error) {
+	var h hello
+	if len(p) != helloLen {
+		return h, fmt.Errorf("%w: hello of %d bytes, want %d", errFrame, len(p), helloLen)
+	}
+	copy(h.secret[:], p)
+	h.rank = binary.BigEndian.Uint32(p[32:])
+	h.nranks = binary.BigEndian.Uint32(p[36:])
+	h.ring = decodeAddr(p[40:])
+	return h, nil
+}
+
+func appendAddr(b []byte, a netip.AddrPort) []byte {
+	ip := a.Addr().As16()
+	b = append(b, ip[:]...)
+	return binary.BigEndian.AppendUint16(b, a.Port())
+}
+
+// decodeAddr decodes the wireAddrLen bytes at the start of p.
+func decodeAddr(p []byte) netip.AddrPort {
+	ip := netip.AddrFrom16([16]byte(p[:16])).Unmap()
+	return netip.AddrPortFrom(ip, binary.BigEndian.Uint16(p[16:]))
+}
+
+// status lists the ranks the root still waits for: missing in all, the
+// first of them (at most maxListedMissing) listed.
+type status struct {
+	missing int
+	listed  []int
+}
+
+func appendStatus(b []byte, s status) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(s.missing))
+	for _, r := range s.listed {
+		b = binary.BigEndian.AppendUint32(b, uint32(r))
+	}
+	return b
+}
+
+func decodeStatus(p []byte) (status, error) {
+	if len(p) < 4 || len(p)%4 != 0 {
+		return status{}, fmt.Errorf("%w: status of %d bytes", errFrame, len(p))
+	}
+	s := status{missing: int(binary.BigEndian.Uint32(p))}
+	for p = p[4:]; len(p) > 0; p = p[4:] {
+		s.listed = append(s.listed, int(binary.BigEndian.Uint32(p)))
+	}
+	if len(s.listed) > s.missing {
+		return status{}, fmt.Errorf("%w: status lists %d of %d missing ranks", errFrame, len(s.listed), s.missing)
+	}
+	return s, nil
+}
+
+// String names the missing ranks, e.g. "[2 5]" or "[0 1 2 … and 100 more]".
+func (s status) String() string {
+	out := fmt.Sprint(s.listed)
+	if more := s.missing - len(s.listed); more > 0 {
+		out = fmt.Sprintf("%s … and %d more]", out[:len(out)-1], more)
+	}
+	return out
+}
+
+func appendTable(b []byte, addrs []netip.AddrPort) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(len(addrs)))
+	for _, a := range addrs {
+		b = appendAddr(b, a)
+	}
+	return b
+}
+
+func decodeTable(p []byte) ([]netip.AddrPort, error) {
+	if len(p) < 4 {
+		return nil, fmt.Errorf("%w: table of %d bytes", errFrame, len(p))
+	}
+	n := int(binary.BigEndian.Uint32(p))
+	if n > maxRanks || len(p) != 4+n*wireAddrLen {
+		return nil, fmt.Errorf("%w: table of %d ranks in %d bytes", errFrame, n, len(p))
+	}
+	addrs := make([]netip.AddrPort, n)
+	for i := range addrs {
+		addrs[i] = decodeAddr(p[4+i*wireAddrLen:])
+	}
+	return addrs, nil
+}
+
+// A refusal's code says which sentinel the refused connector's error wraps.
+const (
+	refuseInvalid  byte = 1 // errs.ErrInvalidArgument
+	refusePeerLost byte = 2 // errs.ErrPeerLost: the communicator already lost a rank
+)
+
+func appendRefuse(b []byte, code byte, reason string) []byte {
+	return append(append(b, code), truncateReason(reason)...)
+}
+
+func decodeRefuse(p []byte) (code byte, reason string, err error) {
+	if len(p) < 1 || (p[0] != refuseInvalid && p[0] != refusePeerLost) {
+		return 0, "", fmt.Errorf("%w: refusal without a known code", errFrame)
+	}
+	return p[0], string(p[1:]), nil
+}
+
+func appendLost(b []byte, rank int, reason string) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(rank))
+	return append(b, truncateReason(reason)...)
+}
+
+func decodeLost(p []byte) (rank int, reason string, err error) {
+	if len(p) < 4 {
+		return 0, "", fmt.Errorf("%w: lost frame of %d bytes", errFrame, len(p))
+	}
+	return int(binary.BigEndian.Uint32(p)), string(p[4:]), nil
+}
+
+func truncateReason(s string) string {
+	if len(s) > maxReasonLen {
+		return s[:maxReasonLen]
+	}
+	return s
+}
+
+// gatherHeader returns the header of a gather or barrier payload.
+func gatherHeader(seq uint64, origin int) []byte {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, gatherHeaderLen), seq)
+	return binary.BigEndian.AppendUint32(b, uint32(origin))
+}
+
+func decodeGather(p []byte) (seq uint64, origin int, blob []byte, err error) {
+	if len(p) < gatherHeaderLen {
+		return 0, 0, nil, fmt.Errorf("%w: gather payload of %d bytes", errFrame, len(p))
+	}
+	return binary.BigEndian.Uint64(p), int(binary.BigEndian.Uint32(p[8:])), p[gatherHeaderLen:], nil
+}

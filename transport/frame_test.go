@@ -1,0 +1,177 @@
+package transport
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+// sampleFrames are one valid frame of every type.
+func sampleFrames() map[frameType][]byte {
+	h := hello{secret: testSecret(5), rank: 3, nranks: 8, ring: netip.MustParseAddrPort("10.1.2.3:4567")}
+	return map[frameType][]byte{
+		frameHello:     appendHello(nil, h),
+		frameRingHello: appendHello(nil, hello{secret: testSecret(6), rank: 1, nranks: 2, ring: netip.MustParseAddrPort("[fd00::2]:80")}),
+		frameStatus:    appendStatus(nil, status{missing: 3, listed: []int{0, 4, 7}}),
+		frameTable:     appendTable(nil, []netip.AddrPort{loopbackPort(1), netip.MustParseAddrPort("[::1]:2")}),
+		frameRefuse:    appendRefuse(nil, refuseInvalid, "wrong secret"),
+		frameLost:      appendLost(nil, 2, "its bootstrap connection closed without Close"),
+		frameBye:       nil,
+		frameAccept:    nil,
+		frameGather:    append(gatherHeader(9, 4), "blob"...),
+		frameBarrier:   gatherHeader(10, 0),
+	}
+}
+
+func encodeFrame(t frameType, payload []byte) []byte {
+	var buf bytes.Buffer
+	if err := writeFrame(&buf, t, payload); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}
+
+// reencodePayload decodes p as a payload of type t and encodes it again;
+// ok is false when p does not decode.
+func reencodePayload(t frameType, p []byte) (out []byte, ok bool) {
+	switch t {
+	case frameHello, frameRingHello:
+		h, err := decodeHello(p)
+		return appendHello(nil, h), err == nil
+	case frameStatus:
+		s, err := decodeStatus(p)
+		return appendStatus(nil, s), err == nil
+	case frameTable:
+		a, err := decodeTable(p)
+		return appendTable(nil, a), err == nil
+	case frameRefuse:
+		code, reason, err := decodeRefuse(p)
+		return appendRefuse(nil, code, reason), err == nil
+	case frameLost:
+		rank, reason, err := decodeLost(p)
+		return appendLost(nil, rank, reason), err == nil
+	case frameGather, frameBarrier:
+		seq, origin, blob, err := decodeGather(p)
+		return append(gatherHeader(seq, origin), blob...), err == nil
+	}
+	return p, true
+}
+
+func TestFrameRoundTrip(t *testing.T) {
+	for typ, p := range sampleFrames() {
+		wire := encodeFrame(typ, p)
+		gt, gp, err := readFrame(bytes.NewReader(wire))
+		if err != nil || gt != typ || !bytes.Equal(gp, p) {
+			t.Fatalf("%v: read back %v %x %v", typ, gt, gp, err)
+		}
+		re, ok := reencodePayload(typ, gp)
+		if !ok || !bytes.Equal(re, p) {
+			t.Fatalf("%v: payload re-encodes to %x, want %x", typ, re, p)
+		}
+	}
+	h, _ := decodeHello(sampleFrames()[frameHello])
+	if h.rank != 3 || h.nranks != 8 || h.ring.String() != "10.1.2.3:4567" || h.secret != testSecret(5) {
+		t.Fatalf("hello decoded as %+v", h)
+	}
+}
+
+func TestReadFrameRejects(t *testing.T) {
+	header := func(t byte, n uint32) []byte { return binary.BigEndian.AppendUint32([]byte{t}, n) }
+	cases := []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"unknown type", header(0x47, 0), "unknown frame type 0x47"},
+		{"type zero", header(0, 0), "unknown frame type 0x0"},
+		{"oversized gather", header(byte(frameGather), maxGatherFrameLen+1), "exceeds"},
+		{"oversized hello", header(byte(frameHello), helloLen+1), "exceeds"},
+		{"huge", header(byte(frameTable), 1<<31), "exceeds"},
+		{"bye with payload", append(header(byte(frameBye), 1), 0), "exceeds"},
+		{"truncated header", []byte{byte(frameHello), 0, 0}, "truncated header"},
+		{"truncated payload", append(header(byte(frameRefuse), 10), "abc"...), "truncated refuse payload (3 of 10 bytes)"},
+	}
+	for _, c := range cases {
+		_, _, err := readFrame(bytes.NewReader(c.in))
+		if !errors.Is(err, errFrame) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an errFrame containing %q", c.name, err, c.want)
+		}
+	}
+	if _, _, err := readFrame(bytes.NewReader(nil)); err != io.EOF {
+		t.Errorf("empty stream: %v, want io.EOF", err)
+	}
+	if err := writeFrame(io.Discard, frameBye, []byte{1}); !errors.Is(err, errFrame) {
+		t.Errorf("writing a bye with a payload: %v", err)
+	}
+}
+
+func TestPayloadDecodersReject(t *testing.T) {
+	if _, err := decodeHello(make([]byte, helloLen-1)); err == nil {
+		t.Error("short hello accepted")
+	}
+	if _, err := decodeStatus(appendStatus(nil, status{missing: 1, listed: []int{1, 2}})); err == nil {
+		t.Error("status listing more ranks than missing accepted")
+	}
+	if _, err := decodeStatus([]byte{0, 0, 0, 1, 0}); err == nil {
+		t.Error("status of 5 bytes accepted")
+	}
+	if _, err := decodeTable(binary.BigEndian.AppendUint32(nil, 2)); err == nil {
+		t.Error("table short of its addresses accepted")
+	}
+	if _, _, err := decodeRefuse([]byte{9, 'x'}); err == nil {
+		t.Error("refusal with an unknown code accepted")
+	}
+	if _, _, err := decodeLost([]byte{0, 0}); err == nil {
+		t.Error("lost frame of 2 bytes accepted")
+	}
+	if _, _, _, err := decodeGather(make([]byte, gatherHeaderLen-1)); err == nil {
+		t.Error("short gather accepted")
+	}
+	if got := (status{missing: 70, listed: []int{1, 2}}).String(); got != "[1 2 … and 68 more]" {
+		t.Errorf("status string %q", got)
+	}
+}
+
+// FuzzDecodeFrame: readFrame never panics, and whatever it decodes (frame
+// and payload) re-encodes to the bytes it consumed.
+func FuzzDecodeFrame(f *testing.F) {
+	for typ, p := range sampleFrames() {
+		f.Add(encodeFrame(typ, p))
+	}
+	f.Add([]byte("GET / HTTP/1.0\r\n\r\n"))
+	f.Add([]byte{byte(frameGather), 0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		typ, p, err := readFrame(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		consumed := data[:frameHeaderLen+len(p)]
+		if got := encodeFrame(typ, p); !bytes.Equal(got, consumed) {
+			t.Fatalf("%v frame re-encodes to %x, read from %x", typ, got, consumed)
+		}
+		if re, ok := reencodePayload(typ, p); ok && !bytes.Equal(re, p) {
+			t.Fatalf("%v payload re-encodes to %x, decoded from %x", typ, re, p)
+		}
+	})
+}
+
+// FuzzDecodeHello: decodeHello never panics, and a decoded hello re-encodes
+// to its input.
+func FuzzDecodeHello(f *testing.F) {
+	f.Add(sampleFrames()[frameHello])
+	f.Add(sampleFrames()[frameRingHello])
+	f.Add(make([]byte, helloLen))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		h, err := decodeHello(p)
+		if err != nil {
+			return
+		}
+		if got := appendHello(nil, h); !bytes.Equal(got, p) {
+			t.Fatalf("hello %+v re-encodes to %x, decoded from %x", h, got, p)
+		}
+	})
+}

@@ -1,0 +1,467 @@
+package transport
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ringo-ccl/ringo/internal/errs"
+)
+
+// The bootstrap root is where the ranks of a communicator meet: each rank
+// connects and says hello (secret, rank, nranks, ring listener address); the
+// root refuses a bad hello on that connection alone; once all nranks ranks
+// have joined it sends every rank the table of ring listener addresses, and
+// until then a status frame naming the ranks still missing every
+// statusInterval. Ranks keep their connection open after setup: an EOF
+// without a prior bye is a dead rank, reported to every remaining rank. The
+// root stops once every rank that joined has left (bye) or been lost.
+
+const (
+	statusInterval   = 200 * time.Millisecond
+	helloTimeout     = 10 * time.Second       // a connection must say hello within this
+	rootWriteTimeout = 2 * time.Second        // a rank that does not take a small frame within this is dropped
+	refusalLinger    = 500 * time.Millisecond // a refused connector's time to read why
+)
+
+// roots are the roots this process runs, by ID, for StopRoot.
+var (
+	rootsMu sync.Mutex
+	roots   = map[UniqueID]*rootServer{}
+)
+
+// NewUniqueID picks an interface (see Interfaces), starts a root listening on
+// an OS-chosen port of its address, and returns the ID naming that root with
+// a fresh 256-bit random secret. The root runs as goroutines of this process
+// until every rank that joined has closed or been lost (or StopRoot, or the
+// process exits). Safe for concurrent use.
+func NewUniqueID() (UniqueID, error) {
+	ip, err := bootstrapIP()
+	if err != nil {
+		return UniqueID{}, fmt.Errorf("ringo: bootstrap root: %w", err)
+	}
+	var secret [32]byte
+	rand.Read(secret[:]) // never fails (it crashes the program instead)
+	return startRoot(netip.AddrPortFrom(ip, 0).String(), ip, secret)
+}
+
+// StartRoot starts a root listening on addr ("host:port"; port may be 0; a
+// host name is resolved, IPv4 first) with the given secret and returns its
+// ID, for launchers that fix the root's address. With an empty or
+// unspecified host ("0.0.0.0") it listens on every interface and the ID
+// names the address NewUniqueID would pick. A port already taken fails with
+// the system's "address already in use" error (errors.Is syscall.EADDRINUSE);
+// a malformed addr wraps errs.ErrInvalidArgument.
+func StartRoot(addr string, secret [32]byte) (UniqueID, error) {
+	host, port, err := splitHostPort(addr)
+	if err != nil {
+		return UniqueID{}, fmt.Errorf("ringo: bootstrap root: %w", err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		ip, err := bootstrapIP()
+		if err != nil {
+			return UniqueID{}, fmt.Errorf("ringo: bootstrap root: %w", err)
+		}
+		return startRoot(net.JoinHostPort(host, strconv.Itoa(int(port))), ip, secret)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), helloTimeout)
+	defer cancel()
+	ip, err := resolveHost(ctx, host)
+	if err != nil {
+		return UniqueID{}, fmt.Errorf("ringo: bootstrap root: %w", err)
+	}
+	return startRoot(netip.AddrPortFrom(ip, port).String(), ip, secret)
+}
+
+// StopRoot stops the root of id started by this process, if any, closing
+// its connections (its ranks see it as lost), and waits for its goroutines
+// to end. Safe for concurrent use.
+func StopRoot(id UniqueID) {
+	rootsMu.Lock()
+	r := roots[id]
+	rootsMu.Unlock()
+	if r != nil {
+		r.stop()
+		r.wg.Wait()
+	}
+}
+
+// startRoot listens on listen and serves the ID naming advertise and the
+// port listened on.
+func startRoot(listen string, advertise netip.Addr, secret [32]byte) (UniqueID, error) {
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return UniqueID{}, fmt.Errorf("ringo: bootstrap root: %w", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).AddrPort().Port()
+	id := newUniqueID(netip.AddrPortFrom(advertise, port), secret)
+	r := &rootServer{id: id, secret: secret, ln: ln, stopc: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+	rootsMu.Lock()
+	roots[id] = r
+	rootsMu.Unlock()
+	r.wg.Add(2)
+	go r.routineAccept()
+	go r.routineStatus()
+	return id, nil
+}
+
+// rootServer is one running root. Its goroutines — routineAccept,
+// routineStatus and one routineServe per connection — end after stop; stop
+// is called by the last rank's departure or by StopRoot.
+type rootServer struct {
+	id     UniqueID
+	secret [32]byte
+	ln     net.Listener
+	stopc  chan struct{} // closed by stop
+	wg     sync.WaitGroup
+
+	mu        sync.Mutex // guards the fields below; never held while writing to a connection
+	nranks    int        // from the first admitted hello; 0 before
+	members   []*rootMember
+	joined    int    // non-nil members
+	connected int    // members not gone
+	formed    bool   // all joined and the table sent
+	failed    string // set when a rank was lost before formed: why the communicator cannot form
+	conns     map[net.Conn]struct{}
+	stopped   bool
+}
+
+// rootMember is an admitted rank.
+type rootMember struct {
+	rank int
+	conn net.Conn
+	ring netip.AddrPort
+	gone bool // said bye or was lost; guarded by rootServer.mu
+
+	wmu sync.Mutex // serializes writes to conn
+}
+
+// send writes one frame to m, dropping m's connection (which its
+// routineServe then reports as lost) if that fails.
+func (m *rootMember) send(t frameType, payload []byte) {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	m.conn.SetWriteDeadline(time.Now().Add(rootWriteTimeout))
+	if err := writeFrame(m.conn, t, payload); err != nil {
+		m.conn.Close()
+	}
+}
+
+func (r *rootServer) routineAccept() {
+	defer r.wg.Done()
+	for {
+		c, err := r.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			select { // e.g. out of file descriptors: try again shortly
+			case <-r.stopc:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		}
+		r.mu.Lock()
+		if r.stopped {
+			r.mu.Unlock()
+			c.Close()
+			continue
+		}
+		tuneConn(c)
+		r.conns[c] = struct{}{}
+		r.wg.Add(1)
+		r.mu.Unlock()
+		go r.routineServe(c)
+	}
+}
+
+// routineServe reads c's hello, admits or refuses it, and then waits for the
+// admitted rank's bye or death.
+func (r *rootServer) routineServe(c net.Conn) {
+	defer r.wg.Done()
+	defer r.forget(c)
+	c.SetReadDeadline(time.Now().Add(helloTimeout))
+	t, p, err := readFrame(c)
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
+		return
+	case err != nil:
+		refuse(c, refuseInvalid, fmt.Sprintf("no valid hello: %v", err))
+		return
+	case t != frameHello:
+		refuse(c, refuseInvalid, fmt.Sprintf("expected a hello, got a %v frame", t))
+		return
+	}
+	h, err := decodeHello(p)
+	if err != nil {
+		refuse(c, refuseInvalid, err.Error())
+		return
+	}
+	m, code, reason := r.admit(c, h)
+	if m == nil {
+		refuse(c, code, reason)
+		return
+	}
+	c.SetReadDeadline(time.Time{})
+	t, _, err = readFrame(c)
+	switch {
+	case err == nil && t == frameBye:
+		r.leave(m)
+	case err == nil:
+		r.lose(m, fmt.Sprintf("it sent an unexpected %v frame", t))
+	case errors.Is(err, io.EOF):
+		r.lose(m, "its bootstrap connection closed without Close")
+	default:
+		r.lose(m, fmt.Sprintf("its bootstrap connection failed: %v", err))
+	}
+}
+
+// admit registers the rank of hello h on c, or returns why not. It sends the
+// new rank the missing ranks, or everyone the table if h completes it.
+func (r *rootServer) admit(c net.Conn, h hello) (m *rootMember, code byte, reason string) {
+	r.mu.Lock()
+	switch {
+	case subtle.ConstantTimeCompare(h.secret[:], r.secret[:]) != 1:
+		reason = "wrong secret (a unique ID of another communicator?)"
+	case r.stopped:
+		reason = "the bootstrap root is stopping"
+	case r.failed != "":
+		r.mu.Unlock()
+		return nil, refusePeerLost, r.failed
+	case h.nranks < 1 || h.nranks > maxRanks:
+		reason = fmt.Sprintf("nranks %d out of range [1, %d]", h.nranks, maxRanks)
+	case r.nranks != 0 && int(h.nranks) != r.nranks:
+		reason = fmt.Sprintf("nranks %d differs from the %d of the ranks that joined first", h.nranks, r.nranks)
+	case h.rank >= h.nranks:
+		reason = fmt.Sprintf("rank %d out of range [0, %d)", h.rank, h.nranks)
+	case !dialable(h.ring):
+		reason = fmt.Sprintf("ring listener address %v cannot be dialed", h.ring)
+	case r.nranks != 0 && r.members[h.rank] != nil:
+		reason = fmt.Sprintf("duplicate rank %d: rank %d already joined", h.rank, h.rank)
+	}
+	if reason != "" {
+		r.mu.Unlock()
+		return nil, refuseInvalid, reason
+	}
+	if r.nranks == 0 {
+		r.nranks = int(h.nranks)
+		r.members = make([]*rootMember, r.nranks)
+	}
+	m = &rootMember{rank: int(h.rank), conn: c, ring: h.ring}
+	r.members[m.rank] = m
+	r.joined++
+	r.connected++
+	if r.joined < r.nranks {
+		st := r.statusLocked()
+		r.mu.Unlock()
+		m.send(frameStatus, appendStatus(nil, st))
+		return m, 0, ""
+	}
+	r.formed = true
+	addrs := make([]netip.AddrPort, r.nranks)
+	for i, o := range r.members {
+		addrs[i] = o.ring
+	}
+	all := append([]*rootMember(nil), r.members...)
+	r.mu.Unlock()
+	table := appendTable(nil, addrs)
+	for _, o := range all {
+		o.send(frameTable, table)
+	}
+	return m, 0, ""
+}
+
+// statusLocked lists the ranks not joined. r.mu is held.
+func (r *rootServer) statusLocked() status {
+	var st status
+	for i, m := range r.members {
+		if m == nil {
+			st.missing++
+			if len(st.listed) < maxListedMissing {
+				st.listed = append(st.listed, i)
+			}
+		}
+	}
+	return st
+}
+
+// connectedLocked returns the members not gone. r.mu is held.
+func (r *rootServer) connectedLocked() []*rootMember {
+	var out []*rootMember
+	for _, m := range r.members {
+		if m != nil && !m.gone {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// leave handles m's bye. Before the table is out, m's rank becomes missing
+// again (its Join gave up; a retry may take its place).
+func (r *rootServer) leave(m *rootMember) {
+	r.mu.Lock()
+	if r.stopped || m.gone {
+		r.mu.Unlock()
+		return
+	}
+	m.gone = true
+	r.connected--
+	if !r.formed {
+		r.members[m.rank] = nil
+		r.joined--
+	}
+	last := r.connected == 0
+	r.mu.Unlock()
+	if last {
+		r.stop() // first, so that the listener is closed when m sees its connection close
+	}
+	m.conn.Close()
+}
+
+// lose reports m's death to every remaining rank. Before the table is out,
+// it also fails the communicator: later hellos are refused.
+func (r *rootServer) lose(m *rootMember, reason string) {
+	r.mu.Lock()
+	if r.stopped || m.gone {
+		r.mu.Unlock()
+		return
+	}
+	m.gone = true
+	r.connected--
+	if !r.formed && r.failed == "" {
+		r.failed = fmt.Sprintf("rank %d lost: %s", m.rank, reason)
+	}
+	others := r.connectedLocked()
+	r.mu.Unlock()
+	m.conn.Close()
+	lost := appendLost(nil, m.rank, reason)
+	for _, o := range others {
+		o.send(frameLost, lost)
+	}
+	if len(others) == 0 {
+		r.stop()
+	}
+}
+
+func (r *rootServer) routineStatus() {
+	defer r.wg.Done()
+	tick := time.NewTicker(statusInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.stopc:
+			return
+		case <-tick.C:
+		}
+		r.mu.Lock()
+		if r.formed || r.failed != "" {
+			r.mu.Unlock()
+			return
+		}
+		waiting := r.connectedLocked()
+		st := r.statusLocked()
+		r.mu.Unlock()
+		p := appendStatus(nil, st)
+		for _, m := range waiting {
+			m.send(frameStatus, p)
+		}
+	}
+}
+
+// forget closes c and drops it from the connections stop closes.
+func (r *rootServer) forget(c net.Conn) {
+	r.mu.Lock()
+	delete(r.conns, c)
+	r.mu.Unlock()
+	c.Close()
+}
+
+// stop unregisters r, closes the listener, then every connection (so that
+// a rank seeing its connection close finds r stopped); the goroutines end
+// on their own. Idempotent. Lock order: r.mu, then rootsMu.
+func (r *rootServer) stop() {
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		return
+	}
+	r.stopped = true
+	rootsMu.Lock()
+	if roots[r.id] == r {
+		delete(roots, r.id)
+	}
+	rootsMu.Unlock()
+	close(r.stopc)
+	r.ln.Close()
+	for c := range r.conns {
+		c.Close()
+	}
+	r.mu.Unlock()
+}
+
+// refuse tells c's peer why it is refused, gives it refusalLinger to read
+// that, and closes c.
+func refuse(c net.Conn, code byte, reason string) {
+	c.SetDeadline(time.Now().Add(refusalLinger))
+	if writeFrame(c, frameRefuse, appendRefuse(nil, code, reason)) == nil {
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.CloseWrite()
+		}
+		// Read until the peer closes, so that closing does not reset the
+		// connection under the refusal.
+		io.Copy(io.Discard, io.LimitReader(c, 1<<20))
+	}
+	c.Close()
+}
+
+func dialable(a netip.AddrPort) bool {
+	return a.Port() != 0 && a.Addr().IsValid() && !a.Addr().IsUnspecified() && !a.Addr().IsMulticast()
+}
+
+// splitHostPort splits "host:port" with a numeric port (0 allowed).
+// Failures wrap errs.ErrInvalidArgument.
+func splitHostPort(addr string) (string, uint16, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("address %q: %v: %w", addr, err, errs.ErrInvalidArgument)
+	}
+	port, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		return "", 0, fmt.Errorf("address %q: port %q is not a number in [0, 65535]: %w", addr, p, errs.ErrInvalidArgument)
+	}
+	return host, uint16(port), nil
+}
+
+// resolveHost returns host's IP, the first IPv4 address if it has any.
+func resolveHost(ctx context.Context, host string) (netip.Addr, error) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if ip.Zone() != "" {
+			return netip.Addr{}, fmt.Errorf("address %s: zoned IPv6 addresses cannot travel in a unique ID: %w", host, errs.ErrInvalidArgument)
+		}
+		return ip.Unmap(), nil
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("resolving %q: %w", host, err)
+	}
+	for _, ip := range ips {
+		if ip.Unmap().Is4() {
+			return ip.Unmap(), nil
+		}
+	}
+	for _, ip := range ips {
+		if ip.Zone() == "" {
+			return ip, nil
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("resolving %q: no usable address in %v", host, ips)
+}
