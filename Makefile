@@ -1,7 +1,12 @@
 # ringo — every build, test and benchmark step has a target here.
 #
-#   make            build everything (bin/ringo)
-#   make test       gofmt check, go vet, go test -race: what CI runs
+#   make            build everything (bin/ringo; the CUDA half too when nvcc is installed)
+#   make test       installs what it needs, then gofmt check, go vet (with and without
+#                   the cuda tag), go test -race, the kernels' freshness and the GPU
+#                   bundle's build: what CI runs
+#   make deps       install the toolchain: make, gcc, and Debian's CUDA 11.8 toolkit
+#   make kernels    regenerate kernels/ringo.fatbin from kernels/src with nvcc
+#   make gpu-bundle build/gpu: the cuda-tagged binaries, nccl-tests and run.sh for the GPU machine
 #   make bench      the CPU benchmark: ringo bench, one process per rank over shared memory
 #   make bench-cpu-vs-mpi  ringo bench next to Open MPI's MPI_Allreduce, same sizes,
 #                   and a ratio table (installs Open MPI if missing; bench/anchors/)
@@ -21,13 +26,46 @@ BENCH_FLAGS ?= -b 8 -e 128M -f 2 -n 20 -w 5 -c 1
 BENCH_MPI_NP    ?= 2
 BENCH_MPI_FLAGS ?= -b 8 -e 128M -f 2 -n 20 -w 5 -c 1
 
-.PHONY: all build test vet fmt-check bench bench-cpu-vs-mpi mpi-deps fuzz generate clean
+.PHONY: all build build-cuda test test-go vet fmt-check deps kernels check-kernels gpu-bundle bench bench-cpu-vs-mpi mpi-deps fuzz generate clean
+
+# The kernels: nvcc 11.8 (Debian) builds SASS for sm_80 and sm_90 and PTX for
+# compute_90, compressed. The output is deterministic, so CI can check that
+# the committed fatbin matches its sources.
+NVCC       ?= nvcc
+NVCC_FLAGS := -std=c++14 -O3 --threads 2 -fatbin -Xfatbin=-compress-all \
+	-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+KERNEL_SRC := $(wildcard kernels/src/*.cu kernels/src/*.cuh)
+HAVE_NVCC  := $(shell command -v $(NVCC) >/dev/null 2>&1 && echo yes)
 
 all: build
 
 build:
 	$(GO) build ./...
 	$(GO) build -o $(BIN)/ringo ./cmd/ringo
+ifeq ($(HAVE_NVCC),yes)
+	$(MAKE) build-cuda
+endif
+
+build-cuda:
+	$(GO) build -tags cuda ./...
+	$(GO) vet -tags cuda ./...
+
+deps:
+	bash scripts/install-deps.sh
+
+kernels: kernels/ringo.fatbin
+
+kernels/ringo.fatbin: $(KERNEL_SRC)
+	$(NVCC) $(NVCC_FLAGS) -o $@ kernels/src/ring.cu
+
+check-kernels:
+	@mkdir -p build
+	$(NVCC) $(NVCC_FLAGS) -o build/ringo.fatbin kernels/src/ring.cu
+	@cmp -s build/ringo.fatbin kernels/ringo.fatbin || { echo "kernels/ringo.fatbin is stale: run make kernels and commit it"; exit 1; }
+	@echo "kernels/ringo.fatbin matches kernels/src"
+
+gpu-bundle:
+	bash scripts/gpu-bundle.sh
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -36,7 +74,9 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-test: fmt-check vet
+test: deps fmt-check vet test-go build-cuda check-kernels gpu-bundle
+
+test-go:
 	$(GO) test -race -timeout 20m ./...
 
 bench: build

@@ -86,6 +86,9 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 		return errs.Invalid(op, c.rank, "another call is running on this rank's communicator (one goroutine at a time)")
 	}
 	defer c.busy.Store(false)
+	if c.gpu != nil {
+		return errs.Invalid(op, c.rank, "this communicator's ranks are GPUs: use DoDevice")
+	}
 	if err := c.failed(op); err != nil {
 		return err
 	}

@@ -25,6 +25,8 @@ type Comm struct {
 	closed atomic.Bool
 	abort  transport.Abort // this rank's own Abort
 
+	gpu *gpuRank // nil for host ranks
+
 	// Owned by the goroutine holding busy.
 	exec  *host.Executor
 	seq   uint64 // collectives entered
@@ -50,8 +52,13 @@ type group interface {
 	release(rank int) error
 }
 
-// newComm binds rank's executor to its connections in tr.
+// newComm binds rank's host executor to its connections in tr; tr is nil
+// for GPU ranks, which have no host executor.
 func newComm(rank, size int, s settings, g group, tr transport.Transport) (*Comm, error) {
+	c := &Comm{rank: rank, size: size, cfg: s, group: g}
+	if tr == nil {
+		return c, nil
+	}
 	links := make([]host.Links, s.channels)
 	if size > 1 {
 		me := s.ring.Index(rank)
@@ -65,13 +72,8 @@ func newComm(rank, size int, s settings, g group, tr transport.Transport) (*Comm
 			links[c] = host.Links{Send: send, Recv: recv}
 		}
 	}
-	return &Comm{
-		rank:  rank,
-		size:  size,
-		cfg:   s,
-		group: g,
-		exec:  host.New(rank, links, ring.SlotPayload(ring.LL, s.sizes.LL)),
-	}, nil
+	c.exec = host.New(rank, links, ring.SlotPayload(ring.LL, s.sizes.LL))
+	return c, nil
 }
 
 // NewLocal creates the n ranks of a communicator in this process, joined by
@@ -80,7 +82,7 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 	if n < 1 {
 		return nil, errs.Invalid("init", -1, "communicator of %d ranks, need at least 1", n)
 	}
-	s, err := resolve(cfg, n)
+	s, err := resolve(cfg, n, hostDefaults)
 	if err != nil {
 		return nil, &Error{Op: "init", Rank: -1, Peer: -1, Channel: -1, Step: -1, Err: err}
 	}
@@ -88,7 +90,7 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 	if err != nil {
 		return nil, &Error{Op: "init", Rank: -1, Peer: -1, Channel: -1, Step: -1, Err: err}
 	}
-	w := &world{n: n, tr: tr, calls: make([]callRecord, n), open: n}
+	w := &world{n: n, tr: tr, calls: make([]callRecord, n), open: n, done: tr.Close}
 	comms := make([]*Comm, n)
 	for r := range n {
 		if comms[r], err = newComm(r, n, s, w, tr); err != nil {
@@ -114,6 +116,9 @@ func (c *Comm) Abort() {
 	cause := fmt.Errorf("rank %d called Abort", c.rank)
 	c.abort.Set(cause)
 	c.group.broken().Set(cause)
+	if c.gpu != nil {
+		c.gpu.exec.Abort()
+	}
 }
 
 // Close releases this rank. It must not be called while a collective is
@@ -129,7 +134,9 @@ func (c *Comm) Close() error {
 	if !c.closed.CompareAndSwap(false, true) {
 		return nil // busy stays set: a closed rank takes no more calls
 	}
-	c.exec.Close()
+	if c.exec != nil {
+		c.exec.Close()
+	}
 	return c.group.release(c.rank)
 }
 

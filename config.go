@@ -2,6 +2,7 @@ package ringo
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ringo-ccl/ringo/internal/env"
@@ -39,11 +40,30 @@ type Config struct {
 	Ring []int
 }
 
-// Defaults.
+// Defaults for host communicators; GPU communicators take NCCL's.
 const (
-	DefaultBuffSize   = 1 << 20
-	DefaultLLBuffSize = 256 << 10
-	DefaultTimeout    = 5 * time.Minute
+	DefaultBuffSize      = 1 << 20
+	DefaultLLBuffSize    = 256 << 10
+	DefaultGPUBuffSize   = 4 << 20   // NCCL_BUFFSIZE's default
+	DefaultGPULLBuffSize = 512 << 10 // NCCL_LL_BUFFSIZE's default
+	DefaultGPUChannels   = 16
+	DefaultTimeout       = 5 * time.Minute
+)
+
+// defaults are what a kind of communicator assumes for what the
+// configuration and the environment leave open.
+type defaults struct {
+	channels   int
+	simple, ll int
+	protos     [3]bool // protocols the executor has, indexed by ring.Protocol
+	what       string  // "the host path", "the GPU path"
+}
+
+var (
+	hostDefaults = defaults{channels: 1, simple: DefaultBuffSize, ll: DefaultLLBuffSize,
+		protos: [3]bool{ring.LL: true, ring.Simple: true}, what: "the host path"}
+	gpuDefaults = defaults{channels: DefaultGPUChannels, simple: DefaultGPUBuffSize, ll: DefaultGPULLBuffSize,
+		protos: [3]bool{ring.Simple: true}, what: "the GPU path"}
 )
 
 // llMaxBytes is the largest message (bytes per rank buffer) for which the
@@ -74,7 +94,7 @@ type settings struct {
 }
 
 // resolve validates cfg for n ranks and fills in what it leaves open.
-func resolve(cfg *Config, n int) (settings, error) {
+func resolve(cfg *Config, n int, d defaults) (settings, error) {
 	var c Config
 	if cfg != nil {
 		c = *cfg
@@ -92,38 +112,50 @@ func resolve(cfg *Config, n int) (settings, error) {
 	case c.Channels > 0:
 		s.channels = c.Channels
 	default:
-		s.channels = min(max(1, lo), hi)
+		s.channels = min(max(d.channels, lo), hi)
 	}
 
-	host := func(set []bool) bool { return set[ring.LL] || set[ring.Simple] }
+	// usable keeps the protocols of set that this kind of executor has.
+	usable := func(set []bool) (u [3]bool, any bool) {
+		for p := range u {
+			u[p] = set[p] && d.protos[p]
+			any = any || u[p]
+		}
+		return u, any
+	}
 	switch {
 	case c.Protocol != "":
 		set, err := env.ParseList(c.Protocol, protoNames, "allreduce")
 		if err != nil {
 			return bad("Protocol: %v", err)
 		}
-		if !host(set) {
-			return bad("Protocol %q leaves no protocol the host path has (LL, Simple)", c.Protocol)
+		u, ok := usable(set)
+		if !ok {
+			return bad("Protocol %q leaves no protocol %s has (%s)", c.Protocol, d.what, d.protoList())
 		}
-		copy(s.protos[:], set)
+		s.protos = u
 	default:
-		s.protos = [3]bool{ring.LL: true, ring.Simple: true}
+		s.protos = d.protos
 		if v, name, ok := envProto.Lookup(); ok {
 			set, err := env.ParseList(v, protoNames, "allreduce")
+			u, any := [3]bool{}, false
+			if err == nil {
+				u, any = usable(set)
+			}
 			switch {
 			case err != nil:
-				env.Warnf("%s=%q: %v; using LL and Simple", name, v, err)
-			case !host(set):
-				env.Warnf("%s=%q leaves no protocol the host path has; using LL and Simple", name, v)
+				env.Warnf("%s=%q: %v; using %s", name, v, err, d.protoList())
+			case !any:
+				env.Warnf("%s=%q leaves no protocol %s has; using %s", name, v, d.what, d.protoList())
 			default:
-				copy(s.protos[:], set)
+				s.protos = u
 			}
 		}
 	}
 
 	const maxBuff = 1 << 30
-	s.sizes.Simple = envBuffSize.Int(DefaultBuffSize, ring.NSteps*16, maxBuff)
-	s.sizes.LL = envLLBuffSize.Int(DefaultLLBuffSize, ring.NSteps*16, maxBuff)
+	s.sizes.Simple = envBuffSize.Int(d.simple, ring.NSteps*16, maxBuff)
+	s.sizes.LL = envLLBuffSize.Int(d.ll, ring.NSteps*16, maxBuff)
 	if c.BuffSize != 0 {
 		s.sizes.Simple = c.BuffSize
 	}
@@ -154,6 +186,17 @@ func resolve(cfg *Config, n int) (settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// protoList names the protocols d has.
+func (d defaults) protoList() string {
+	var names []string
+	for p, ok := range d.protos {
+		if ok {
+			names = append(names, ring.Protocol(p).String())
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // fingerprint is the part of the settings every rank must share.

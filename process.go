@@ -43,7 +43,7 @@ func NewComm(ctx context.Context, id UniqueID, nranks, rank int, cfg *Config) (*
 	if nranks < 1 || rank < 0 || rank >= nranks {
 		return nil, errs.Invalid("init", rank, "rank %d of a communicator of %d ranks", rank, nranks)
 	}
-	s, err := resolve(cfg, nranks)
+	s, err := resolve(cfg, nranks, hostDefaults)
 	if err != nil {
 		return fail(err)
 	}
@@ -78,7 +78,7 @@ func NewCommFromEnv(ctx context.Context, cfg *Config) (*Comm, error) {
 	if err != nil {
 		return nil, &Error{Op: "init", Rank: -1, Peer: -1, Channel: -1, Step: -1, Err: err}
 	}
-	s, err := resolve(cfg, l.Size)
+	s, err := resolve(cfg, l.Size, hostDefaults)
 	if err != nil {
 		return nil, &Error{Op: "init", Rank: l.Rank, Peer: -1, Channel: -1, Step: -1, Err: err}
 	}

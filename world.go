@@ -18,6 +18,7 @@ type world struct {
 	n     int
 	tr    transport.Transport
 	abort transport.Abort
+	done  func() error // frees what the ranks share, when the last one closes
 
 	mu    sync.Mutex // guards calls and open
 	calls []callRecord
@@ -102,7 +103,7 @@ func (w *world) release(int) error {
 	last := w.open == 0
 	w.mu.Unlock()
 	if last {
-		return w.tr.Close()
+		return w.done()
 	}
 	return nil
 }

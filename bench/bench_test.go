@@ -88,20 +88,21 @@ func TestCheckFindsCorruption(t *testing.T) {
 	o := Defaults()
 	for _, dt := range []ringo.DataType{ringo.Float32, ringo.Half, ringo.F8E5M2, ringo.Int8} {
 		for _, k := range []reduce.OpKind{reduce.Sum, reduce.Avg, reduce.PreMulSum} {
-			rr := &rankRun{ctx: context.Background(), c: comms[0], o: &o, n: 1, vals: make([]float64, 1), one: make([]float64, 1)}
-			rr.do = func(call ringo.Call) error {
-				if err := comms[0].Do(context.Background(), call); err != nil {
+			h := newHostTarget(context.Background(), comms[0], 64)
+			rr := &rankRun{ctx: context.Background(), c: comms[0], agg: comms[0], t: h, o: &o, n: 1, one: make([]float64, 1)}
+			rr.do = func(l *layout) error {
+				if err := h.run(l); err != nil {
 					return err
 				}
-				call.Recv[3*dt.Size()] ^= 0x40 // flip a bit of element 3
+				h.bufs[l.outBuf][l.outOff+3*int64(dt.Size())] ^= 0x40 // flip a bit of element 3
 				return nil
 			}
-			rr.send, rr.recv = make([]byte, 64), make([]byte, 64)
 			op, err := rr.op(dt, k)
 			if err != nil {
 				t.Fatal(err)
 			}
-			wrong, err := rr.check(rr.call(ringo.CollAllReduce, dt, op, 8, false), k, 1)
+			l := rr.layout(ringo.CollAllReduce, dt, op, 8, false)
+			wrong, err := rr.check(&l, k, 1)
 			if err != nil || wrong != 1 {
 				t.Errorf("%v %v: check counted %d wrong (err %v), want 1", dt, k, wrong, err)
 			}
@@ -142,5 +143,14 @@ func TestOptions(t *testing.T) {
 	}
 	if _, err := ParseTypes("float128"); err == nil {
 		t.Error("unknown type accepted")
+	}
+	o = Defaults()
+	o.Counts = []int64{7, 0}
+	o.Colls, o.Types = []ringo.Collective{ringo.CollAllGather}, []ringo.DataType{ringo.Float64}
+	if sh := o.shapes(ringo.CollAllGather, ringo.Float32, 3); len(sh) != 2 || sh[0] != (shape{7, 21}) {
+		t.Errorf("explicit counts: %v", sh)
+	}
+	if got := o.maxBytes(3); got != 21*8 {
+		t.Errorf("maxBytes %d, want %d", got, 21*8)
 	}
 }

@@ -21,6 +21,51 @@ type Options struct {
 	Warmup     int             // -w
 	Check      int             // -c: correctness iterations per size (0: off)
 	Root       int             // -r
+	Unalign    int64           // -u: shift every buffer by this many elements
+	Counts     []int64         // explicit counts (NCCL's count) to run instead of the size sweep
+}
+
+// shape is one message of a sweep: NCCL's count, and the elements of the
+// larger buffer (what the table's size and count columns show).
+type shape struct{ count, elems int64 }
+
+// shapes returns the messages of the sweep for a collective and type.
+func (o *Options) shapes(coll ringo.Collective, t ringo.DataType, n int) []shape {
+	segmented := coll == ringo.CollAllGather || coll == ringo.CollReduceScatter
+	var out []shape
+	if len(o.Counts) > 0 {
+		for _, c := range o.Counts {
+			e := c
+			if segmented {
+				e *= int64(n)
+			}
+			out = append(out, shape{c, e})
+		}
+		return out
+	}
+	for _, size := range o.Sizes() {
+		e := size / int64(t.Size())
+		c := e
+		if segmented {
+			c = e / int64(n)
+			e = c * int64(n)
+		}
+		out = append(out, shape{c, e})
+	}
+	return out
+}
+
+// maxBytes is the largest buffer any message of the sweep needs.
+func (o *Options) maxBytes(n int) int64 {
+	var m int64
+	for _, coll := range o.Colls {
+		for _, t := range o.Types {
+			for _, sh := range o.shapes(coll, t, n) {
+				m = max(m, (sh.elems+o.Unalign)*int64(t.Size()))
+			}
+		}
+	}
+	return max(m, 64)
 }
 
 // Defaults returns nccl-tests' defaults with ringo's all-reduce of float sum.
@@ -46,6 +91,13 @@ func (o *Options) Validate(n int) error {
 		return fmt.Errorf("iterations %d, warm-up %d, checks %d: need ≥ 1, ≥ 0, ≥ 0", o.Iters, o.Warmup, o.Check)
 	case o.Root < 0 || o.Root >= n:
 		return fmt.Errorf("root %d outside [0, %d)", o.Root, n)
+	case o.Unalign < 0:
+		return fmt.Errorf("unalignment of %d elements is negative", o.Unalign)
+	}
+	for _, c := range o.Counts {
+		if c < 0 {
+			return fmt.Errorf("count %d is negative", c)
+		}
 	}
 	for _, t := range o.Types {
 		if !t.Valid() {

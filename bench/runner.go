@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ringo-ccl/ringo"
-	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/reduce"
 )
 
@@ -36,41 +37,65 @@ type Row struct {
 
 // rankRun is one rank's state during a sweep.
 type rankRun struct {
-	ctx        context.Context
-	c          *ringo.Comm
-	o          *Options
-	n, rank    int
-	send, recv []byte
-	one        []float64 // scratch for aggregating over ranks
-	vals       []float64
-	do         func(ringo.Call) error // runs one collective: c.Do, or a test's stand-in
+	ctx     context.Context
+	c       *ringo.Comm // the rank
+	agg     *ringo.Comm // a host communicator of the same ranks, for barriers and sums
+	t       target
+	o       *Options
+	n, rank int
+	one     []float64           // scratch for aggregating over ranks
+	do      func(*layout) error // runs one collective to completion: the target's, or a test's stand-in
 }
 
-// RunRank runs the sweep of o on c's rank. Every rank of the communicator
-// must call it with the same options; all of them return the same rows.
-// row, if not nil, is called with each row as soon as it is measured.
+// RunRank runs the sweep of o on c's rank, a rank of a host communicator.
+// Every rank of the communicator must call it with the same options; all of
+// them return the same rows. row, if not nil, is called with each row as
+// soon as it is measured.
 func RunRank(ctx context.Context, c *ringo.Comm, o Options, row func(Row)) ([]Row, error) {
-	n := c.Size()
-	if err := o.Validate(n); err != nil {
+	if err := o.Validate(c.Size()); err != nil {
 		return nil, err
 	}
-	var maxBuf int64
-	for _, t := range o.Types {
-		maxBuf = max(maxBuf, o.MaxBytes/int64(t.Size())*int64(t.Size()))
+	return sweep(ctx, c, c, newHostTarget(ctx, c, o.maxBytes(c.Size())), &o, row)
+}
+
+// RunGPURank runs the sweep on c's rank, a rank of a GPU communicator, with
+// its buffers in GPU memory and its collectives on a stream of its own. agg
+// is a host communicator of the same ranks (the same size, the same rank)
+// that the ranks use to agree on timings and error counts.
+func RunGPURank(ctx context.Context, c, agg *ringo.Comm, o Options, row func(Row)) ([]Row, error) {
+	if err := o.Validate(c.Size()); err != nil {
+		return nil, err
 	}
-	rr := &rankRun{ctx: ctx, c: c, o: &o, n: n, rank: c.Rank(), one: make([]float64, 1), vals: make([]float64, n)}
-	rr.do = func(call ringo.Call) error { return c.Do(ctx, call) }
-	rr.send, rr.recv = mem.Alloc(int(maxBuf), 64), mem.Alloc(int(maxBuf), 64)
+	if agg.Size() != c.Size() || agg.Rank() != c.Rank() || agg.GPU() >= 0 {
+		return nil, fmt.Errorf("bench: the aggregating communicator must be a host rank %d of %d", c.Rank(), c.Size())
+	}
+	t, err := newGPUTarget(ctx, c, o.maxBytes(c.Size()))
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	return sweep(ctx, c, agg, t, &o, row)
+}
+
+func sweep(ctx context.Context, c, agg *ringo.Comm, t target, o *Options, row func(Row)) ([]Row, error) {
+	n := c.Size()
+	rr := &rankRun{ctx: ctx, c: c, agg: agg, t: t, o: o, n: n, rank: c.Rank(), one: make([]float64, 1)}
+	rr.do = func(l *layout) error {
+		if err := t.run(l); err != nil {
+			return err
+		}
+		return t.sync()
+	}
 	runtime.GC() // settle the heap now, not during the first timed sizes
 	var rows []Row
 	for _, coll := range o.Colls {
-		for _, t := range o.Types {
+		for _, dt := range o.Types {
 			for _, k := range o.Ops {
 				if !coll.Reduces() && k != o.Ops[0] {
 					continue // ops mean nothing to copies: one row per size
 				}
-				for _, size := range o.Sizes() {
-					r, err := rr.measureSize(coll, t, k, size)
+				for _, sh := range o.shapes(coll, dt, n) {
+					r, err := rr.measure(coll, dt, k, sh)
 					if err != nil {
 						return rows, err
 					}
@@ -85,21 +110,9 @@ func RunRank(ctx context.Context, c *ringo.Comm, o Options, row func(Row)) ([]Ro
 	return rows, nil
 }
 
-// counts returns (Call.Count, elements of the larger buffer) for a size.
-func counts(coll ringo.Collective, t ringo.DataType, n int, size int64) (int64, int64) {
-	elems := size / int64(t.Size())
-	switch coll {
-	case ringo.CollAllGather, ringo.CollReduceScatter:
-		per := elems / int64(n)
-		return per, per * int64(n)
-	}
-	return elems, elems
-}
-
-func (rr *rankRun) measureSize(coll ringo.Collective, t ringo.DataType, k reduce.OpKind, size int64) (Row, error) {
-	count, elems := counts(coll, t, rr.n, size)
-	bytes := elems * int64(t.Size())
-	row := Row{Coll: CollName(coll), Bytes: bytes, Count: elems, Type: t.String(), Op: opName(k), Root: -1}
+func (rr *rankRun) measure(coll ringo.Collective, t ringo.DataType, k reduce.OpKind, sh shape) (Row, error) {
+	bytes := sh.elems * int64(t.Size())
+	row := Row{Coll: CollName(coll), Bytes: bytes, Count: sh.elems, Type: t.String(), Op: opName(k), Root: -1}
 	if coll.Rooted() {
 		row.Root = rr.o.Root
 	}
@@ -111,20 +124,26 @@ func (rr *rankRun) measureSize(coll ringo.Collective, t ringo.DataType, k reduce
 		return row, err
 	}
 	for _, inPlace := range []bool{false, true} {
-		call := rr.call(coll, t, op, count, inPlace)
+		l := rr.layout(coll, t, op, sh.count, inPlace)
 		for range rr.o.Warmup {
-			if err := rr.c.Do(rr.ctx, call); err != nil {
+			if err := rr.t.run(&l); err != nil {
 				return row, err
 			}
+		}
+		if err := rr.t.sync(); err != nil {
+			return row, err
 		}
 		if err := rr.barrier(); err != nil {
 			return row, err
 		}
 		start := time.Now()
 		for range rr.o.Iters {
-			if err := rr.c.Do(rr.ctx, call); err != nil {
+			if err := rr.t.run(&l); err != nil {
 				return row, err
 			}
+		}
+		if err := rr.t.sync(); err != nil {
+			return row, err
 		}
 		sec, err := rr.sum(time.Since(start).Seconds() / float64(rr.o.Iters))
 		if err != nil {
@@ -139,7 +158,7 @@ func (rr *rankRun) measureSize(coll ringo.Collective, t ringo.DataType, k reduce
 		if rr.o.Check > 0 {
 			wrong := int64(0)
 			for rep := range rr.o.Check {
-				w, err := rr.check(call, k, uint64(rep+1))
+				w, err := rr.check(&l, k, uint64(rep+1))
 				if err != nil {
 					return row, err
 				}
@@ -186,8 +205,9 @@ func (rr *rankRun) op(t ringo.DataType, k reduce.OpKind) (ringo.Op, error) {
 	return reduce.PreMulBits(t, bits)
 }
 
-// call lays out the buffers of one collective, in place or not.
-func (rr *rankRun) call(coll ringo.Collective, t ringo.DataType, op ringo.Op, count int64, inPlace bool) ringo.Call {
+// layout places the buffers of one collective, in place or not, shifted
+// by Options.Unalign elements.
+func (rr *rankRun) layout(coll ringo.Collective, t ringo.DataType, op ringo.Op, count int64, inPlace bool) layout {
 	elt := int64(t.Size())
 	in, out := count, count
 	switch coll {
@@ -196,37 +216,51 @@ func (rr *rankRun) call(coll ringo.Collective, t ringo.DataType, op ringo.Op, co
 	case ringo.CollAllGather:
 		out *= int64(rr.n)
 	}
-	call := ringo.Call{Coll: coll, Count: count, Type: t, Op: op, Root: rr.o.Root}
+	shift := rr.o.Unalign * elt
+	l := layout{coll: coll, typ: t, op: op, count: count, root: rr.o.Root, inPlace: inPlace,
+		inBuf: 0, outBuf: 1, inOff: shift, outOff: shift, inLen: in * elt, outLen: out * elt}
 	seg := int64(rr.rank) * count * elt
 	switch {
 	case !inPlace:
-		call.Send, call.Recv = rr.send[:in*elt], rr.recv[:out*elt]
 	case coll == ringo.CollReduceScatter:
-		call.Send, call.Recv = rr.recv[:in*elt], rr.recv[seg:seg+out*elt]
+		l.inBuf, l.outOff = 1, shift+seg
 	case coll == ringo.CollAllGather:
-		call.Send, call.Recv = rr.recv[seg:seg+in*elt], rr.recv[:out*elt]
+		l.inBuf, l.inOff = 1, shift+seg
 	default:
-		call.Send, call.Recv = rr.recv[:in*elt], rr.recv[:out*elt]
+		l.inBuf = 1
 	}
-	return call
+	return l
 }
 
 // check fills the inputs with the seed's data, runs the call once and
-// returns this rank's mismatching output elements.
-func (rr *rankRun) check(call ringo.Call, k reduce.OpKind, seed uint64) (int64, error) {
-	t := call.Type
-	n, count := rr.n, call.Count
-	inLen := int64(len(call.Send)) / int64(t.Size())
-	for i := range call.Recv {
-		call.Recv[i] = 0xA5 // a pattern no check expects
+// returns this rank's mismatching output elements. Filling and checking are
+// spread over the machine's cores: a check of 2³⁰ elements must not take
+// minutes.
+func (rr *rankRun) check(l *layout, k reduce.OpKind, seed uint64) (int64, error) {
+	t := l.typ
+	elt := int64(t.Size())
+	n, count := rr.n, l.count
+	bufs := rr.t.buffers()
+	outB := bufs[l.outBuf][l.outOff : l.outOff+l.outLen]
+	for i := range outB {
+		outB[i] = 0xA5 // a pattern no check expects
 	}
-	for i := range inLen {
-		put(t, call.Send, i, value(t, k, n, rr.rank, i, seed))
-	}
-	if err := rr.do(call); err != nil {
+	inB := bufs[l.inBuf][l.inOff : l.inOff+l.inLen]
+	parallel(l.inLen/elt, n, func(lo, hi int64, _ []float64) {
+		for i := lo; i < hi; i++ {
+			put(t, inB, i, value(t, k, n, rr.rank, i, seed))
+		}
+	})
+	if err := rr.t.upload(l); err != nil {
 		return 0, err
 	}
-	if call.Coll == ringo.CollReduce && rr.rank != call.Root {
+	if err := rr.do(l); err != nil {
+		return 0, err
+	}
+	if err := rr.t.download(l); err != nil {
+		return 0, err
+	}
+	if l.coll == ringo.CollReduce && rr.rank != l.root {
 		return 0, nil
 	}
 	// input returns rank q's input element i as stored in t.
@@ -235,45 +269,69 @@ func (rr *rankRun) check(call ringo.Call, k reduce.OpKind, seed uint64) (int64, 
 		put(t, b[:], 0, value(t, k, n, q, i, seed))
 		return get(t, b[:], 0)
 	}
-	var wrong int64
-	outLen := int64(len(call.Recv)) / int64(t.Size())
-	for i := range outLen {
-		var want float64
-		switch call.Coll {
-		case ringo.CollAllGather:
-			want = input(int(i/count), i%count)
-		case ringo.CollBroadcast:
-			want = input(call.Root, i)
-		default:
-			src := i
-			if call.Coll == ringo.CollReduceScatter {
-				src = int64(rr.rank)*count + i
+	var wrong atomic.Int64
+	parallel(l.outLen/elt, n, func(lo, hi int64, vals []float64) {
+		bad := int64(0)
+		for i := lo; i < hi; i++ {
+			var want float64
+			switch l.coll {
+			case ringo.CollAllGather:
+				want = input(int(i/count), i%count)
+			case ringo.CollBroadcast:
+				want = input(l.root, i)
+			default:
+				src := i
+				if l.coll == ringo.CollReduceScatter {
+					src = int64(rr.rank)*count + i
+				}
+				for q := range n {
+					vals[q] = input(q, src)
+				}
+				want = expect(t, k, vals)
 			}
-			for q := range n {
-				rr.vals[q] = input(q, src)
+			got := get(t, outB, i)
+			if k == reduce.Avg && t.IsFloat() && l.coll.Reduces() {
+				// Each input is multiplied by 1/n rounded, then summed:
+				// allow a rounding per term at the terms' magnitude.
+				mag := 0.0
+				for _, v := range vals {
+					mag += math.Abs(v)
+				}
+				if !(math.Abs(got-want) <= 2*float64(n)*ulp(t, mag/float64(n))) {
+					bad++
+				}
+				continue
 			}
-			want = expect(t, k, rr.vals)
+			var wb [8]byte
+			put(t, wb[:], 0, want)
+			if get(t, wb[:], 0) != got {
+				bad++
+			}
 		}
-		got := get(t, call.Recv, i)
-		if k == reduce.Avg && t.IsFloat() && call.Coll.Reduces() {
-			// Each input is multiplied by 1/n rounded, then summed: allow
-			// a rounding per term at the terms' magnitude.
-			mag := 0.0
-			for _, v := range rr.vals {
-				mag += math.Abs(v)
-			}
-			if !(math.Abs(got-want) <= 2*float64(n)*ulp(t, mag/float64(n))) {
-				wrong++
-			}
-			continue
-		}
-		var wb [8]byte
-		put(t, wb[:], 0, want)
-		if get(t, wb[:], 0) != got {
-			wrong++
-		}
+		wrong.Add(bad)
+	})
+	return wrong.Load(), nil
+}
+
+// parallel runs f over [0, total) in pieces on every core; each piece gets
+// a scratch slice of n float64s.
+func parallel(total int64, n int, f func(lo, hi int64, scratch []float64)) {
+	const piece = 1 << 16
+	workers := int64(runtime.GOMAXPROCS(0))
+	if total <= piece || workers == 1 {
+		f(0, total, make([]float64, n))
+		return
 	}
-	return wrong, nil
+	per := (total + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := int64(0); lo < total; lo += per {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(lo, min(lo+per, total), make([]float64, n))
+		}()
+	}
+	wg.Wait()
 }
 
 // barrier waits for every rank.
@@ -285,7 +343,7 @@ func (rr *rankRun) barrier() error {
 // sum adds v over all ranks.
 func (rr *rankRun) sum(v float64) (float64, error) {
 	rr.one[0] = v
-	if err := ringo.AllReduce(rr.ctx, rr.c, rr.one, rr.one, ringo.OpSum); err != nil {
+	if err := ringo.AllReduce(rr.ctx, rr.agg, rr.one, rr.one, ringo.OpSum); err != nil {
 		return 0, fmt.Errorf("aggregating over ranks: %w", err)
 	}
 	return rr.one[0], nil

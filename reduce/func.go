@@ -29,6 +29,8 @@ import (
 type Func struct {
 	t      DataType
 	op     Op
+	devOp  DeviceOp
+	devArg uint64
 	pre    func(dst, in []byte)      // dst = pre(in); nil when pre is the identity
 	reduce func(dst, acc, in []byte) // dst = acc ⊕ pre(in)
 	post   func(dst []byte)          // dst = post(dst); nil when post is the identity
@@ -53,6 +55,7 @@ func New(t DataType, op Op, nranks int) (*Func, error) {
 	if k == Avg && t.IsFloat() {
 		k, s = PreMulSum, avgScalar(t, nranks)
 	}
+	f.devOp, f.devArg = deviceOp(k, s, nranks)
 	switch t {
 	case Int8:
 		bind(f, &int8Loops, k, int8(s), nranks)
@@ -134,6 +137,43 @@ func bind[T Elem](f *Func, l *loops[T], k OpKind, s T, nranks int) {
 func bytes3[T Elem](loop func(d, a, b []T)) func(dst, acc, in []byte) {
 	return func(dst, acc, in []byte) { loop(mem.Slice[T](dst), mem.Slice[T](acc), mem.Slice[T](in)) }
 }
+
+// DeviceOp is an operator as ringo's CUDA kernels run it (RINGO_OP_* in
+// kernels/src/reduce.cuh): Avg is lowered to PreMulSum on float types and
+// to SumPostDiv on integer types, as NCCL's hostToDevRedOp does.
+type DeviceOp uint8
+
+// The device operators.
+const (
+	DevSum DeviceOp = iota
+	DevProd
+	DevMax
+	DevMin
+	DevPreMulSum  // argument: the scalar's bits
+	DevSumPostDiv // argument: the divisor (the rank count)
+)
+
+// deviceOp lowers an operator kind (Avg already lowered on floats) with its
+// scalar.
+func deviceOp(k OpKind, s uint64, nranks int) (DeviceOp, uint64) {
+	switch k {
+	case Prod:
+		return DevProd, 0
+	case Max:
+		return DevMax, 0
+	case Min:
+		return DevMin, 0
+	case PreMulSum:
+		return DevPreMulSum, s
+	case Avg:
+		return DevSumPostDiv, uint64(nranks)
+	}
+	return DevSum, 0
+}
+
+// Device returns the operator the device runs for f and its 64-bit
+// argument, so that a kernel computes exactly what f does.
+func (f *Func) Device() (DeviceOp, uint64) { return f.devOp, f.devArg }
 
 // Type returns the datatype f was bound to.
 func (f *Func) Type() DataType { return f.t }

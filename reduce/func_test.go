@@ -252,3 +252,32 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestDeviceLowering(t *testing.T) {
+	cases := []struct {
+		t    DataType
+		op   Op
+		n    int
+		want DeviceOp
+		arg  uint64
+	}{
+		{Float32, OpSum, 4, DevSum, 0},
+		{Int8, OpProd, 4, DevProd, 0},
+		{Half, OpMax, 4, DevMax, 0},
+		{Uint64, OpMin, 4, DevMin, 0},
+		{Float32, OpAvg, 4, DevPreMulSum, uint64(math.Float32bits(0.25))},
+		{Float64, OpAvg, 8, DevPreMulSum, math.Float64bits(0.125)},
+		{Int32, OpAvg, 3, DevSumPostDiv, 3},
+		{Float32, PreMul(float32(2.5)), 4, DevPreMulSum, uint64(math.Float32bits(2.5))},
+		{Half, PreMul(Float16From(3)), 4, DevPreMulSum, uint64(Float16From(3))},
+	}
+	for _, c := range cases {
+		f, err := New(c.t, c.op, c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if op, arg := f.Device(); op != c.want || arg != c.arg {
+			t.Errorf("%v %v n=%d: device op %d arg %#x, want %d %#x", c.t, c.op, c.n, op, arg, c.want, c.arg)
+		}
+	}
+}

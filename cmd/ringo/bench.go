@@ -34,6 +34,7 @@ var errChecksFailed = errors.New("results were wrong (see #wrong)")
 // benchFlags are the parsed command line.
 type benchFlags struct {
 	o         bench.Options
+	gpus      []int
 	ranks     int
 	transport string
 	channels  int
@@ -57,6 +58,8 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs.IntVar(&o.Root, "r", 0, "root of broadcast and reduce")
 	colls := fs.String("coll", "all_reduce", "collectives: all_reduce reduce_scatter all_gather broadcast reduce (comma list) or all")
 	fs.IntVar(&f.ranks, "ranks", 2, "ranks to start on this host (ignored when a launcher's environment names the job)")
+	gpus := fs.String("gpus", "", "GPU ordinals, one rank each, in this process (e.g. 0,1; repeats allowed): benchmark GPU memory")
+	fs.Int64Var(&o.Unalign, "u", 0, "misalign every buffer by this many elements")
 	fs.StringVar(&f.transport, "transport", "shm", "shm: one process per rank over shared memory; loopback: ranks as goroutines of this process")
 	fs.IntVar(&f.channels, "channels", 0, "channels per collective (0: NCCL_MIN/MAX_NCHANNELS or 1)")
 	fs.StringVar(&f.proto, "proto", "", "protocols allowed, NCCL_PROTO syntax (LL, Simple, ^LL); empty: by size")
@@ -86,6 +89,16 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	}
 	if o.Ops, err = bench.ParseOps(*opName); err != nil {
 		return nil, fmt.Errorf("-o: %w", err)
+	}
+	if *gpus != "" {
+		for _, g := range strings.Split(*gpus, ",") {
+			d, err := strconv.Atoi(strings.TrimSpace(g))
+			if err != nil || d < 0 {
+				return nil, fmt.Errorf("-gpus %q: want GPU ordinals like 0,1", *gpus)
+			}
+			f.gpus = append(f.gpus, d)
+		}
+		f.ranks = len(f.gpus)
 	}
 	switch {
 	case f.format != "table" && f.format != "csv" && f.format != "json":
@@ -130,6 +143,9 @@ func benchMain(args []string) error {
 	}
 	if err := f.o.Validate(f.ranks); err != nil {
 		return err
+	}
+	if len(f.gpus) > 0 {
+		return benchGPUs(ctx, f, cfg)
 	}
 	if f.transport == "loopback" {
 		return benchLoopback(ctx, f, cfg)
@@ -198,6 +214,49 @@ func benchLoopback(ctx context.Context, f *benchFlags, cfg *ringo.Config) error 
 			results[r], errs[r] = bench.RunRank(ctx, c, f.o, cb)
 			if errs[r] != nil {
 				c.Abort() // release the ranks waiting on this one
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return printFooter(os.Stdout, f, results[0])
+}
+
+// benchGPUs runs one rank per listed GPU as goroutines of this process,
+// with a host communicator of the same ranks to agree on timings.
+func benchGPUs(ctx context.Context, f *benchFlags, cfg *ringo.Config) error {
+	comms, err := ringo.NewLocalGPUs(f.gpus, cfg)
+	if err != nil {
+		return err
+	}
+	aggs, err := ringo.NewLocal(len(f.gpus), nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for r := range comms {
+			comms[r].Close()
+			aggs[r].Close()
+		}
+	}()
+	printHeader(os.Stdout, f, len(f.gpus), fmt.Sprintf("GPUs %v, one process", f.gpus))
+	results := make([][]bench.Row, len(comms))
+	errs := make([]error, len(comms))
+	var wg sync.WaitGroup
+	for r, c := range comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var cb func(bench.Row)
+			if r == 0 {
+				cb = progress(os.Stdout, f)
+			}
+			results[r], errs[r] = bench.RunGPURank(ctx, c, aggs[r], f.o, cb)
+			if errs[r] != nil {
+				c.Abort()
+				aggs[r].Abort()
 			}
 		}()
 	}

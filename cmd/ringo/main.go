@@ -1,6 +1,7 @@
 // Command ringo is ringo's command line: benchmarks and tools.
 //
-//	ringo bench [flags]   sweep a collective over sizes and print nccl-tests' table
+//	ringo bench [flags]         sweep a collective over sizes and print nccl-tests' table
+//	ringo compare A.txt B.txt   two such tables side by side, with ratios
 //
 // Run "ringo bench -h" for the flags.
 package main
@@ -19,6 +20,8 @@ func main() {
 	switch os.Args[1] {
 	case "bench":
 		err = benchMain(os.Args[2:])
+	case "compare":
+		err = compareMain(os.Args[2:])
 	case "help", "-h", "--help":
 		usage()
 		return
@@ -37,5 +40,6 @@ func usage() {
 	fmt.Fprintln(os.Stderr, `usage: ringo <command> [flags]
 
 commands:
-  bench   sweep collectives over message sizes; prints nccl-tests' table`)
+  bench     sweep collectives over message sizes; prints nccl-tests' table
+  compare   two nccl-tests tables side by side, with ratios`)
 }

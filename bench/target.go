@@ -1,0 +1,135 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/internal/mem"
+)
+
+// layout places one collective's buffers: which buffer holds the input
+// and the output (0: the send buffer, 1: the receive buffer — in-place
+// calls keep both in the receive buffer), and their byte ranges.
+type layout struct {
+	coll             ringo.Collective
+	typ              ringo.DataType
+	op               ringo.Op
+	count            int64
+	root             int
+	inBuf, outBuf    int
+	inOff, inLen     int64
+	outOff, outLen   int64
+	inPlace          bool
+	unalignedElement int64
+}
+
+// target is where a rank's buffers live and how its collectives run: host
+// memory through Comm.Do, or GPU memory through Comm.DoDevice and a stream.
+// The harness reads and writes data only in the host buffers; a GPU target
+// copies them to and from the device around a check.
+type target interface {
+	buffers() [2][]byte       // host send and receive buffers
+	run(l *layout) error      // one collective (enqueued, for a GPU)
+	sync() error              // wait for every enqueued collective
+	upload(l *layout) error   // host → where the collective reads
+	download(l *layout) error // where the collective writes → host
+	close() error
+}
+
+// hostTarget runs collectives over host memory.
+type hostTarget struct {
+	ctx  context.Context
+	c    *ringo.Comm
+	bufs [2][]byte
+	call ringo.Call
+}
+
+func newHostTarget(ctx context.Context, c *ringo.Comm, bytes int64) *hostTarget {
+	return &hostTarget{ctx: ctx, c: c, bufs: [2][]byte{mem.Alloc(int(bytes), 64), mem.Alloc(int(bytes), 64)}}
+}
+
+func (h *hostTarget) buffers() [2][]byte { return h.bufs }
+
+func (h *hostTarget) run(l *layout) error {
+	h.call = ringo.Call{Coll: l.coll, Count: l.count, Type: l.typ, Op: l.op, Root: l.root,
+		Send: h.bufs[l.inBuf][l.inOff : l.inOff+l.inLen], Recv: h.bufs[l.outBuf][l.outOff : l.outOff+l.outLen]}
+	return h.c.Do(h.ctx, h.call)
+}
+
+func (h *hostTarget) sync() error            { return nil }
+func (h *hostTarget) upload(*layout) error   { return nil }
+func (h *hostTarget) download(*layout) error { return nil }
+func (h *hostTarget) close() error           { return nil }
+
+// gpuTarget runs collectives over GPU memory on one stream.
+type gpuTarget struct {
+	ctx    context.Context
+	c      *ringo.Comm
+	stream ringo.Stream
+	bufs   [2][]byte              // host staging
+	dev    [2]ringo.DevPtr[uint8] // device buffers
+}
+
+func newGPUTarget(ctx context.Context, c *ringo.Comm, bytes int64) (*gpuTarget, error) {
+	g := &gpuTarget{ctx: ctx, c: c, bufs: [2][]byte{mem.Alloc(int(bytes), 64), mem.Alloc(int(bytes), 64)}}
+	var err error
+	if g.stream, err = ringo.NewStream(c.GPU()); err != nil {
+		return nil, err
+	}
+	for i := range g.dev {
+		if g.dev[i], err = ringo.DeviceAlloc[uint8](c.GPU(), int(bytes)); err != nil {
+			g.close()
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+func (g *gpuTarget) buffers() [2][]byte { return g.bufs }
+
+func (g *gpuTarget) run(l *layout) error {
+	call := ringo.DeviceCall{Coll: l.coll, Count: l.count, Type: l.typ, Op: l.op, Root: l.root,
+		Send: g.dev[l.inBuf].Addr() + uintptr(l.inOff), Recv: g.dev[l.outBuf].Addr() + uintptr(l.outOff)}
+	return g.c.DoDevice(g.ctx, call, g.stream)
+}
+
+func (g *gpuTarget) sync() error { return g.c.Wait(g.ctx, g.stream) }
+
+// upload copies both host buffers' used ranges: the input and the poisoned
+// output.
+func (g *gpuTarget) upload(l *layout) error {
+	for i := range g.bufs {
+		end := int64(0)
+		if l.inBuf == i {
+			end = max(end, l.inOff+l.inLen)
+		}
+		if l.outBuf == i {
+			end = max(end, l.outOff+l.outLen)
+		}
+		if end == 0 {
+			continue
+		}
+		if err := g.dev[i].CopyFrom(g.bufs[i][:end]); err != nil {
+			return fmt.Errorf("uploading check data: %w", err)
+		}
+	}
+	return nil
+}
+
+func (g *gpuTarget) download(l *layout) error {
+	end := l.outOff + l.outLen
+	if err := g.dev[l.outBuf].CopyTo(g.bufs[l.outBuf][:end]); err != nil {
+		return fmt.Errorf("downloading results: %w", err)
+	}
+	return nil
+}
+
+func (g *gpuTarget) close() error {
+	for _, d := range g.dev {
+		if d.Len() > 0 {
+			d.Free()
+		}
+	}
+	return g.stream.Close()
+}

@@ -1,0 +1,14 @@
+// Package device is ringo's device executor: it runs one rank's ring plan
+// (package ring) on its GPU as one kernel launch — one block per channel,
+// each block interpreting its channel's steps with the Simple protocol over
+// the rank's connections (package p2p) — enqueued on the caller's stream.
+//
+// Plans are encoded once per distinct call shape and kept in device memory,
+// so a steady stream of collectives costs one launch each. Every spin loop
+// of the kernels polls an abort flag in mapped host memory: Abort stops a
+// running collective and Wait turns a deadline into an abort, so no kernel
+// waits forever for a peer that never comes.
+//
+// Everything here needs the build tag "cuda"; without it New returns
+// cuda.ErrNoCUDA.
+package device

@@ -1,0 +1,169 @@
+//go:build cuda
+
+package device
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/ringo-ccl/ringo/internal/cuda"
+	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/kernels"
+	"github.com/ringo-ccl/ringo/reduce"
+	"github.com/ringo-ccl/ringo/ring"
+)
+
+// Rank is one rank's device executor: its GPU, its connection table, its
+// abort flag and its cache of plans in device memory. Its methods must not
+// be called concurrently, except Abort.
+type Rank struct {
+	dev      *cuda.Device
+	table    cuda.Ptr // RingoConn per channel
+	channels int
+	flag     *cuda.Mapped // word 0: abort
+	plans    map[planKey]cuda.Ptr
+	scratch  []byte
+	args     [cuda.MaxArgs]uint64
+}
+
+// maxPlans bounds the plan cache; past it the cache is flushed (after the
+// device has finished every launch that may still read a plan).
+const maxPlans = 256
+
+// planKey is everything a rank's plan depends on besides the rank's ring,
+// which is fixed per communicator.
+type planKey struct {
+	coll     ring.Collective
+	count    int64
+	eltSize  int
+	root     int
+	proto    ring.Protocol
+	channels int
+	buff     int
+}
+
+// New returns the executor of the rank on GPU ordinal whose connection
+// table (one kernels.Conn per channel) is at device address table.
+func New(ordinal int, table uintptr, channels int) (*Rank, error) {
+	dev, err := cuda.Open(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	if err := dev.LoadModule(kernels.Fatbin); err != nil {
+		return nil, err
+	}
+	flag, err := dev.AllocMapped(4096)
+	if err != nil {
+		return nil, err
+	}
+	return &Rank{dev: dev, table: cuda.Ptr(table), channels: channels, flag: flag, plans: map[planKey]cuda.Ptr{}}, nil
+}
+
+// Launch enqueues plan p over the device buffers in and out on stream. f is
+// the reduction (nil for collectives that only move data).
+func (r *Rank) Launch(p *ring.Plan, in, out uintptr, f *reduce.Func, stream uintptr) error {
+	if r.aborted() {
+		return fmt.Errorf("%w: an earlier collective was aborted", errs.ErrAborted)
+	}
+	if len(p.Channels) > r.channels {
+		return fmt.Errorf("%w: plan has %d channels, the rank's connections %d", errs.ErrInvalidArgument, len(p.Channels), r.channels)
+	}
+	plan, err := r.plan(p)
+	if err != nil {
+		return err
+	}
+	name, arg := "ringo_copy", uint64(0)
+	if f != nil {
+		var op reduce.DeviceOp
+		op, arg = f.Device()
+		if name, err = kernels.Name(f.Type(), op, true); err != nil {
+			return err
+		}
+	}
+	fn, err := r.dev.Func(name)
+	if err != nil {
+		return err
+	}
+	r.args = [cuda.MaxArgs]uint64{uint64(r.table), uint64(plan), uint64(in), uint64(out), arg, kernels.Geom(p), uint64(r.flag.Dev)}
+	return r.dev.Launch(fn, len(p.Channels), kernels.Threads, cuda.Stream(stream), &r.args, 7)
+}
+
+// plan returns p's encoding in device memory, uploading it on first use.
+func (r *Rank) plan(p *ring.Plan) (cuda.Ptr, error) {
+	s := &p.Spec
+	key := planKey{s.Coll, s.Count, s.EltSize, s.Root, s.Proto, s.Channels, s.BuffSize}
+	if d, ok := r.plans[key]; ok {
+		return d, nil
+	}
+	if len(r.plans) >= maxPlans {
+		if err := r.dev.Synchronize(); err != nil {
+			return 0, err
+		}
+		for k, d := range r.plans {
+			r.dev.Free(d)
+			delete(r.plans, k)
+		}
+	}
+	var err error
+	r.scratch, err = kernels.EncodePlan(r.scratch[:0], p)
+	if err != nil {
+		return 0, err
+	}
+	d, err := r.dev.Alloc(int64(len(r.scratch)))
+	if err != nil {
+		return 0, err
+	}
+	if err := r.dev.CopyHtoD(d, r.scratch); err != nil {
+		r.dev.Free(d)
+		return 0, err
+	}
+	r.plans[key] = d
+	return d, nil
+}
+
+func (r *Rank) flagWord() *atomic.Uint32 { return r.flag.Word(0) }
+
+func (r *Rank) aborted() bool { return r.flagWord().Load() != 0 }
+
+// Abort raises the rank's abort flag: its running and future kernels stop
+// at their next check. It is safe to call from any goroutine.
+func (r *Rank) Abort() { r.flagWord().Store(1) }
+
+// Wait returns when every launch on stream has finished. When ctx ends
+// first it aborts the rank, waits for the kernels to stop, and returns
+// ErrTimeout (or ctx's error); an error of the stream's work (an illegal
+// memory access, say) is returned as it is.
+func (r *Rank) Wait(ctx context.Context, stream uintptr) error {
+	s := cuda.Stream(stream)
+	for spins := 0; ; spins++ {
+		done, err := r.dev.Query(s)
+		if err != nil || done {
+			return err
+		}
+		if spins > 100 {
+			select {
+			case <-ctx.Done():
+				r.Abort()
+				if err := r.dev.Sync(s); err != nil {
+					return err
+				}
+				if ctx.Err() == context.DeadlineExceeded {
+					return fmt.Errorf("%w: the GPU's collective did not finish: %w", errs.ErrTimeout, ctx.Err())
+				}
+				return ctx.Err()
+			case <-time.After(20 * time.Microsecond):
+			}
+		}
+	}
+}
+
+// Close frees the rank's plans and flag. No kernel may be running.
+func (r *Rank) Close() error {
+	for k, d := range r.plans {
+		r.dev.Free(d)
+		delete(r.plans, k)
+	}
+	return r.dev.FreeMapped(r.flag)
+}

@@ -1,0 +1,323 @@
+package ringo
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/ringo-ccl/ringo/device"
+	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/ring"
+)
+
+// DevPtr is n elements of T in the memory of one GPU: an address, a length
+// and the GPU's ordinal. The element type keeps a float16 buffer from being
+// passed where float32 is expected. A DevPtr from DeviceAlloc owns its memory
+// until Free; one made with DevicePointer wraps memory allocated elsewhere.
+type DevPtr[T Elem] struct {
+	addr uintptr
+	n    int
+	dev  int
+}
+
+// DevicePointer wraps n elements of T at address addr of GPU dev.
+func DevicePointer[T Elem](dev int, addr uintptr, n int) DevPtr[T] {
+	return DevPtr[T]{addr: addr, n: n, dev: dev}
+}
+
+// DeviceAlloc allocates n elements of T on GPU dev.
+func DeviceAlloc[T Elem](dev, n int) (DevPtr[T], error) {
+	if n < 0 {
+		return DevPtr[T]{}, fmt.Errorf("%w: %d elements", ErrInvalidArgument, n)
+	}
+	addr, err := deviceAlloc(dev, int64(n)*int64(TypeOf[T]().Size()))
+	return DevPtr[T]{addr: addr, n: n, dev: dev}, err
+}
+
+// Free releases memory from DeviceAlloc.
+func (p DevPtr[T]) Free() error { return deviceFree(p.dev, p.addr) }
+
+// Len returns the number of elements.
+func (p DevPtr[T]) Len() int { return p.n }
+
+// Device returns the GPU's ordinal.
+func (p DevPtr[T]) Device() int { return p.dev }
+
+// Addr returns the device address of the first element.
+func (p DevPtr[T]) Addr() uintptr { return p.addr }
+
+// Slice returns elements [i, j) of p; it panics when they are out of range,
+// as slicing a Go slice does.
+func (p DevPtr[T]) Slice(i, j int) DevPtr[T] {
+	if i < 0 || j < i || j > p.n {
+		panic(fmt.Sprintf("ringo: DevPtr slice [%d:%d] of %d elements", i, j, p.n))
+	}
+	return DevPtr[T]{addr: p.addr + uintptr(i*TypeOf[T]().Size()), n: j - i, dev: p.dev}
+}
+
+// CopyFrom copies src (at most Len() elements) to the start of p.
+func (p DevPtr[T]) CopyFrom(src []T) error {
+	if len(src) > p.n {
+		return fmt.Errorf("%w: copying %d elements into a buffer of %d", ErrInvalidArgument, len(src), p.n)
+	}
+	return copyHtoD(p.dev, p.addr, mem.Bytes(src))
+}
+
+// CopyTo copies the start of p into dst (at most Len() elements).
+func (p DevPtr[T]) CopyTo(dst []T) error {
+	if len(dst) > p.n {
+		return fmt.Errorf("%w: copying %d elements out of a buffer of %d", ErrInvalidArgument, len(dst), p.n)
+	}
+	return copyDtoH(p.dev, mem.Bytes(dst), p.addr)
+}
+
+// Stream is a CUDA stream of one GPU. The Stream returned by DefaultStream
+// is the GPU's legacy default stream.
+type Stream struct {
+	dev int
+	h   uintptr
+}
+
+// NewStream creates a stream on GPU dev (one that does not synchronise
+// with the default stream).
+func NewStream(dev int) (Stream, error) {
+	h, err := newStream(dev)
+	return Stream{dev: dev, h: h}, err
+}
+
+// DefaultStream returns GPU dev's legacy default stream.
+func DefaultStream(dev int) Stream { return Stream{dev: dev} }
+
+// StreamHandle wraps a CUstream made elsewhere (a framework's stream).
+func StreamHandle(dev int, h uintptr) Stream { return Stream{dev: dev, h: h} }
+
+// Handle returns the CUstream.
+func (s Stream) Handle() uintptr { return s.h }
+
+// Sync waits for all work on the stream.
+func (s Stream) Sync() error { return syncStream(s.dev, s.h) }
+
+// Close destroys a stream made by NewStream.
+func (s Stream) Close() error {
+	if s.h == 0 {
+		return nil
+	}
+	return destroyStream(s.dev, s.h)
+}
+
+// DeviceCall is Call for GPU buffers: device addresses of the rank's GPU,
+// with NCCL's count (see Call). Any alignment works; 16-byte aligned
+// buffers are fastest.
+type DeviceCall struct {
+	Coll       Collective
+	Send, Recv uintptr
+	Count      int64
+	Type       DataType
+	Op         Op
+	Root       int
+}
+
+// gpuRank is what a rank of a GPU communicator has besides its Comm.
+type gpuRank struct {
+	dev  int
+	exec *device.Rank
+}
+
+// GPU returns the ordinal of the rank's GPU, or -1 for a host rank.
+func (c *Comm) GPU() int {
+	if c.gpu == nil {
+		return -1
+	}
+	return c.gpu.dev
+}
+
+// DoDevice enqueues one collective on stream s of the rank's GPU and
+// returns; the collective runs when the stream reaches it, as with NCCL.
+// Arguments are checked before anything is enqueued. Use Wait (or the
+// stream) to learn when it is done.
+func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
+	op := call.Coll.String()
+	if c.gpu == nil {
+		return errs.Invalid(op, c.rank, "this communicator's ranks are on the host: use Do")
+	}
+	if !c.busy.CompareAndSwap(false, true) {
+		if c.closed.Load() {
+			return errs.Invalid(op, c.rank, "communicator is closed")
+		}
+		return errs.Invalid(op, c.rank, "another call is running on this rank's communicator (one goroutine at a time)")
+	}
+	defer c.busy.Store(false)
+	if err := c.failed(op); err != nil {
+		return err
+	}
+	if err := c.checkDevice(&call, s); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "not started", Err: err}
+	}
+	c.seq++
+	rec := callRecord{seq: c.seq, coll: call.Coll, count: call.Count, dt: call.Type, op: call.Op.Kind(), root: call.Root}
+	if err := c.group.enter(c.rank, rec); err != nil {
+		c.group.broken().Set(err)
+		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+	}
+	defer c.group.leave(c.rank)
+	if call.Count == 0 {
+		return nil
+	}
+	spec := ring.Spec{
+		Coll: call.Coll, Ring: c.cfg.ring, Rank: c.rank, Root: call.Root, Count: call.Count,
+		EltSize: call.Type.Size(), Channels: c.cfg.channels, Proto: ring.Simple, BuffSize: c.cfg.sizes.Simple,
+	}
+	if err := c.plan.Build(spec); err != nil {
+		return errs.Invalid(op, c.rank, "%v", err)
+	}
+	f, err := c.funcs.get(call.Type, call.Op, c.size)
+	if err != nil {
+		return errs.Invalid(op, c.rank, "%v", err)
+	}
+	if !call.Coll.Reduces() {
+		f = nil
+	}
+	if err := c.gpu.exec.Launch(&c.plan, call.Send, call.Recv, f, s.h); err != nil {
+		err = &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "launch", Err: err}
+		c.group.broken().Set(err)
+		return err
+	}
+	return nil
+}
+
+// Wait returns when every collective this rank enqueued on s has finished.
+// It is bounded by ctx's deadline or, without one, by Config.Timeout: when
+// that passes, the collective is aborted on every rank of the communicator
+// (the GPUs' kernels stop at their next check) and Wait returns ErrTimeout.
+func (c *Comm) Wait(ctx context.Context, s Stream) error {
+	if c.gpu == nil {
+		return errs.Invalid("wait", c.rank, "this communicator's ranks are on the host")
+	}
+	if _, ok := ctx.Deadline(); !ok && c.cfg.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.timeout)
+		defer cancel()
+	}
+	if err := c.gpu.exec.Wait(ctx, s.h); err != nil {
+		err = &Error{Op: "wait", Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+		c.group.broken().Set(err)
+		return err
+	}
+	return c.failed("wait")
+}
+
+// checkDevice validates a device call before anything is enqueued.
+func (c *Comm) checkDevice(call *DeviceCall, s Stream) error {
+	op := call.Coll.String()
+	bad := func(format string, a ...any) error { return errs.Invalid(op, c.rank, format, a...) }
+	if !call.Coll.Valid() {
+		return bad("unknown collective %d", call.Coll)
+	}
+	if !call.Type.Valid() {
+		return bad("invalid datatype %d", call.Type)
+	}
+	if call.Coll.Reduces() {
+		if _, err := c.funcs.get(call.Type, call.Op, c.size); err != nil {
+			return bad("%v", err)
+		}
+	}
+	if call.Coll.Rooted() && (call.Root < 0 || call.Root >= c.size) {
+		return bad("root %d outside [0, %d)", call.Root, c.size)
+	}
+	if call.Count < 0 {
+		return bad("count %d is negative", call.Count)
+	}
+	if s.dev != c.gpu.dev {
+		return bad("stream of GPU %d given to a rank on GPU %d", s.dev, c.gpu.dev)
+	}
+	if ok, err := streamOwned(c.gpu.dev, s.h); err != nil || !ok {
+		return bad("stream %#x does not belong to GPU %d's primary context (err %v)", s.h, c.gpu.dev, err)
+	}
+	elt := int64(call.Type.Size())
+	in, out := call.Count, call.Count
+	switch call.Coll {
+	case CollReduceScatter:
+		if call.Count > math.MaxInt64/int64(c.size) {
+			return bad("count %d × %d ranks overflows", call.Count, c.size)
+		}
+		in *= int64(c.size)
+	case CollAllGather:
+		if call.Count > math.MaxInt64/int64(c.size) {
+			return bad("count %d × %d ranks overflows", call.Count, c.size)
+		}
+		out *= int64(c.size)
+	}
+	if max(in, out) > math.MaxInt64/elt {
+		return bad("count %d of %v overflows", max(in, out), call.Type)
+	}
+	usesSend := call.Coll != CollBroadcast || call.Root == c.rank
+	usesRecv := call.Coll != CollReduce || call.Root == c.rank
+	if usesSend && call.Count > 0 {
+		if err := checkDevicePtr(c.gpu.dev, call.Send, in*elt); err != nil {
+			return bad("send buffer: %v", err)
+		}
+	}
+	if usesRecv && call.Count > 0 {
+		if err := checkDevicePtr(c.gpu.dev, call.Recv, out*elt); err != nil {
+			return bad("recv buffer: %v", err)
+		}
+	}
+	if usesSend && usesRecv && call.Count > 0 {
+		s0, s1, r0, r1 := call.Send, call.Send+uintptr(in*elt), call.Recv, call.Recv+uintptr(out*elt)
+		overlap := s0 < r1 && r0 < s1
+		seg := uintptr(int64(c.rank) * call.Count * elt)
+		inPlace := s0 == r0 ||
+			(call.Coll == CollReduceScatter && r0 == s0+seg) ||
+			(call.Coll == CollAllGather && s0 == r0+seg)
+		if overlap && !inPlace {
+			return bad("send and recv overlap without being in place")
+		}
+	}
+	return nil
+}
+
+// AllReduceDevice enqueues an all-reduce of GPU buffers of one length.
+func AllReduceDevice[T Elem](ctx context.Context, c *Comm, send, recv DevPtr[T], op Op, s Stream) error {
+	if send.n != recv.n {
+		return errs.Invalid("allreduce", c.rank, "send has %d elements, recv %d", send.n, recv.n)
+	}
+	return c.DoDevice(ctx, DeviceCall{Coll: CollAllReduce, Send: send.addr, Recv: recv.addr, Count: int64(recv.n), Type: TypeOf[T](), Op: op}, s)
+}
+
+// ReduceScatterDevice enqueues a reduce-scatter: send holds Size() × recv's
+// elements.
+func ReduceScatterDevice[T Elem](ctx context.Context, c *Comm, send, recv DevPtr[T], op Op, s Stream) error {
+	if int64(send.n) != int64(recv.n)*int64(c.size) {
+		return errs.Invalid("reducescatter", c.rank, "send has %d elements, need %d ranks × recv's %d", send.n, c.size, recv.n)
+	}
+	return c.DoDevice(ctx, DeviceCall{Coll: CollReduceScatter, Send: send.addr, Recv: recv.addr, Count: int64(recv.n), Type: TypeOf[T](), Op: op}, s)
+}
+
+// AllGatherDevice enqueues an all-gather: recv holds Size() × send's
+// elements.
+func AllGatherDevice[T Elem](ctx context.Context, c *Comm, send, recv DevPtr[T], s Stream) error {
+	if int64(recv.n) != int64(send.n)*int64(c.size) {
+		return errs.Invalid("allgather", c.rank, "recv has %d elements, need %d ranks × send's %d", recv.n, c.size, send.n)
+	}
+	return c.DoDevice(ctx, DeviceCall{Coll: CollAllGather, Send: send.addr, Recv: recv.addr, Count: int64(send.n), Type: TypeOf[T]()}, s)
+}
+
+// BroadcastDevice enqueues a broadcast from root's send into every recv.
+func BroadcastDevice[T Elem](ctx context.Context, c *Comm, send, recv DevPtr[T], root int, s Stream) error {
+	if c.rank == root && send.n != recv.n {
+		return errs.Invalid("broadcast", c.rank, "root's send has %d elements, recv %d", send.n, recv.n)
+	}
+	return c.DoDevice(ctx, DeviceCall{Coll: CollBroadcast, Send: send.addr, Recv: recv.addr, Count: int64(recv.n), Type: TypeOf[T](), Root: root}, s)
+}
+
+// ReduceDevice enqueues a reduce of every send into root's recv.
+func ReduceDevice[T Elem](ctx context.Context, c *Comm, send, recv DevPtr[T], op Op, root int, s Stream) error {
+	if c.rank == root && send.n != recv.n {
+		return errs.Invalid("reduce", c.rank, "send has %d elements, root's recv %d", send.n, recv.n)
+	}
+	return c.DoDevice(ctx, DeviceCall{Coll: CollReduce, Send: send.addr, Recv: recv.addr, Count: int64(send.n), Type: TypeOf[T](), Op: op, Root: root}, s)
+}

@@ -1,0 +1,163 @@
+//go:build cuda
+
+package ringo
+
+import (
+	"fmt"
+
+	"github.com/ringo-ccl/ringo/device"
+	"github.com/ringo-ccl/ringo/internal/cuda"
+	"github.com/ringo-ccl/ringo/internal/env"
+	"github.com/ringo-ccl/ringo/p2p"
+)
+
+var (
+	envP2PDisable = env.Var{Name: "P2P_DISABLE", NCCL: true}
+	envP2PRead    = env.Var{Name: "P2P_READ_ENABLE", NCCL: true}
+)
+
+// NewLocalGPUs makes one rank per entry of gpus, rank r on GPU gpus[r], all
+// in this process and connected through GPU peer-to-peer access (NVLink or
+// PCIe). An ordinal may repeat — several ranks on one GPU — which NCCL
+// forbids and tests find useful; their kernels must then run concurrently,
+// on streams of their own. cfg may be nil.
+func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
+	n := len(gpus)
+	if n < 1 {
+		return nil, &Error{Op: "init", Rank: -1, Peer: -1, Channel: -1, Step: -1,
+			Err: fmt.Errorf("%w: no GPUs given", ErrInvalidArgument)}
+	}
+	fail := func(rank int, err error) ([]*Comm, error) {
+		return nil, &Error{Op: "init", Rank: rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+	}
+	s, err := resolve(cfg, n, gpuDefaults)
+	if err != nil {
+		return fail(-1, err)
+	}
+	devs := make([]*cuda.Device, n)
+	for r, g := range gpus {
+		if devs[r], err = cuda.Open(g); err != nil {
+			return fail(r, err)
+		}
+	}
+	pr, err := p2p.Connect(devs, s.ring.Order, p2p.Options{
+		Channels: s.channels, SimpleBytes: s.sizes.Simple, LLBytes: s.sizes.LL,
+		Read: envP2PRead.Int(0, 0, 1) == 1, Disabled: envP2PDisable.Int(0, 0, 1) == 1,
+	})
+	if err != nil {
+		return fail(-1, err)
+	}
+	comms := make([]*Comm, n)
+	w := &world{n: n, calls: make([]callRecord, n), open: n}
+	w.done = func() error {
+		for _, c := range comms {
+			c.gpu.exec.Close()
+		}
+		return pr.Close()
+	}
+	for r := range n {
+		exec, err := device.New(gpus[r], uintptr(pr.Table(r)), s.channels)
+		if err != nil {
+			for _, c := range comms[:r] {
+				c.gpu.exec.Close()
+			}
+			pr.Close()
+			return fail(r, err)
+		}
+		comms[r], _ = newComm(r, n, s, w, nil)
+		comms[r].gpu = &gpuRank{dev: gpus[r], exec: exec}
+	}
+	return comms, nil
+}
+
+func open(dev int) (*cuda.Device, error) {
+	d, err := cuda.Open(dev)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+	}
+	return d, nil
+}
+
+func deviceAlloc(dev int, n int64) (uintptr, error) {
+	d, err := open(dev)
+	if err != nil {
+		return 0, err
+	}
+	p, err := d.Alloc(max(n, 1))
+	return uintptr(p), err
+}
+
+func deviceFree(dev int, p uintptr) error {
+	d, err := open(dev)
+	if err != nil {
+		return err
+	}
+	return d.Free(cuda.Ptr(p))
+}
+
+func copyHtoD(dev int, dst uintptr, src []byte) error {
+	d, err := open(dev)
+	if err != nil {
+		return err
+	}
+	return d.CopyHtoD(cuda.Ptr(dst), src)
+}
+
+func copyDtoH(dev int, dst []byte, src uintptr) error {
+	d, err := open(dev)
+	if err != nil {
+		return err
+	}
+	return d.CopyDtoH(dst, cuda.Ptr(src))
+}
+
+func newStream(dev int) (uintptr, error) {
+	d, err := open(dev)
+	if err != nil {
+		return 0, err
+	}
+	s, err := d.NewStream()
+	return uintptr(s), err
+}
+
+func destroyStream(dev int, h uintptr) error {
+	d, err := open(dev)
+	if err != nil {
+		return err
+	}
+	return d.DestroyStream(cuda.Stream(h))
+}
+
+func syncStream(dev int, h uintptr) error {
+	d, err := open(dev)
+	if err != nil {
+		return err
+	}
+	return d.Sync(cuda.Stream(h))
+}
+
+func streamOwned(dev int, h uintptr) (bool, error) {
+	d, err := open(dev)
+	if err != nil {
+		return false, err
+	}
+	return d.StreamOwner(cuda.Stream(h))
+}
+
+// checkDevicePtr verifies that [p, p+n) is device memory of GPU dev.
+func checkDevicePtr(dev int, p uintptr, n int64) error {
+	kind, ord, base, size, err := cuda.PointerInfo(cuda.Ptr(p))
+	switch {
+	case err != nil:
+		return err
+	case kind == cuda.MemoryUnknown || kind == cuda.MemoryHost:
+		return fmt.Errorf("%#x is host memory, not GPU memory", p)
+	case kind != cuda.MemoryDevice:
+		return fmt.Errorf("%#x is not GPU memory (memory type %d)", p, kind)
+	case ord != dev:
+		return fmt.Errorf("%#x is memory of GPU %d, the rank is on GPU %d", p, ord, dev)
+	case int64(p-uintptr(base))+n > size:
+		return fmt.Errorf("%d bytes at %#x run past the end of its allocation (%d bytes at %#x)", n, p, size, uintptr(base))
+	}
+	return nil
+}

@@ -1,0 +1,25 @@
+//go:build !cuda
+
+package ringo
+
+import (
+	"fmt"
+
+	"github.com/ringo-ccl/ringo/internal/cuda"
+)
+
+// NewLocalGPUs makes one rank per entry of gpus in this process. This build
+// has no GPU support: it returns an error wrapping ErrNotSupported.
+func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) { return nil, noCUDA() }
+
+func noCUDA() error { return fmt.Errorf("%w: %w", ErrNotSupported, cuda.ErrNoCUDA) }
+
+func deviceAlloc(int, int64) (uintptr, error)          { return 0, noCUDA() }
+func deviceFree(int, uintptr) error                    { return noCUDA() }
+func copyHtoD(int, uintptr, []byte) error              { return noCUDA() }
+func copyDtoH(int, []byte, uintptr) error              { return noCUDA() }
+func newStream(int) (uintptr, error)                   { return 0, noCUDA() }
+func destroyStream(int, uintptr) error                 { return noCUDA() }
+func syncStream(int, uintptr) error                    { return noCUDA() }
+func streamOwned(int, uintptr) (bool, error)           { return false, noCUDA() }
+func checkDevicePtr(dev int, p uintptr, n int64) error { return noCUDA() }

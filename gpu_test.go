@@ -1,0 +1,255 @@
+//go:build cuda
+
+package ringo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/bench"
+	"github.com/ringo-ccl/ringo/internal/cuda"
+	"github.com/ringo-ccl/ringo/kernels"
+	"github.com/ringo-ccl/ringo/reduce"
+)
+
+// These tests need GPUs: build with -tags cuda and run on the GPU machine
+// (make gpu-bundle). RINGO_TEST_GPUS lists the ordinals (default 0,1).
+
+func testGPUs(t *testing.T) []int {
+	t.Helper()
+	s := os.Getenv("RINGO_TEST_GPUS")
+	if s == "" {
+		s = "0,1"
+	}
+	var gpus []int
+	for _, f := range strings.Split(s, ",") {
+		g, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("RINGO_TEST_GPUS=%q", s)
+		}
+		gpus = append(gpus, g)
+	}
+	return gpus
+}
+
+// sweepGPUs runs the benchmark harness's checked sweep on one GPU
+// communicator and fails on any wrong element.
+func sweepGPUs(t *testing.T, gpus []int, cfg *ringo.Config, o bench.Options) []bench.Row {
+	t.Helper()
+	comms, err := ringo.NewLocalGPUs(gpus, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aggs, err := ringo.NewLocal(len(gpus), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for r := range comms {
+			comms[r].Close()
+			aggs[r].Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	rows := make([][]bench.Row, len(comms))
+	errs := make([]error, len(comms))
+	var wg sync.WaitGroup
+	for r := range comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rows[r], errs[r] = bench.RunGPURank(ctx, comms[r], aggs[r], o, nil)
+			if errs[r] != nil {
+				comms[r].Abort()
+				aggs[r].Abort()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows[0] {
+		if r.OutOfPlace.Wrong != 0 || r.InPlace.Wrong != 0 {
+			t.Errorf("GPUs %v: %s %s %s count %d: %d wrong out of place, %d in place",
+				gpus, r.Coll, r.Type, r.Op, r.Count, r.OutOfPlace.Wrong, r.InPlace.Wrong)
+		}
+	}
+	return rows[0]
+}
+
+func checkedOptions(counts ...int64) bench.Options {
+	o := bench.Defaults()
+	o.Colls, _ = bench.ParseColls("all")
+	o.Types, _ = bench.ParseTypes("all")
+	o.Ops, _ = bench.ParseOps("all")
+	o.Iters, o.Warmup, o.Check, o.Root = 1, 0, 1, 1
+	o.Counts = counts
+	return o
+}
+
+// TestGPUAllCollectives: every collective, datatype and op, counts from 0
+// through primes, in and out of place, 2 ranks on 2 GPUs and 4 ranks on 2
+// GPUs.
+func TestGPUAllCollectives(t *testing.T) {
+	g := testGPUs(t)
+	counts := []int64{0, 1, 2, 3, 7, 13, 97, 1021, 4099, 65537}
+	for _, gpus := range [][]int{g, append(append([]int{}, g...), g...)} {
+		t.Run(fmt.Sprint(gpus), func(t *testing.T) {
+			sweepGPUs(t, gpus, nil, checkedOptions(counts...))
+		})
+	}
+}
+
+// TestGPUUnaligned: buffers shifted off 16-byte alignment still work.
+func TestGPUUnaligned(t *testing.T) {
+	o := checkedOptions(13, 1021, 65537, 1048583)
+	o.Types = []ringo.DataType{ringo.Float32, ringo.Half, ringo.Int8, ringo.Float64}
+	o.Ops = []reduce.OpKind{reduce.Sum, reduce.Max}
+	for _, u := range []int64{1, 3} {
+		o.Unalign = u
+		sweepGPUs(t, testGPUs(t), nil, o)
+	}
+}
+
+// TestGPULarge: counts up to 2^30 elements.
+func TestGPULarge(t *testing.T) {
+	o := checkedOptions(1<<20+7, 1<<24+43)
+	o.Types = []ringo.DataType{ringo.Float32, ringo.BF16}
+	o.Ops = []reduce.OpKind{reduce.Sum}
+	sweepGPUs(t, testGPUs(t), nil, o)
+	o = checkedOptions(1 << 30)
+	o.Colls = []ringo.Collective{ringo.CollAllReduce}
+	o.Types = []ringo.DataType{ringo.Int8}
+	o.Ops = []reduce.OpKind{reduce.Sum}
+	sweepGPUs(t, testGPUs(t), nil, o)
+}
+
+// TestGPUChannelsAndBuffers: other channel counts and FIFO sizes, P2P read.
+func TestGPUChannelsAndBuffers(t *testing.T) {
+	o := checkedOptions(1, 4099, 1<<20+7)
+	o.Types = []ringo.DataType{ringo.Float32, ringo.Half}
+	o.Ops = []reduce.OpKind{reduce.Sum, reduce.Avg}
+	for _, cfg := range []*ringo.Config{{Channels: 1}, {Channels: 3, BuffSize: 1 << 16}, {Channels: 64}} {
+		sweepGPUs(t, testGPUs(t), cfg, o)
+	}
+	t.Setenv("NCCL_P2P_READ_ENABLE", "1")
+	sweepGPUs(t, testGPUs(t), &ringo.Config{Channels: 4}, o)
+}
+
+func wantGPUError(t *testing.T, err error, sentinel error, frag string) {
+	t.Helper()
+	if err == nil || (sentinel != nil && !errors.Is(err, sentinel)) || !strings.Contains(err.Error(), frag) {
+		t.Fatalf("got %v, want an error (%v) mentioning %q", err, sentinel, frag)
+	}
+}
+
+func TestGPUBadInput(t *testing.T) {
+	g := testGPUs(t)
+	comms, err := ringo.NewLocalGPUs(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range comms {
+			c.Close()
+		}
+	}()
+	c := comms[0]
+	ctx := context.Background()
+	s0, err := ringo.NewStream(g[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s0.Close()
+	s1, err := ringo.NewStream(g[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s1.Close()
+	buf0, err := ringo.DeviceAlloc[float32](g[0], 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf0.Free()
+	buf1, err := ringo.DeviceAlloc[float32](g[1], 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf1.Free()
+	host := make([]float32, 1024)
+
+	hostPtr := ringo.DevicePointer[float32](g[0], uintptr(0x1000)+uintptr(len(host)), 1024)
+	wantGPUError(t, ringo.AllReduceDevice(ctx, c, hostPtr, buf0, ringo.OpSum, s0), ringo.ErrInvalidArgument, "host memory")
+	wantGPUError(t, ringo.AllReduceDevice(ctx, c, buf1, buf0, ringo.OpSum, s0), ringo.ErrInvalidArgument, "memory of GPU")
+	wantGPUError(t, ringo.AllReduceDevice(ctx, c, buf0, buf0, ringo.OpSum, s1), ringo.ErrInvalidArgument, "stream of GPU")
+	foreign := ringo.StreamHandle(g[0], s1.Handle())
+	wantGPUError(t, ringo.AllReduceDevice(ctx, c, buf0, buf0, ringo.OpSum, foreign), ringo.ErrInvalidArgument, "does not belong")
+	wantGPUError(t, c.DoDevice(ctx, ringo.DeviceCall{Coll: ringo.CollAllGather, Send: buf0.Addr(), Recv: buf0.Addr(), Count: 1 << 62, Type: ringo.Float32}, s0),
+		ringo.ErrInvalidArgument, "overflows")
+	wantGPUError(t, c.DoDevice(ctx, ringo.DeviceCall{Coll: ringo.CollAllReduce, Send: buf0.Addr(), Recv: buf0.Addr(), Count: 2048, Type: ringo.Float32}, s0),
+		ringo.ErrInvalidArgument, "past the end")
+	wantGPUError(t, ringo.AllReduce(ctx, c, host, host, ringo.OpSum), ringo.ErrInvalidArgument, "use DoDevice")
+
+	t.Setenv("NCCL_P2P_DISABLE", "1")
+	_, err = ringo.NewLocalGPUs(g, nil)
+	wantGPUError(t, err, nil, "NCCL_P2P_DISABLE")
+}
+
+// TestGPUAbsentRank: rank 1 never enqueues its part; rank 0's Wait ends
+// at its deadline with ErrTimeout, its kernel aborted, and the
+// communicator refuses further work.
+func TestGPUAbsentRank(t *testing.T) {
+	g := testGPUs(t)
+	comms, err := ringo.NewLocalGPUs(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range comms {
+			c.Close()
+		}
+	}()
+	s, _ := ringo.NewStream(g[0])
+	defer s.Close()
+	buf, _ := ringo.DeviceAlloc[float32](g[0], 1<<20)
+	defer buf.Free()
+	if err := ringo.AllReduceDevice(context.Background(), comms[0], buf, buf, ringo.OpSum, s); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = comms[0].Wait(ctx, s)
+	wantGPUError(t, err, ringo.ErrTimeout, "did not finish")
+	if el := time.Since(start); el > 5*time.Second {
+		t.Fatalf("abort took %v", el)
+	}
+	err = ringo.AllReduceDevice(context.Background(), comms[0], buf, buf, ringo.OpSum, s)
+	wantGPUError(t, err, ringo.ErrAborted, "")
+}
+
+// TestGPUKernels: every kernel the Go side may launch is in the module.
+func TestGPUKernels(t *testing.T) {
+	d, err := cuda.Open(testGPUs(t)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.LoadModule(kernels.Fatbin); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range kernels.Names() {
+		if _, err := d.Func(n); err != nil {
+			t.Errorf("kernel %s: %v", n, err)
+		}
+	}
+}

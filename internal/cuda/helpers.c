@@ -1,0 +1,40 @@
+//go:build cuda
+
+#include "helpers.h"
+
+const char* ringoErrorName(CUresult r) {
+  const char* s = 0;
+  if (cuGetErrorName(r, &s) != CUDA_SUCCESS || s == 0) return "CUDA_ERROR_UNKNOWN";
+  return s;
+}
+
+const char* ringoErrorString(CUresult r) {
+  const char* s = 0;
+  if (cuGetErrorString(r, &s) != CUDA_SUCCESS || s == 0) return "unknown error";
+  return s;
+}
+
+// ringoLaunch launches f with up to 16 eight-byte parameters: one cgo
+// crossing per collective.
+CUresult ringoLaunch(CUfunction f, unsigned grid, unsigned block, unsigned shmem, uintptr_t stream,
+                     const uint64_t* args, int nargs) {
+  void* params[16];
+  for (int i = 0; i < nargs && i < 16; i++) params[i] = (void*)&args[i];
+  return cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shmem, (CUstream)stream, params, 0);
+}
+
+CUresult ringoPointerInfo(CUdeviceptr p, int* memType, int* ordinal, CUdeviceptr* base, size_t* size) {
+  CUpointer_attribute attrs[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  unsigned int mt = 0;
+  int ord = -1;
+  void* data[2] = {&mt, &ord};
+  CUresult r = cuPointerGetAttributes(2, attrs, data, p);
+  if (r != CUDA_SUCCESS) return r;
+  *memType = (int)mt;
+  *ordinal = ord;
+  if (mt != CU_MEMORYTYPE_DEVICE) return CUDA_SUCCESS;
+  return cuMemGetAddressRange(base, size, p);
+}
+
+CUstream ringoStream(uintptr_t s) { return (CUstream)s; }
+CUevent ringoEvent(uintptr_t e) { return (CUevent)e; }

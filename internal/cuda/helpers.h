@@ -1,0 +1,13 @@
+// helpers.h: the C half of package cuda's thin bindings: what
+// gorgonia.org/cu lacks or does expensively.
+#include <cuda.h>
+#include <stddef.h>
+#include <stdint.h>
+
+const char* ringoErrorName(CUresult r);
+const char* ringoErrorString(CUresult r);
+CUresult ringoLaunch(CUfunction f, unsigned grid, unsigned block, unsigned shmem, uintptr_t stream,
+                     const uint64_t* args, int nargs);
+CUresult ringoPointerInfo(CUdeviceptr p, int* memType, int* ordinal, CUdeviceptr* base, size_t* size);
+CUstream ringoStream(uintptr_t s);
+CUevent ringoEvent(uintptr_t e);

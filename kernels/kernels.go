@@ -1,0 +1,77 @@
+// Package kernels holds ringo's CUDA kernels: the sources in src/ (one
+// concept per file: common.cuh the layouts shared with Go, reduce.cuh the
+// element operations, copy.cuh the vectorized reduce-copy, prims_simple.cuh
+// the Simple protocol, ring.cu the entry points), the fatbin nvcc makes of
+// them (ringo.fatbin, committed; `make kernels` regenerates it, and CI
+// checks that it is up to date), and the Go twins of the structures the
+// kernels read: plan steps, connections, launch geometry.
+//
+// The package has no cgo and no build tag: package internal/cuda loads the
+// fatbin, package device fills these structures.
+package kernels
+
+import (
+	_ "embed"
+	"fmt"
+
+	"github.com/ringo-ccl/ringo/reduce"
+)
+
+// Fatbin is ringo.fatbin: SASS for sm_80 and sm_90 and PTX for compute_90.
+//
+//go:embed ringo.fatbin
+var Fatbin []byte
+
+// Threads is the block size of every kernel (RINGO_NTHREADS).
+const Threads = 512
+
+// MaxChannels is the most channels (blocks) a launch has (RINGO_MAXCHANNELS).
+const MaxChannels = 64
+
+// Op is an operator as the device runs it, after package reduce has lowered
+// Avg to PreMulSum (floats) or SumPostDiv (integers).
+type Op = reduce.DeviceOp
+
+// Name returns the kernel running op on elements of type t, or the copy
+// kernel when reduces is false (all-gather, broadcast).
+func Name(t reduce.DataType, op Op, reduces bool) (string, error) {
+	if !reduces {
+		return "ringo_copy", nil
+	}
+	tn, ok := typeNames[t]
+	if !ok {
+		return "", fmt.Errorf("kernels: no kernels for datatype %v", t)
+	}
+	on, ok := opNames[op]
+	if !ok {
+		return "", fmt.Errorf("kernels: no kernel for operator %d", op)
+	}
+	if op == reduce.DevSumPostDiv && t.IsFloat() {
+		return "", fmt.Errorf("kernels: sum-then-divide is for integers, not %v", t)
+	}
+	return "ringo_" + tn + "_" + on, nil
+}
+
+var typeNames = map[reduce.DataType]string{
+	reduce.Int8: "int8", reduce.Uint8: "uint8", reduce.Int32: "int32", reduce.Uint32: "uint32",
+	reduce.Int64: "int64", reduce.Uint64: "uint64", reduce.Half: "half", reduce.Float32: "float",
+	reduce.Float64: "double", reduce.BF16: "bfloat16", reduce.F8E4M3: "f8e4m3", reduce.F8E5M2: "f8e5m2",
+}
+
+var opNames = map[Op]string{
+	reduce.DevSum: "sum", reduce.DevProd: "prod", reduce.DevMax: "max", reduce.DevMin: "min",
+	reduce.DevPreMulSum: "premulsum", reduce.DevSumPostDiv: "sumpostdiv",
+}
+
+// Names returns every kernel the module must contain.
+func Names() []string {
+	names := []string{"ringo_copy"}
+	for t := range reduce.NumTypes {
+		for op := reduce.DevSum; op <= reduce.DevSumPostDiv; op++ {
+			if n, err := Name(t, op, true); err == nil {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}

@@ -1,0 +1,86 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/ringo-ccl/ringo/ring"
+)
+
+// Sizes of the structures in src/common.cuh (asserted there with
+// static_assert).
+const (
+	StepBytes        = 40  // RingoStep
+	PlanChannelBytes = 8   // RingoPlanChannel
+	ConnBytes        = 128 // RingoConn
+	planHeaderBytes  = MaxChannels * PlanChannelBytes
+)
+
+// PlanBytes returns the size of the encoding of a plan with nsteps steps.
+func PlanBytes(nsteps int) int { return planHeaderBytes + nsteps*StepBytes }
+
+// EncodePlan appends the device encoding of p to dst: per channel the first
+// step and the step count (64 entries), then every channel's steps with
+// offsets and lengths in bytes. It fails when p has more channels than a
+// launch can run.
+func EncodePlan(dst []byte, p *ring.Plan) ([]byte, error) {
+	if len(p.Channels) > MaxChannels {
+		return nil, fmt.Errorf("kernels: plan has %d channels, at most %d", len(p.Channels), MaxChannels)
+	}
+	total := 0
+	for _, ch := range p.Channels {
+		total += len(ch.Steps)
+	}
+	start := len(dst)
+	dst = append(dst, make([]byte, PlanBytes(total))...)
+	hdr := dst[start : start+planHeaderBytes]
+	body := dst[start+planHeaderBytes:]
+	elt := int64(p.Spec.EltSize)
+	first := 0
+	for c, ch := range p.Channels {
+		binary.LittleEndian.PutUint32(hdr[8*c:], uint32(first))
+		binary.LittleEndian.PutUint32(hdr[8*c+4:], uint32(len(ch.Steps)))
+		for _, st := range ch.Steps {
+			b := body[first*StepBytes : (first+1)*StepBytes]
+			binary.LittleEndian.PutUint32(b[0:], uint32(st.Prim))
+			binary.LittleEndian.PutUint64(b[8:], uint64(st.InOff*elt))
+			binary.LittleEndian.PutUint64(b[16:], uint64(st.OutOff*elt))
+			binary.LittleEndian.PutUint64(b[24:], uint64(st.Count*elt))
+			binary.LittleEndian.PutUint64(b[32:], uint64(st.SliceLen*elt))
+			first++
+		}
+	}
+	return dst, nil
+}
+
+// Geom packs the launch geometry of p (RingoGeom).
+func Geom(p *ring.Plan) uint64 {
+	return uint64(uint32(p.SlotBytes)) | uint64(uint8(p.SlotsPerSlice))<<32 |
+		uint64(uint8(p.SlicesPerStep))<<40 | uint64(uint8(p.Spec.Proto))<<48
+}
+
+// Conn is one rank's connections on one channel (RingoConn): device
+// addresses, "local" on this rank's GPU, "remote" on a ring neighbour's.
+type Conn struct {
+	RecvBuf  uint64 // local Simple FIFO of the connection from prev
+	RecvTail uint64 // local: steps prev produced
+	RecvHead uint64 // remote: steps this rank consumed
+	SendBuf  uint64 // remote Simple FIFO of the connection to next
+	SendTail uint64 // remote: steps this rank produced
+	SendHead uint64 // local: steps next consumed
+	State    uint64 // local: send and receive step, kept across launches
+	RecvLL   uint64 // local LL FIFO of the connection from prev
+	SendLL   uint64 // remote LL FIFO of the connection to next
+}
+
+// EncodeConns appends the device encoding of conns (one per channel).
+func EncodeConns(dst []byte, conns []Conn) []byte {
+	for _, c := range conns {
+		var b [ConnBytes]byte
+		for i, v := range []uint64{c.RecvBuf, c.RecvTail, c.RecvHead, c.SendBuf, c.SendTail, c.SendHead, c.State, c.RecvLL, c.SendLL} {
+			binary.LittleEndian.PutUint64(b[8*i:], v)
+		}
+		dst = append(dst, b[:]...)
+	}
+	return dst
+}

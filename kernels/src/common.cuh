@@ -1,0 +1,81 @@
+// common.cuh: what the host (Go, package kernels) and the device share —
+// the encoding of a plan's steps, a rank's connections on one channel, and
+// the launch geometry. Every struct here has a Go twin in kernels/layout.go;
+// TestLayout checks the offsets against the sizes asserted below.
+#pragma once
+#include <stdint.h>
+
+#define RINGO_NSTEPS 8
+#define RINGO_MAXCHANNELS 64
+#define RINGO_NTHREADS 512
+#define RINGO_SPINS_BEFORE_CHECK 10000
+
+// Primitive codes, equal to ring.Prim's values.
+enum RingoPrim : uint32_t {
+  PrimSend = 0,
+  PrimRecv = 1,
+  PrimRecvReduceSend = 2,
+  PrimRecvReduceCopy = 3,
+  PrimRecvReduceCopySend = 4,
+  PrimRecvCopySend = 5,
+  PrimCopySend = 6,
+  PrimCopy = 7,
+  PrimReduceCopy = 8,
+};
+
+// One step of a channel's program, offsets and lengths in bytes.
+struct RingoStep {
+  uint32_t prim;
+  uint32_t pad;
+  int64_t inOff;
+  int64_t outOff;
+  int64_t bytes;
+  int64_t sliceBytes;
+};
+static_assert(sizeof(RingoStep) == 40, "RingoStep layout");
+
+// A plan in device memory: per channel, where its steps start and how many
+// there are, then the steps.
+struct RingoPlanChannel {
+  uint32_t first;
+  uint32_t count;
+};
+
+// One rank's connections on one channel. "local" memory is on this rank's
+// GPU, "remote" on its ring neighbour's (or on the same GPU when both ranks
+// share one); the kernel polls only local words and writes remote ones.
+struct RingoConn {
+  char* recvBuf;          // local: Simple FIFO of the connection from prev
+  uint64_t* recvTail;     // local: steps prev has produced
+  uint64_t* recvHead;     // remote (prev's GPU): steps this rank consumed
+  char* sendBuf;          // remote (next's GPU): Simple FIFO of the connection to next
+  uint64_t* sendTail;     // remote (next's GPU): steps this rank produced
+  uint64_t* sendHead;     // local: steps next consumed
+  uint64_t* state;        // local: [0] send step, [1] recv step, kept across launches
+  char* recvLL;           // local: LL FIFO of the connection from prev
+  char* sendLL;           // remote: LL FIFO of the connection to next
+  uint64_t pad[7];
+};
+static_assert(sizeof(RingoConn) == 128, "RingoConn layout");
+
+// Launch geometry packed in one 64-bit kernel parameter.
+struct RingoGeom {
+  uint32_t slotBytes;      // one Simple FIFO slot
+  uint8_t slotsPerSlice;
+  uint8_t slicesPerStep;
+  uint8_t proto;           // 0 LL, 2 Simple (ring.Protocol)
+  uint8_t pad;
+};
+static_assert(sizeof(RingoGeom) == 8, "RingoGeom layout");
+
+__device__ __forceinline__ uint64_t ringoLoadAcquire(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void ringoStoreRelaxed(uint64_t* p, uint64_t v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ uint32_t ringoLoadVolatile32(const volatile uint32_t* p) { return *p; }

@@ -1,0 +1,118 @@
+// copy.cuh: reduceCopy, the one data mover every primitive uses. It reads a
+// received slice (A) and/or this rank's input (In), combines them with the
+// operator, and writes one or two destinations, in 16-byte packs with four
+// packs in flight per thread when every pointer is 16-byte aligned, element
+// by element otherwise.
+#pragma once
+#include "reduce.cuh"
+
+#define RINGO_UNROLL 4
+
+template <typename T>
+struct Pack {
+  static const int N = 16 / sizeof(T);
+};
+
+// combine computes one element: A ⊕ pre(In), A, or pre(In), then post.
+template <typename T, typename R, bool HasA, bool HasIn, bool Post>
+__device__ __forceinline__ T combine(const R& r, T a, T in) {
+  T v;
+  if (HasA && HasIn) {
+    v = r.op(a, r.pre(in));
+  } else if (HasA) {
+    v = a;
+  } else {
+    v = r.pre(in);
+  }
+  if (Post) v = r.post(v);
+  return v;
+}
+
+template <typename T, typename R, bool HasA, bool HasIn, bool Post>
+__device__ __forceinline__ uint4 combinePack(const R& r, uint4 a, uint4 in) {
+  uint4 out;
+  const T* ea = reinterpret_cast<const T*>(&a);
+  const T* ei = reinterpret_cast<const T*>(&in);
+  T* eo = reinterpret_cast<T*>(&out);
+#pragma unroll
+  for (int e = 0; e < Pack<T>::N; e++) eo[e] = combine<T, R, HasA, HasIn, Post>(r, ea[e], ei[e]);
+  return out;
+}
+
+// ldcg loads one element through L2 (ld.global.cg), whatever its type.
+template <typename T>
+__device__ __forceinline__ T ldcg(const T* p) {
+  T v;
+  if (sizeof(T) == 1) {
+    unsigned char x = __ldcg(reinterpret_cast<const unsigned char*>(p));
+    memcpy(&v, &x, 1);
+  } else if (sizeof(T) == 2) {
+    unsigned short x = __ldcg(reinterpret_cast<const unsigned short*>(p));
+    memcpy(&v, &x, 2);
+  } else if (sizeof(T) == 4) {
+    unsigned int x = __ldcg(reinterpret_cast<const unsigned int*>(p));
+    memcpy(&v, &x, 4);
+  } else {
+    unsigned long long x = __ldcg(reinterpret_cast<const unsigned long long*>(p));
+    memcpy(&v, &x, 8);
+  }
+  return v;
+}
+
+__device__ __forceinline__ bool aligned16(const void* p) { return ((uintptr_t)p & 15) == 0; }
+
+// reduceCopy moves bytes bytes (a whole number of T) using every thread of
+// the block. a is FIFO data (read through L2, never a stale L1 line), in
+// the user's input; d0 is written, and d1 too when Dst1.
+template <typename T, typename R, bool HasA, bool HasIn, bool Post, bool Dst1>
+__device__ void reduceCopy(const R& r, const char* a, const char* in, char* d0, char* d1, int64_t bytes) {
+  const int tid = threadIdx.x;
+  const int nt = blockDim.x;
+  int64_t done = 0;
+  if ((!HasA || aligned16(a)) && (!HasIn || aligned16(in)) && aligned16(d0) && (!Dst1 || aligned16(d1))) {
+    const int64_t npacks = bytes / 16;
+    const uint4* a4 = reinterpret_cast<const uint4*>(a);
+    const uint4* i4 = reinterpret_cast<const uint4*>(in);
+    uint4* o4 = reinterpret_cast<uint4*>(d0);
+    uint4* p4 = reinterpret_cast<uint4*>(d1);
+    int64_t p = tid;
+    for (; p + (RINGO_UNROLL - 1) * (int64_t)nt < npacks; p += RINGO_UNROLL * (int64_t)nt) {
+      uint4 va[RINGO_UNROLL] = {}, vi[RINGO_UNROLL] = {};
+#pragma unroll
+      for (int u = 0; u < RINGO_UNROLL; u++) {
+        if (HasA) va[u] = __ldcg(a4 + p + u * nt);
+        if (HasIn) vi[u] = i4[p + u * nt];
+      }
+#pragma unroll
+      for (int u = 0; u < RINGO_UNROLL; u++) va[u] = combinePack<T, R, HasA, HasIn, Post>(r, va[u], vi[u]);
+#pragma unroll
+      for (int u = 0; u < RINGO_UNROLL; u++) {
+        o4[p + u * nt] = va[u];
+        if (Dst1) p4[p + u * nt] = va[u];
+      }
+    }
+    for (; p < npacks; p += nt) {
+      uint4 va = {}, vi = {};
+      if (HasA) va = __ldcg(a4 + p);
+      if (HasIn) vi = i4[p];
+      va = combinePack<T, R, HasA, HasIn, Post>(r, va, vi);
+      o4[p] = va;
+      if (Dst1) p4[p] = va;
+    }
+    done = npacks * 16;
+  }
+  // The tail, or everything when a pointer is misaligned: element by element.
+  const T* ae = reinterpret_cast<const T*>(a + done);
+  const T* ie = reinterpret_cast<const T*>(in + done);
+  T* oe = reinterpret_cast<T*>(d0 + done);
+  T* pe = reinterpret_cast<T*>(d1 + done);
+  const int64_t n = (bytes - done) / (int64_t)sizeof(T);
+  for (int64_t i = tid; i < n; i += nt) {
+    T va = T(), vi = T();
+    if (HasA) va = ldcg(ae + i);
+    if (HasIn) vi = ie[i];
+    va = combine<T, R, HasA, HasIn, Post>(r, va, vi);
+    oe[i] = va;
+    if (Dst1) pe[i] = va;
+  }
+}

@@ -1,0 +1,129 @@
+// prims_simple.cuh: one channel's program with the Simple protocol. For
+// every slice of every step: wait until the received slice is in the FIFO
+// (tail) and the successor has room (head), move the data with every thread,
+// then publish: the sender fences at system scope and stores tail into the
+// successor's memory, the receiver stores head into the predecessor's.
+// Counters persist across launches in the rank's channel state, rounded up
+// at the start of each launch so a two-slot slice never wraps the FIFO.
+#pragma once
+#include "common.cuh"
+#include "copy.cuh"
+
+struct ChannelState {
+  uint64_t sendStep, recvStep;
+  int aborted;
+};
+
+// spinUntil waits until *p ≥ want (credit: *p + NSTEPS ≥ want), checking
+// the abort flag every RINGO_SPINS_BEFORE_CHECK polls. It returns false on
+// abort.
+__device__ __forceinline__ bool spinUntil(const uint64_t* p, uint64_t want, const volatile uint32_t* abortFlag) {
+  int spins = 0;
+  while (ringoLoadAcquire(p) < want) {
+    if (++spins == RINGO_SPINS_BEFORE_CHECK) {
+      spins = 0;
+      if (*abortFlag) return false;
+    }
+  }
+  return true;
+}
+
+template <typename T, typename R>
+__device__ void runStep(const R& r, uint32_t prim, const char* recv, char* send, const char* in, char* out, int64_t bytes) {
+  switch (prim) {
+    case PrimSend:
+      reduceCopy<T, R, false, true, false, false>(r, nullptr, in, send, nullptr, bytes);
+      break;
+    case PrimRecv:
+      reduceCopy<T, R, true, false, false, false>(r, recv, nullptr, out, nullptr, bytes);
+      break;
+    case PrimRecvReduceSend:
+      reduceCopy<T, R, true, true, false, false>(r, recv, in, send, nullptr, bytes);
+      break;
+    case PrimRecvReduceCopy:
+      reduceCopy<T, R, true, true, true, false>(r, recv, in, out, nullptr, bytes);
+      break;
+    case PrimRecvReduceCopySend:
+      reduceCopy<T, R, true, true, true, true>(r, recv, in, out, send, bytes);
+      break;
+    case PrimRecvCopySend:
+      reduceCopy<T, R, true, false, false, true>(r, recv, nullptr, out, send, bytes);
+      break;
+    case PrimCopySend:
+      if (out == in) {
+        reduceCopy<T, R, false, true, false, false>(r, nullptr, in, send, nullptr, bytes);
+      } else {
+        reduceCopy<T, R, false, true, false, true>(r, nullptr, in, out, send, bytes);
+      }
+      break;
+    case PrimCopy:
+      if (out != in) reduceCopy<T, R, false, true, false, false>(r, nullptr, in, out, nullptr, bytes);
+      break;
+    case PrimReduceCopy:
+      reduceCopy<T, R, false, true, true, false>(r, nullptr, in, out, nullptr, bytes);
+      break;
+  }
+}
+
+__device__ __forceinline__ bool primRecvs(uint32_t p) {
+  return p == PrimRecv || p == PrimRecvReduceSend || p == PrimRecvReduceCopy || p == PrimRecvReduceCopySend ||
+         p == PrimRecvCopySend;
+}
+
+__device__ __forceinline__ bool primSends(uint32_t p) {
+  return p == PrimSend || p == PrimRecvReduceSend || p == PrimRecvReduceCopySend || p == PrimRecvCopySend ||
+         p == PrimCopySend;
+}
+
+template <typename T, typename R>
+__device__ void runSimple(const R& r, const RingoConn& c, const RingoStep* steps, uint32_t nsteps, const char* in,
+                          char* out, RingoGeom g, const volatile uint32_t* abortFlag) {
+  __shared__ ChannelState st;
+  const int tid = threadIdx.x;
+  const uint64_t sps = g.slotsPerSlice;
+  if (tid == 0) {
+    const uint64_t per = sps * g.slicesPerStep;
+    st.sendStep = (c.state[0] + per - 1) / per * per;
+    st.recvStep = (c.state[1] + per - 1) / per * per;
+    st.aborted = 0;
+    if (c.recvHead != nullptr) ringoStoreRelaxed(c.recvHead, st.recvStep);  // return skipped slots as credit
+  }
+  __syncthreads();
+  uint64_t sendStep = st.sendStep, recvStep = st.recvStep;
+  for (uint32_t i = 0; i < nsteps; i++) {
+    const RingoStep s = steps[i];
+    if (s.prim == PrimCopy || s.prim == PrimReduceCopy) {
+      runStep<T, R>(r, s.prim, nullptr, nullptr, in + s.inOff, out + s.outOff, s.bytes);
+      continue;
+    }
+    const bool recvs = primRecvs(s.prim), sends = primSends(s.prim);
+    for (int k = 0; k < g.slicesPerStep; k++) {
+      const int64_t off = min((int64_t)k * s.sliceBytes, s.bytes);
+      const int64_t n = min(off + s.sliceBytes, s.bytes) - off;
+      if (recvs && tid == 0 && !spinUntil(c.recvTail, recvStep + sps, abortFlag)) st.aborted = 1;
+      // Credit: head + NSTEPS ≥ sendStep + sps (nothing to wait for early on).
+      if (sends && tid == 32 && sendStep + sps > RINGO_NSTEPS &&
+          !spinUntil(c.sendHead, sendStep + sps - RINGO_NSTEPS, abortFlag))
+        st.aborted = 1;
+      __syncthreads();
+      if (st.aborted) return;
+      const char* rs = recvs ? c.recvBuf + (recvStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
+      char* ss = sends ? c.sendBuf + (sendStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
+      if (n > 0) runStep<T, R>(r, s.prim, rs, ss, in + s.inOff + off, out + s.outOff + off, n);
+      __syncthreads();
+      if (tid == 0) {
+        if (sends) {
+          __threadfence_system();
+          ringoStoreRelaxed(c.sendTail, sendStep + sps);
+        }
+        if (recvs) ringoStoreRelaxed(c.recvHead, recvStep + sps);
+      }
+      if (sends) sendStep += sps;
+      if (recvs) recvStep += sps;
+    }
+  }
+  if (tid == 0) {
+    c.state[0] = sendStep;
+    c.state[1] = recvStep;
+  }
+}

@@ -1,0 +1,61 @@
+// ring.cu: the kernels. One launch runs one collective for one rank: block
+// b runs channel b's program (a list of steps from the planner, package
+// ring) over that rank's connections. There is one kernel per datatype and
+// operator, named ringo_<type>_<op>, and ringo_copy for the collectives that
+// only move bytes.
+#include "prims_simple.cuh"
+
+template <typename T, typename R>
+__device__ __forceinline__ void ringoKernel(const RingoConn* conns, const char* plan, const char* in, char* out,
+                                            uint64_t arg, uint64_t geom, const volatile uint32_t* abortFlag) {
+  const RingoPlanChannel pc = reinterpret_cast<const RingoPlanChannel*>(plan)[blockIdx.x];
+  if (pc.count == 0) return;
+  const RingoStep* steps = reinterpret_cast<const RingoStep*>(plan + RINGO_MAXCHANNELS * sizeof(RingoPlanChannel)) + pc.first;
+  RingoGeom g;
+  memcpy(&g, &geom, sizeof(g));
+  const R r(arg);
+  runSimple<T, R>(r, conns[blockIdx.x], steps, pc.count, in, out, g, abortFlag);
+}
+
+#define RINGO_PARAMS                                                                                          \
+  (const RingoConn* conns, const char* plan, const char* in, char* out, uint64_t arg, uint64_t geom,          \
+   const volatile uint32_t* abortFlag)
+#define RINGO_ARGS conns, plan, in, out, arg, geom, abortFlag
+
+#define RINGO_KERNEL(name, T, K)                                                                       \
+  extern "C" __global__ void __launch_bounds__(RINGO_NTHREADS) name RINGO_PARAMS {                    \
+    ringoKernel<T, Red<T, K> >(RINGO_ARGS);                                                            \
+  }
+
+#define RINGO_KERNELS_FOR(tname, T)                       \
+  RINGO_KERNEL(ringo_##tname##_sum, T, RINGO_OP_SUM)      \
+  RINGO_KERNEL(ringo_##tname##_prod, T, RINGO_OP_PROD)    \
+  RINGO_KERNEL(ringo_##tname##_max, T, RINGO_OP_MAX)      \
+  RINGO_KERNEL(ringo_##tname##_min, T, RINGO_OP_MIN)      \
+  RINGO_KERNEL(ringo_##tname##_premulsum, T, RINGO_OP_PREMULSUM)
+
+#define RINGO_KERNELS_FOR_INT(tname, T) \
+  RINGO_KERNELS_FOR(tname, T)           \
+  RINGO_KERNEL(ringo_##tname##_sumpostdiv, T, RINGO_OP_SUMPOSTDIV)
+
+RINGO_KERNELS_FOR_INT(int8, int8_t)
+RINGO_KERNELS_FOR_INT(uint8, uint8_t)
+RINGO_KERNELS_FOR_INT(int32, int32_t)
+RINGO_KERNELS_FOR_INT(uint32, uint32_t)
+RINGO_KERNELS_FOR_INT(int64, int64_t)
+RINGO_KERNELS_FOR_INT(uint64, uint64_t)
+RINGO_KERNELS_FOR(half, __half)
+RINGO_KERNELS_FOR(float, float)
+RINGO_KERNELS_FOR(double, double)
+RINGO_KERNELS_FOR(bfloat16, __nv_bfloat16)
+// The 8-bit floats reduce in hardware from sm_90 on (NCCL needs sm_90 for
+// them too); emulating the conversions on sm_80 would only make the module
+// huge and slow to build.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+RINGO_KERNELS_FOR(f8e4m3, Fp8<__NV_E4M3>)
+RINGO_KERNELS_FOR(f8e5m2, Fp8<__NV_E5M2>)
+#endif
+
+extern "C" __global__ void __launch_bounds__(RINGO_NTHREADS) ringo_copy RINGO_PARAMS {
+  ringoKernel<uint8_t, Copy<uint8_t> >(RINGO_ARGS);
+}

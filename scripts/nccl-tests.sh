@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds nccl-tests' all_reduce_perf into OUT (default build/nccl-tests)
+# with the local nvcc for sm_90, against ringo's include/nccl.h. It links
+# against a stand-in libnccl.so that only carries the names: at run time
+# LD_LIBRARY_PATH picks the real library — NCCL's, or ringo's libnccl.so.2.
+# The source comes from NCCL_TESTS_SRC (default ../shared/third_party/
+# nccl-tests); without it the build is skipped, saying so.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=${NCCL_TESTS_SRC:-../shared/third_party/nccl-tests}
+out=$(realpath -m "${1:-build/nccl-tests}")
+if [ ! -f "$src/src/common.cu" ]; then
+	echo "nccl-tests: no source at $src (set NCCL_TESTS_SRC); not built"
+	exit 0
+fi
+rm -rf "$out" && mkdir -p "$out/home/lib" "$out/home/include" "$out/src"
+cp -r "$src"/. "$out/src/"
+chmod -R u+w "$out/src"
+cp include/nccl.h "$out/home/include/"
+# The stand-in: every function nccl.h declares, as a symbol.
+grep -oE '\bnccl[A-Za-z0-9]+\(' include/nccl.h | tr -d '(' | sort -u |
+	awk '{ printf "int %s(void) { return 5; }\n", $1 }' >"$out/home/stub.c"
+gcc -shared -fPIC -Wl,-soname,libnccl.so.2 -o "$out/home/lib/libnccl.so" "$out/home/stub.c"
+nvcc_bin=$(command -v nvcc)
+cuda_home=$(dirname "$(dirname "$nvcc_bin")")
+cuda_lib=$cuda_home/lib64
+[ -d "$cuda_lib" ] || cuda_lib=/usr/lib/x86_64-linux-gnu
+cxx=$(command -v cuda-g++ || command -v g++-11 || command -v g++)
+make -s -C "$out/src/src" BUILDDIR="$out" NCCL_HOME="$out/home" CUDA_HOME="$cuda_home" CUDA_LIB="$cuda_lib" \
+	CXX="$cxx" CUDARTLIB=cudart_static MPI=0 \
+	NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" "$out/all_reduce_perf"
+strip "$out/all_reduce_perf"
+echo "nccl-tests: built $out/all_reduce_perf"
