@@ -25,7 +25,8 @@ for stage in $stages; do
 		nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >>"$out/info.txt"
 		;;
 	test)
-		timeout 540 "$here/ringo.test" -test.v -test.timeout 530s -test.run "${RINGO_TESTS:-GPU}" >"$out/tests.log" 2>&1 || status=1
+		t=${RINGO_TEST_TIMEOUT:-540}
+		timeout "$t" "$here/ringo.test" -test.v -test.timeout "$((t - 10))s" -test.run "${RINGO_TESTS:-GPU}" >"$out/tests.log" 2>&1 || status=1
 		grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go' "$out/tests.log" | grep -v '=== RUN' | tail -40
 		;;
 	bench)
