@@ -102,7 +102,7 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 	c.seq++
 	rec := callRecord{seq: c.seq, coll: call.Coll, count: call.Count, dt: call.Type, op: call.Op.Kind(), root: call.Root}
 	if err := c.group.enter(c.rank, rec); err != nil {
-		c.group.broken().Set(err)
+		c.group.fail(err)
 		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
 	}
 	err := c.run(ctx, &call)
@@ -111,7 +111,7 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 		if stall := c.group.stalled(c.seq); stall != "" && errors.Is(err, ErrTimeout) {
 			err = fmt.Errorf("%w; %s", err, stall)
 		}
-		c.group.broken().Set(err)
+		c.group.fail(err)
 	}
 	return err
 }

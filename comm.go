@@ -48,6 +48,9 @@ type group interface {
 	// broken is raised when the communicator can no longer complete a
 	// collective: a rank failed mid-way, aborted, or was lost.
 	broken() *transport.Abort
+	// fail raises broken with cause and stops whatever the group's ranks
+	// are still running (their GPUs' kernels included).
+	fail(cause error)
 	// release is called once by each rank's Close.
 	release(rank int) error
 }
@@ -115,7 +118,7 @@ func (c *Comm) Size() int { return c.size }
 func (c *Comm) Abort() {
 	cause := fmt.Errorf("rank %d called Abort", c.rank)
 	c.abort.Set(cause)
-	c.group.broken().Set(cause)
+	c.group.fail(cause)
 	if c.gpu != nil {
 		c.gpu.exec.Abort()
 	}

@@ -46,7 +46,7 @@ const (
 	DefaultLLBuffSize    = 256 << 10
 	DefaultGPUBuffSize   = 4 << 20   // NCCL_BUFFSIZE's default
 	DefaultGPULLBuffSize = 512 << 10 // NCCL_LL_BUFFSIZE's default
-	DefaultGPUChannels   = 16
+	DefaultGPUChannels   = 64        // measured best on 2×H200 NV18 (BENCHMARKS.md)
 	DefaultTimeout       = 5 * time.Minute
 )
 

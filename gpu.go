@@ -160,7 +160,7 @@ func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
 	c.seq++
 	rec := callRecord{seq: c.seq, coll: call.Coll, count: call.Count, dt: call.Type, op: call.Op.Kind(), root: call.Root}
 	if err := c.group.enter(c.rank, rec); err != nil {
-		c.group.broken().Set(err)
+		c.group.fail(err)
 		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
 	}
 	defer c.group.leave(c.rank)
@@ -183,7 +183,7 @@ func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
 	}
 	if err := c.gpu.exec.Launch(&c.plan, call.Send, call.Recv, f, s.h); err != nil {
 		err = &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "launch", Err: err}
-		c.group.broken().Set(err)
+		c.group.fail(err)
 		return err
 	}
 	return nil
@@ -204,7 +204,7 @@ func (c *Comm) Wait(ctx context.Context, s Stream) error {
 	}
 	if err := c.gpu.exec.Wait(ctx, s.h); err != nil {
 		err = &Error{Op: "wait", Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
-		c.group.broken().Set(err)
+		c.group.fail(err)
 		return err
 	}
 	return c.failed("wait")

@@ -66,6 +66,7 @@ func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		}
 		comms[r], _ = newComm(r, n, s, w, nil)
 		comms[r].gpu = &gpuRank{dev: gpus[r], exec: exec}
+		w.gpus = append(w.gpus, exec)
 	}
 	return comms, nil
 }
@@ -146,7 +147,11 @@ func streamOwned(dev int, h uintptr) (bool, error) {
 
 // checkDevicePtr verifies that [p, p+n) is device memory of GPU dev.
 func checkDevicePtr(dev int, p uintptr, n int64) error {
-	kind, ord, base, size, err := cuda.PointerInfo(cuda.Ptr(p))
+	d, err := open(dev)
+	if err != nil {
+		return err
+	}
+	kind, ord, base, size, err := d.PointerInfo(cuda.Ptr(p))
 	switch {
 	case err != nil:
 		return err

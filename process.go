@@ -177,6 +177,7 @@ func (g *procGroup) enter(int, callRecord) error { return nil }
 func (g *procGroup) leave(int)                   {}
 func (g *procGroup) stalled(uint64) string       { return "" }
 func (g *procGroup) broken() *transport.Abort    { return &g.abort }
+func (g *procGroup) fail(cause error)            { g.abort.Set(cause) }
 
 func (g *procGroup) release(int) error {
 	var err error

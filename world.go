@@ -2,6 +2,7 @@ package ringo
 
 import (
 	"fmt"
+	"github.com/ringo-ccl/ringo/device"
 	"github.com/ringo-ccl/ringo/reduce"
 	"sort"
 	"sync"
@@ -18,7 +19,8 @@ type world struct {
 	n     int
 	tr    transport.Transport
 	abort transport.Abort
-	done  func() error // frees what the ranks share, when the last one closes
+	done  func() error   // frees what the ranks share, when the last one closes
+	gpus  []*device.Rank // the ranks' device executors, for a GPU world
 
 	mu    sync.Mutex // guards calls and open
 	calls []callRecord
@@ -95,6 +97,15 @@ func (c callRecord) String() string {
 var _ group = (*world)(nil)
 
 func (w *world) broken() *transport.Abort { return &w.abort }
+
+// fail breaks the world: every rank's waits end, and every rank's kernels
+// stop at their next check of the abort flag.
+func (w *world) fail(cause error) {
+	w.abort.Set(cause)
+	for _, g := range w.gpus {
+		g.Abort()
+	}
+}
 
 // release closes the transport when the last rank leaves.
 func (w *world) release(int) error {

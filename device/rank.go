@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/internal/errs"
@@ -135,27 +134,31 @@ func (r *Rank) Abort() { r.flagWord().Store(1) }
 // first it aborts the rank, waits for the kernels to stop, and returns
 // ErrTimeout (or ctx's error); an error of the stream's work (an illegal
 // memory access, say) is returned as it is.
+//
+// The wait itself is the driver's stream synchronisation, which spins and
+// returns within microseconds of the kernels' end; it runs on a goroutine
+// of its own so that ctx can interrupt it. (Polling the stream with timed
+// naps instead costs up to a millisecond per wait: Go's timers are not that
+// fine.)
 func (r *Rank) Wait(ctx context.Context, stream uintptr) error {
 	s := cuda.Stream(stream)
-	for spins := 0; ; spins++ {
-		done, err := r.dev.Query(s)
-		if err != nil || done {
+	if done, err := r.dev.Query(s); err != nil || done {
+		return err
+	}
+	synced := make(chan error, 1)
+	go func() { synced <- r.dev.Sync(s) }()
+	select {
+	case err := <-synced:
+		return err
+	case <-ctx.Done():
+		r.Abort()
+		if err := <-synced; err != nil {
 			return err
 		}
-		if spins > 100 {
-			select {
-			case <-ctx.Done():
-				r.Abort()
-				if err := r.dev.Sync(s); err != nil {
-					return err
-				}
-				if ctx.Err() == context.DeadlineExceeded {
-					return fmt.Errorf("%w: the GPU's collective did not finish: %w", errs.ErrTimeout, ctx.Err())
-				}
-				return ctx.Err()
-			case <-time.After(20 * time.Microsecond):
-			}
+		if ctx.Err() == context.DeadlineExceeded {
+			return fmt.Errorf("%w: the GPU's collective did not finish: %w", errs.ErrTimeout, ctx.Err())
 		}
+		return ctx.Err()
 	}
 }
 

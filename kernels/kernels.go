@@ -22,8 +22,9 @@ import (
 //go:embed ringo.fatbin
 var Fatbin []byte
 
-// Threads is the block size of every kernel (RINGO_NTHREADS).
-const Threads = 512
+// Threads is the block size of every kernel (RINGO_NTHREADS): 512 threads
+// that move data and a warp that publishes.
+const Threads = 544
 
 // MaxChannels is the most channels (blocks) a launch has (RINGO_MAXCHANNELS).
 const MaxChannels = 64

@@ -69,19 +69,24 @@ const (
 
 // PointerInfo says what p is: device memory (with its GPU and the bounds of
 // its allocation), pinned host memory, or unknown to CUDA (ordinary host
-// memory: MemoryUnknown, no error).
-func PointerInfo(p Ptr) (kind, ordinal int, base Ptr, size int64, err error) {
-	var mt, ord C.int
-	var b C.CUdeviceptr
-	var sz C.size_t
-	r := C.ringoPointerInfo(C.CUdeviceptr(p), &mt, &ord, &b, &sz)
-	if r == C.CUDA_ERROR_INVALID_VALUE {
-		return MemoryUnknown, -1, 0, 0, nil
-	}
-	if err := check(fmt.Sprintf("query pointer %#x", uintptr(p)), r); err != nil {
-		return 0, 0, 0, 0, err
-	}
-	return int(mt), int(ord), Ptr(b), int64(sz), nil
+// memory: MemoryUnknown, no error). The query runs in d's context.
+func (d *Device) PointerInfo(p Ptr) (kind, ordinal int, base Ptr, size int64, err error) {
+	err = d.Do(func() error {
+		var mt, ord C.int
+		var b C.CUdeviceptr
+		var sz C.size_t
+		r := C.ringoPointerInfo(C.CUdeviceptr(p), &mt, &ord, &b, &sz)
+		if r == C.CUDA_ERROR_INVALID_VALUE {
+			kind, ordinal = MemoryUnknown, -1
+			return nil
+		}
+		if err := check(fmt.Sprintf("query pointer %#x", uintptr(p)), r); err != nil {
+			return err
+		}
+		kind, ordinal, base, size = int(mt), int(ord), Ptr(b), int64(sz)
+		return nil
+	})
+	return kind, ordinal, base, size, err
 }
 
 // CanAccessPeer reports whether d can read and write peer's memory.

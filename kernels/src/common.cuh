@@ -7,7 +7,8 @@
 
 #define RINGO_NSTEPS 8
 #define RINGO_MAXCHANNELS 64
-#define RINGO_NTHREADS 512
+#define RINGO_NWORKERS 512                  // threads that move data
+#define RINGO_NTHREADS (RINGO_NWORKERS + 32)  // plus one warp that publishes
 #define RINGO_SPINS_BEFORE_CHECK 10000
 
 // Primitive codes, equal to ring.Prim's values.

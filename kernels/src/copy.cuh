@@ -4,6 +4,7 @@
 // packs in flight per thread when every pointer is 16-byte aligned, element
 // by element otherwise.
 #pragma once
+#include "common.cuh"
 #include "reduce.cuh"
 
 #define RINGO_UNROLL 4
@@ -61,13 +62,13 @@ __device__ __forceinline__ T ldcg(const T* p) {
 
 __device__ __forceinline__ bool aligned16(const void* p) { return ((uintptr_t)p & 15) == 0; }
 
-// reduceCopy moves bytes bytes (a whole number of T) using every thread of
-// the block. a is FIFO data (read through L2, never a stale L1 line), in
-// the user's input; d0 is written, and d1 too when Dst1.
+// reduceCopy moves bytes bytes (a whole number of T) using the block's
+// RINGO_NWORKERS worker threads. a is FIFO data (read through L2, never a
+// stale L1 line), in the user's input; d0 is written, and d1 too when Dst1.
 template <typename T, typename R, bool HasA, bool HasIn, bool Post, bool Dst1>
 __device__ void reduceCopy(const R& r, const char* a, const char* in, char* d0, char* d1, int64_t bytes) {
   const int tid = threadIdx.x;
-  const int nt = blockDim.x;
+  const int nt = RINGO_NWORKERS;
   int64_t done = 0;
   if ((!HasA || aligned16(a)) && (!HasIn || aligned16(in)) && aligned16(d0) && (!Dst1 || aligned16(d1))) {
     const int64_t npacks = bytes / 16;

@@ -1,22 +1,30 @@
-// prims_simple.cuh: one channel's program with the Simple protocol. For
-// every slice of every step: wait until the received slice is in the FIFO
-// (tail) and the successor has room (head), move the data with every thread,
-// then publish: the sender fences at system scope and stores tail into the
-// successor's memory, the receiver stores head into the predecessor's.
+// prims_simple.cuh: one channel's program with the Simple protocol, as
+// NCCL's genericOp runs it. The block's first RINGO_NWORKERS threads move
+// data; its last warp only publishes, so the workers never wait for a
+// system-scope fence. For every slice of every step:
+//
+//   1. worker 0 waits for the received slice (tail), worker 32 for room in
+//      the successor's FIFO (head), polling their own GPU's memory;
+//   2. the workers meet (barrier 1) and move the slice;
+//   3. everyone meets (barrier 0, which also tells everyone whether a wait
+//      was aborted); the publishing warp then fences at system scope and
+//      stores tail into the successor's memory, and head into the
+//      predecessor's, while the workers go on to the next slice.
+//
 // Counters persist across launches in the rank's channel state, rounded up
-// at the start of each launch so a two-slot slice never wraps the FIFO.
+// at the start of each launch so that a two-slot slice never wraps the FIFO.
 #pragma once
 #include "common.cuh"
 #include "copy.cuh"
 
 struct ChannelState {
   uint64_t sendStep, recvStep;
-  int aborted;
 };
 
-// spinUntil waits until *p ≥ want (credit: *p + NSTEPS ≥ want), checking
-// the abort flag every RINGO_SPINS_BEFORE_CHECK polls. It returns false on
-// abort.
+__device__ __forceinline__ void barWorkers() { asm volatile("bar.sync 1, %0;" ::"r"(RINGO_NWORKERS) : "memory"); }
+
+// spinUntil waits until *p ≥ want, checking the abort flag every
+// RINGO_SPINS_BEFORE_CHECK polls. It returns false on abort.
 __device__ __forceinline__ bool spinUntil(const uint64_t* p, uint64_t want, const volatile uint32_t* abortFlag) {
   int spins = 0;
   while (ringoLoadAcquire(p) < want) {
@@ -80,12 +88,13 @@ __device__ void runSimple(const R& r, const RingoConn& c, const RingoStep* steps
                           char* out, RingoGeom g, const volatile uint32_t* abortFlag) {
   __shared__ ChannelState st;
   const int tid = threadIdx.x;
+  const bool worker = tid < RINGO_NWORKERS;
+  const bool poster = tid == RINGO_NTHREADS - 32;  // lane 0 of the publishing warp
   const uint64_t sps = g.slotsPerSlice;
   if (tid == 0) {
     const uint64_t per = sps * g.slicesPerStep;
     st.sendStep = (c.state[0] + per - 1) / per * per;
     st.recvStep = (c.state[1] + per - 1) / per * per;
-    st.aborted = 0;
     if (c.recvHead != nullptr) ringoStoreRelaxed(c.recvHead, st.recvStep);  // return skipped slots as credit
   }
   __syncthreads();
@@ -93,25 +102,30 @@ __device__ void runSimple(const R& r, const RingoConn& c, const RingoStep* steps
   for (uint32_t i = 0; i < nsteps; i++) {
     const RingoStep s = steps[i];
     if (s.prim == PrimCopy || s.prim == PrimReduceCopy) {
-      runStep<T, R>(r, s.prim, nullptr, nullptr, in + s.inOff, out + s.outOff, s.bytes);
+      if (worker) runStep<T, R>(r, s.prim, nullptr, nullptr, in + s.inOff, out + s.outOff, s.bytes);
       continue;
     }
     const bool recvs = primRecvs(s.prim), sends = primSends(s.prim);
     for (int k = 0; k < g.slicesPerStep; k++) {
-      const int64_t off = min((int64_t)k * s.sliceBytes, s.bytes);
-      const int64_t n = min(off + s.sliceBytes, s.bytes) - off;
-      if (recvs && tid == 0 && !spinUntil(c.recvTail, recvStep + sps, abortFlag)) st.aborted = 1;
-      // Credit: head + NSTEPS ≥ sendStep + sps (nothing to wait for early on).
-      if (sends && tid == 32 && sendStep + sps > RINGO_NSTEPS &&
-          !spinUntil(c.sendHead, sendStep + sps - RINGO_NSTEPS, abortFlag))
-        st.aborted = 1;
-      __syncthreads();
-      if (st.aborted) return;
-      const char* rs = recvs ? c.recvBuf + (recvStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
-      char* ss = sends ? c.sendBuf + (sendStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
-      if (n > 0) runStep<T, R>(r, s.prim, rs, ss, in + s.inOff + off, out + s.outOff + off, n);
-      __syncthreads();
-      if (tid == 0) {
+      bool aborted = false;
+      if (worker) {
+        const int64_t off = min((int64_t)k * s.sliceBytes, s.bytes);
+        const int64_t n = min(off + s.sliceBytes, s.bytes) - off;
+        if (recvs && tid == 0) aborted = !spinUntil(c.recvTail, recvStep + sps, abortFlag);
+        // Credit: head + NSTEPS ≥ sendStep + sps (nothing to wait for early on).
+        if (sends && tid == 32 && sendStep + sps > RINGO_NSTEPS)
+          aborted = !spinUntil(c.sendHead, sendStep + sps - RINGO_NSTEPS, abortFlag);
+        barWorkers();
+        // After an abort the slots may hold anything; moving it is harmless,
+        // the communicator is dead.
+        if (n > 0) {
+          const char* rs = recvs ? c.recvBuf + (recvStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
+          char* ss = sends ? c.sendBuf + (sendStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
+          runStep<T, R>(r, s.prim, rs, ss, in + s.inOff + off, out + s.outOff + off, n);
+        }
+      }
+      if (__syncthreads_or(aborted)) return;
+      if (poster) {
         if (sends) {
           __threadfence_system();
           ringoStoreRelaxed(c.sendTail, sendStep + sps);
@@ -122,7 +136,7 @@ __device__ void runSimple(const R& r, const RingoConn& c, const RingoStep* steps
       if (recvs) recvStep += sps;
     }
   }
-  if (tid == 0) {
+  if (poster) {
     c.state[0] = sendStep;
     c.state[1] = recvStep;
   }
