@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ringo-ccl/ringo/transport"
 	"math"
 
 	"github.com/ringo-ccl/ringo/host"
@@ -116,12 +115,11 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 	return err
 }
 
-// failed returns the error that makes this communicator unusable, if any.
+// failed returns the error that makes this communicator unusable, if any,
+// located at op.
 func (c *Comm) failed(op string) error {
-	for _, a := range []*transport.Abort{&c.abort, c.group.broken()} {
-		if err := a.Err(); err != nil {
-			return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "not started", Err: err}
-		}
+	if err := c.Err(); err != nil {
+		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "not started", Err: err}
 	}
 	return nil
 }

@@ -104,6 +104,18 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 	return comms, nil
 }
 
+// Err returns the error that broke the communicator — an aborted or failed
+// collective, a lost peer — or nil. It is cheap and safe to call from any
+// goroutine at any time (NCCL's ncclCommGetAsyncError).
+func (c *Comm) Err() error {
+	for _, a := range []*transport.Abort{&c.abort, c.group.broken()} {
+		if err := a.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Rank returns this rank's index in [0, Size()).
 func (c *Comm) Rank() int { return c.rank }
 

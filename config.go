@@ -8,6 +8,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/transport"
+	"github.com/ringo-ccl/ringo/tune"
 )
 
 // Config tunes a communicator. The zero value (or a nil *Config) takes every
@@ -57,13 +58,14 @@ type defaults struct {
 	simple, ll int
 	protos     [3]bool // protocols the executor has, indexed by ring.Protocol
 	what       string  // "the host path", "the GPU path"
+	gpu        bool    // choose with the tuner's cost model
 }
 
 var (
 	hostDefaults = defaults{channels: 1, simple: DefaultBuffSize, ll: DefaultLLBuffSize,
 		protos: [3]bool{ring.LL: true, ring.Simple: true}, what: "the host path"}
 	gpuDefaults = defaults{channels: DefaultGPUChannels, simple: DefaultGPUBuffSize, ll: DefaultGPULLBuffSize,
-		protos: [3]bool{ring.Simple: true}, what: "the GPU path"}
+		protos: [3]bool{ring.LL: true, ring.Simple: true}, what: "the GPU path", gpu: true}
 )
 
 // llMaxBytes is the largest message (bytes per rank buffer) for which the
@@ -80,17 +82,24 @@ var (
 	envBuffSize    = env.Var{Name: "BUFFSIZE", NCCL: true}
 	envLLBuffSize  = env.Var{Name: "LL_BUFFSIZE", NCCL: true}
 	envTimeout     = env.Var{Name: "TIMEOUT"}
+	envAlgo        = env.Var{Name: "ALGO", NCCL: true}
+	envTuneFile    = env.Var{Name: "TUNE_FILE"}
 )
+
+// algoNames are NCCL's algorithms; ringo has Ring.
+var algoNames = []string{"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"}
 
 var protoNames = []string{ring.LL.String(), ring.LL128.String(), ring.Simple.String()}
 
 // settings is a Config resolved against the environment and defaults.
 type settings struct {
-	channels int
-	protos   [3]bool // allowed, indexed by ring.Protocol
-	sizes    transport.Sizes
-	timeout  time.Duration
-	ring     ring.Ring
+	channels    int // the most channels a collective uses (connections exist for these)
+	minChannels int
+	model       *tune.Model // the GPU path's cost model; nil on the host
+	protos      [3]bool     // allowed, indexed by ring.Protocol
+	sizes       transport.Sizes
+	timeout     time.Duration
+	ring        ring.Ring
 }
 
 // resolve validates cfg for n ranks and fills in what it leaves open.
@@ -110,9 +119,10 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 	case c.Channels < 0 || c.Channels > ring.MaxChannels:
 		return bad("Channels %d outside 1…%d", c.Channels, ring.MaxChannels)
 	case c.Channels > 0:
-		s.channels = c.Channels
+		s.channels, s.minChannels = c.Channels, c.Channels
 	default:
 		s.channels = min(max(d.channels, lo), hi)
+		s.minChannels = min(lo, s.channels)
 	}
 
 	// usable keeps the protocols of set that this kind of executor has.
@@ -174,6 +184,28 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 		s.timeout = c.Timeout
 	}
 
+	if v, name, ok := envAlgo.Lookup(); ok {
+		set, err := env.ParseList(v, algoNames, "allreduce")
+		switch {
+		case err != nil:
+			env.Warnf("%s=%q: %v; using Ring", name, v, err)
+		case !set[1]:
+			env.Warnf("%s=%q excludes Ring, the only algorithm ringo has; using Ring", name, v)
+		}
+	}
+
+	if d.gpu {
+		s.model = tune.Default()
+		if path, name, ok := envTuneFile.Lookup(); ok {
+			m, err := tune.Load(path)
+			if err != nil {
+				env.Warnf("%s=%q: %v; using the built-in model (%s)", name, path, err, s.model.Machine)
+			} else {
+				s.model = m
+			}
+		}
+	}
+
 	if c.Ring == nil {
 		s.ring = ring.Identity(n)
 	} else {
@@ -202,6 +234,18 @@ func (d defaults) protoList() string {
 // fingerprint is the part of the settings every rank must share.
 func (s *settings) fingerprint() string {
 	return fmt.Sprintf("channels=%d protos=%v buffsize=%d llbuffsize=%d ring=%v", s.channels, s.protos, s.sizes.Simple, s.sizes.LL, s.ring.Order)
+}
+
+// gpuChoice picks the protocol and channel count of a GPU collective moving
+// bytes (of its larger buffer) with the cost model.
+func (s *settings) gpuChoice(coll ring.Collective, n int, bytes int64) (ring.Protocol, int) {
+	if ch, ok := s.model.Choose(coll, n, bytes, s.protos, s.minChannels, s.channels); ok {
+		return ch.Proto, ch.Channels
+	}
+	if s.protos[ring.Simple] {
+		return ring.Simple, s.channels
+	}
+	return ring.LL, s.channels
 }
 
 // protocol picks the protocol of a call moving bytes per rank buffer.

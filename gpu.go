@@ -72,6 +72,9 @@ func (p DevPtr[T]) CopyTo(dst []T) error {
 	return copyDtoH(p.dev, mem.Bytes(dst), p.addr)
 }
 
+// GPUName returns GPU dev's product name.
+func GPUName(dev int) (string, error) { return gpuName(dev) }
+
 // Stream is a CUDA stream of one GPU. The Stream returned by DefaultStream
 // is the GPU's legacy default stream.
 type Stream struct {
@@ -122,6 +125,52 @@ type DeviceCall struct {
 type gpuRank struct {
 	dev  int
 	exec *device.Rank
+
+	// What the argument checks already established, so that a steady
+	// stream of calls skips the driver queries: allocations known to be
+	// this GPU's memory, and the last stream known to be its context's.
+	// (A best effort: memory freed and reallocated on another GPU at the
+	// same address would pass; NCCL checks nothing of this.)
+	known      [8]span
+	nextKnown  int
+	lastStream uintptr
+	streamOK   bool
+}
+
+// span is an allocation's address range.
+type span struct{ base, size uintptr }
+
+// checkPtr verifies that [p, p+n) lies in memory of the rank's GPU,
+// querying the driver only for allocations it has not seen.
+func (g *gpuRank) checkPtr(p uintptr, n int64) error {
+	for _, k := range g.known {
+		if k.size > 0 && p >= k.base && uint64(p-k.base)+uint64(n) <= uint64(k.size) {
+			return nil
+		}
+	}
+	base, size, err := checkDevicePtr(g.dev, p, n)
+	if err != nil {
+		return err
+	}
+	g.known[g.nextKnown] = span{base, size}
+	g.nextKnown = (g.nextKnown + 1) % len(g.known)
+	return nil
+}
+
+// checkStream verifies that s belongs to the rank's GPU's context.
+func (g *gpuRank) checkStream(s Stream) error {
+	if s.dev != g.dev {
+		return fmt.Errorf("stream of GPU %d given to a rank on GPU %d", s.dev, g.dev)
+	}
+	if g.streamOK && s.h == g.lastStream {
+		return nil
+	}
+	ok, err := streamOwned(g.dev, s.h)
+	if err != nil || !ok {
+		return fmt.Errorf("stream %#x does not belong to GPU %d's primary context (%v)", s.h, g.dev, err)
+	}
+	g.lastStream, g.streamOK = s.h, true
+	return nil
 }
 
 // GPU returns the ordinal of the rank's GPU, or -1 for a host rank.
@@ -167,9 +216,14 @@ func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
 	if call.Count == 0 {
 		return nil
 	}
+	bytes := call.Count * int64(call.Type.Size())
+	if call.Coll == CollAllGather || call.Coll == CollReduceScatter {
+		bytes *= int64(c.size)
+	}
+	proto, channels := c.cfg.gpuChoice(call.Coll, c.size, bytes)
 	spec := ring.Spec{
 		Coll: call.Coll, Ring: c.cfg.ring, Rank: c.rank, Root: call.Root, Count: call.Count,
-		EltSize: call.Type.Size(), Channels: c.cfg.channels, Proto: ring.Simple, BuffSize: c.cfg.sizes.Simple,
+		EltSize: call.Type.Size(), Channels: channels, Proto: proto, BuffSize: c.cfg.buffSize(proto),
 	}
 	if err := c.plan.Build(spec); err != nil {
 		return errs.Invalid(op, c.rank, "%v", err)
@@ -231,11 +285,8 @@ func (c *Comm) checkDevice(call *DeviceCall, s Stream) error {
 	if call.Count < 0 {
 		return bad("count %d is negative", call.Count)
 	}
-	if s.dev != c.gpu.dev {
-		return bad("stream of GPU %d given to a rank on GPU %d", s.dev, c.gpu.dev)
-	}
-	if ok, err := streamOwned(c.gpu.dev, s.h); err != nil || !ok {
-		return bad("stream %#x does not belong to GPU %d's primary context (err %v)", s.h, c.gpu.dev, err)
+	if err := c.gpu.checkStream(s); err != nil {
+		return bad("%v", err)
 	}
 	elt := int64(call.Type.Size())
 	in, out := call.Count, call.Count
@@ -257,12 +308,12 @@ func (c *Comm) checkDevice(call *DeviceCall, s Stream) error {
 	usesSend := call.Coll != CollBroadcast || call.Root == c.rank
 	usesRecv := call.Coll != CollReduce || call.Root == c.rank
 	if usesSend && call.Count > 0 {
-		if err := checkDevicePtr(c.gpu.dev, call.Send, in*elt); err != nil {
+		if err := c.gpu.checkPtr(call.Send, in*elt); err != nil {
 			return bad("send buffer: %v", err)
 		}
 	}
 	if usesRecv && call.Count > 0 {
-		if err := checkDevicePtr(c.gpu.dev, call.Recv, out*elt); err != nil {
+		if err := c.gpu.checkPtr(call.Recv, out*elt); err != nil {
 			return bad("recv buffer: %v", err)
 		}
 	}

@@ -3,7 +3,9 @@
 package ringo
 
 import (
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ringo-ccl/ringo/device"
 	"github.com/ringo-ccl/ringo/internal/cuda"
@@ -50,10 +52,35 @@ func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 	comms := make([]*Comm, n)
 	w := &world{n: n, calls: make([]callRecord, n), open: n}
 	w.done = func() error {
-		for _, c := range comms {
-			c.gpu.exec.Close()
+		// Kernels may still run on the ranks' streams: let them finish
+		// before freeing their memory — within the timeout, after which
+		// they are aborted (a rank's kernel waiting for a peer that will
+		// never launch would otherwise keep Close waiting forever).
+		synced := make(chan error, 1)
+		go func() {
+			var errs []error
+			for _, d := range devs {
+				errs = append(errs, d.Synchronize())
+			}
+			synced <- errors.Join(errs...)
+		}()
+		var timeout <-chan time.Time
+		if s.timeout > 0 {
+			timeout = time.After(s.timeout)
 		}
-		return pr.Close()
+		var err error
+		select {
+		case err = <-synced:
+		case <-timeout:
+			w.fail(fmt.Errorf("%w: closing with collectives unfinished after %v", ErrAborted, s.timeout))
+			err = <-synced
+		}
+		errs := []error{err}
+		for _, c := range comms {
+			errs = append(errs, c.gpu.exec.Close())
+		}
+		errs = append(errs, pr.Close())
+		return errors.Join(errs...)
 	}
 	for r := range n {
 		exec, err := device.New(gpus[r], uintptr(pr.Table(r)), s.channels)
@@ -145,24 +172,33 @@ func streamOwned(dev int, h uintptr) (bool, error) {
 	return d.StreamOwner(cuda.Stream(h))
 }
 
-// checkDevicePtr verifies that [p, p+n) is device memory of GPU dev.
-func checkDevicePtr(dev int, p uintptr, n int64) error {
+// checkDevicePtr verifies that [p, p+n) is device memory of GPU dev and
+// returns its allocation's range.
+func checkDevicePtr(dev int, p uintptr, n int64) (base, size uintptr, err error) {
 	d, err := open(dev)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
-	kind, ord, base, size, err := d.PointerInfo(cuda.Ptr(p))
+	kind, ord, b, sz, err := d.PointerInfo(cuda.Ptr(p))
 	switch {
 	case err != nil:
-		return err
+		return 0, 0, err
 	case kind == cuda.MemoryUnknown || kind == cuda.MemoryHost:
-		return fmt.Errorf("%#x is host memory, not GPU memory", p)
+		return 0, 0, fmt.Errorf("%#x is host memory, not GPU memory", p)
 	case kind != cuda.MemoryDevice:
-		return fmt.Errorf("%#x is not GPU memory (memory type %d)", p, kind)
+		return 0, 0, fmt.Errorf("%#x is not GPU memory (memory type %d)", p, kind)
 	case ord != dev:
-		return fmt.Errorf("%#x is memory of GPU %d, the rank is on GPU %d", p, ord, dev)
-	case int64(p-uintptr(base))+n > size:
-		return fmt.Errorf("%d bytes at %#x run past the end of its allocation (%d bytes at %#x)", n, p, size, uintptr(base))
+		return 0, 0, fmt.Errorf("%#x is memory of GPU %d, the rank is on GPU %d", p, ord, dev)
+	case int64(p-uintptr(b))+n > sz:
+		return 0, 0, fmt.Errorf("%d bytes at %#x run past the end of its allocation (%d bytes at %#x)", n, p, sz, uintptr(b))
 	}
-	return nil
+	return uintptr(b), uintptr(sz), nil
+}
+
+func gpuName(dev int) (string, error) {
+	d, err := open(dev)
+	if err != nil {
+		return "", err
+	}
+	return d.Name(), nil
 }

@@ -14,12 +14,14 @@ func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) { return nil, noCUDA
 
 func noCUDA() error { return fmt.Errorf("%w: %w", ErrNotSupported, cuda.ErrNoCUDA) }
 
-func deviceAlloc(int, int64) (uintptr, error)          { return 0, noCUDA() }
-func deviceFree(int, uintptr) error                    { return noCUDA() }
-func copyHtoD(int, uintptr, []byte) error              { return noCUDA() }
-func copyDtoH(int, []byte, uintptr) error              { return noCUDA() }
-func newStream(int) (uintptr, error)                   { return 0, noCUDA() }
-func destroyStream(int, uintptr) error                 { return noCUDA() }
-func syncStream(int, uintptr) error                    { return noCUDA() }
-func streamOwned(int, uintptr) (bool, error)           { return false, noCUDA() }
-func checkDevicePtr(dev int, p uintptr, n int64) error { return noCUDA() }
+func deviceAlloc(int, int64) (uintptr, error)                      { return 0, noCUDA() }
+func deviceFree(int, uintptr) error                                { return noCUDA() }
+func copyHtoD(int, uintptr, []byte) error                          { return noCUDA() }
+func copyDtoH(int, []byte, uintptr) error                          { return noCUDA() }
+func newStream(int) (uintptr, error)                               { return 0, noCUDA() }
+func destroyStream(int, uintptr) error                             { return noCUDA() }
+func syncStream(int, uintptr) error                                { return noCUDA() }
+func streamOwned(int, uintptr) (bool, error)                       { return false, noCUDA() }
+func checkDevicePtr(int, uintptr, int64) (uintptr, uintptr, error) { return 0, 0, noCUDA() }
+
+func gpuName(int) (string, error) { return "", noCUDA() }

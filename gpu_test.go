@@ -103,11 +103,23 @@ func checkedOptions(counts ...int64) bench.Options {
 func TestGPUAllCollectives(t *testing.T) {
 	g := testGPUs(t)
 	counts := []int64{0, 1, 2, 3, 7, 13, 97, 1021, 4099, 65537}
-	for _, gpus := range [][]int{g, append(append([]int{}, g...), g...)} {
-		t.Run(fmt.Sprint(gpus), func(t *testing.T) {
-			sweepGPUs(t, gpus, nil, checkedOptions(counts...))
-		})
+	for _, proto := range []string{"Simple", "LL"} {
+		for _, gpus := range [][]int{g, append(append([]int{}, g...), g...)} {
+			t.Run(fmt.Sprint(proto, gpus), func(t *testing.T) {
+				sweepGPUs(t, gpus, &ringo.Config{Protocol: proto}, checkedOptions(counts...))
+			})
+		}
 	}
+}
+
+// TestGPUTunerChoice: with nothing forced, the tuner's choices (LL for
+// small messages, Simple for large, channel counts by size) give right
+// results across the crossover.
+func TestGPUTunerChoice(t *testing.T) {
+	o := checkedOptions(1, 255, 4099, 65537, 262147, 1048583, 4194319)
+	o.Types = []ringo.DataType{ringo.Float32, ringo.BF16, ringo.Int32}
+	o.Ops = []reduce.OpKind{reduce.Sum, reduce.Min}
+	sweepGPUs(t, testGPUs(t), nil, o)
 }
 
 // TestGPUUnaligned: buffers shifted off 16-byte alignment still work.
@@ -115,9 +127,11 @@ func TestGPUUnaligned(t *testing.T) {
 	o := checkedOptions(13, 1021, 65537, 1048583)
 	o.Types = []ringo.DataType{ringo.Float32, ringo.Half, ringo.Int8, ringo.Float64}
 	o.Ops = []reduce.OpKind{reduce.Sum, reduce.Max}
-	for _, u := range []int64{1, 3} {
-		o.Unalign = u
-		sweepGPUs(t, testGPUs(t), nil, o)
+	for _, proto := range []string{"Simple", "LL"} {
+		for _, u := range []int64{1, 3} {
+			o.Unalign = u
+			sweepGPUs(t, testGPUs(t), &ringo.Config{Protocol: proto}, o)
+		}
 	}
 }
 
@@ -250,6 +264,156 @@ func TestGPUKernels(t *testing.T) {
 	for _, n := range kernels.Names() {
 		if _, err := d.Func(n); err != nil {
 			t.Errorf("kernel %s: %v", n, err)
+		}
+	}
+}
+
+// TestGPUGraphCapture: collectives captured into a CUDA graph (the first of
+// their shape seen only during the capture) replay many times with right
+// results.
+func TestGPUGraphCapture(t *testing.T) {
+	g := testGPUs(t)
+	comms, err := ringo.NewLocalGPUs(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range comms {
+			c.Close()
+		}
+	}()
+	const count, reps = 100003, 50
+	type rank struct {
+		d      *cuda.Device
+		s      ringo.Stream
+		buf    ringo.DevPtr[float32]
+		graph  cuda.Graph
+		result []float32
+	}
+	ranks := make([]*rank, len(g))
+	for r := range ranks {
+		d, _ := cuda.Open(g[r])
+		s, err := ringo.NewStream(g[r])
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf, err := ringo.DeviceAlloc[float32](g[r], count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranks[r] = &rank{d: d, s: s, buf: buf, result: make([]float32, count)}
+		defer s.Close()
+		defer buf.Free()
+	}
+	// Capture: each rank's stream records two all-reduces (LL and Simple
+	// sizes) of its buffer in place.
+	for r, rk := range ranks {
+		if err := rk.d.BeginCapture(cuda.Stream(rk.s.Handle())); err != nil {
+			t.Fatal(err)
+		}
+		if err := ringo.AllReduceDevice(context.Background(), comms[r], rk.buf.Slice(0, 7), rk.buf.Slice(0, 7), ringo.OpSum, rk.s); err != nil {
+			t.Fatal(err)
+		}
+		if err := ringo.AllReduceDevice(context.Background(), comms[r], rk.buf, rk.buf, ringo.OpSum, rk.s); err != nil {
+			t.Fatal(err)
+		}
+		if rk.graph, err = rk.d.EndCapture(cuda.Stream(rk.s.Handle())); err != nil {
+			t.Fatal(err)
+		}
+		defer rk.d.DestroyGraph(rk.graph)
+	}
+	// Replay: buffers start at 1; each replay doubles every element (twice
+	// for the first 7, which two all-reduces of 2 ranks touch).
+	one := make([]float32, count)
+	for i := range one {
+		one[i] = 1
+	}
+	for _, rk := range ranks {
+		if err := rk.buf.CopyFrom(one); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const replays = 10
+	for range replays {
+		for _, rk := range ranks {
+			if err := rk.d.LaunchGraph(rk.graph, cuda.Stream(rk.s.Handle())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for r, rk := range ranks {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := comms[r].Wait(ctx, rk.s)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rk.buf.CopyTo(rk.result); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := float32(len(g))
+	want := float32(1)
+	wantHead := float32(1)
+	for range replays {
+		want *= n
+		wantHead *= n * n
+	}
+	for r, rk := range ranks {
+		for i, v := range rk.result {
+			w := want
+			if i < 7 {
+				w = wantHead
+			}
+			if v != w {
+				t.Fatalf("rank %d element %d = %v after %d replays, want %v", r, i, v, replays, w)
+			}
+		}
+	}
+}
+
+// BenchmarkGPUEnqueue measures the host-side cost of one collective call:
+// argument checks, planning, the launch (one cgo crossing), with the
+// kernels running behind it. Both ranks enqueue from their own goroutines.
+func BenchmarkGPUEnqueue(b *testing.B) {
+	g := []int{0, 1}
+	comms, err := ringo.NewLocalGPUs(g, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		for _, c := range comms {
+			c.Close()
+		}
+	}()
+	streams := make([]ringo.Stream, len(g))
+	bufs := make([]ringo.DevPtr[float32], len(g))
+	for r := range g {
+		streams[r], _ = ringo.NewStream(g[r])
+		bufs[r], _ = ringo.DeviceAlloc[float32](g[r], 2)
+		defer streams[r].Close()
+		defer bufs[r].Free()
+	}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for r := range g {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range b.N {
+				if err := ringo.AllReduceDevice(ctx, comms[r], bufs[r], bufs[r], ringo.OpSum, streams[r]); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	for r := range g {
+		if err := comms[r].Wait(ctx, streams[r]); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

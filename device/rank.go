@@ -27,10 +27,6 @@ type Rank struct {
 	args     [cuda.MaxArgs]uint64
 }
 
-// maxPlans bounds the plan cache; past it the cache is flushed (after the
-// device has finished every launch that may still read a plan).
-const maxPlans = 256
-
 // planKey is everything a rank's plan depends on besides the rank's ring,
 // which is fixed per communicator.
 type planKey struct {
@@ -90,32 +86,35 @@ func (r *Rank) Launch(p *ring.Plan, in, out uintptr, f *reduce.Func, stream uint
 }
 
 // plan returns p's encoding in device memory, uploading it on first use.
+// Plans are kept until Close — a captured CUDA graph may replay a launch
+// that reads one at any time — which costs a few hundred bytes per distinct
+// call shape. The upload is synchronous and kept out of any stream capture
+// in progress, so a collective may be first seen while its stream is being
+// captured.
 func (r *Rank) plan(p *ring.Plan) (cuda.Ptr, error) {
 	s := &p.Spec
 	key := planKey{s.Coll, s.Count, s.EltSize, s.Root, s.Proto, s.Channels, s.BuffSize}
 	if d, ok := r.plans[key]; ok {
 		return d, nil
 	}
-	if len(r.plans) >= maxPlans {
-		if err := r.dev.Synchronize(); err != nil {
-			return 0, err
-		}
-		for k, d := range r.plans {
-			r.dev.Free(d)
-			delete(r.plans, k)
-		}
-	}
 	var err error
 	r.scratch, err = kernels.EncodePlan(r.scratch[:0], p)
 	if err != nil {
 		return 0, err
 	}
-	d, err := r.dev.Alloc(int64(len(r.scratch)))
+	var d cuda.Ptr
+	err = r.dev.Uncaptured(func() error {
+		var err error
+		if d, err = r.dev.Alloc(int64(len(r.scratch))); err != nil {
+			return err
+		}
+		if err := r.dev.CopyHtoD(d, r.scratch); err != nil {
+			r.dev.Free(d)
+			return err
+		}
+		return nil
+	})
 	if err != nil {
-		return 0, err
-	}
-	if err := r.dev.CopyHtoD(d, r.scratch); err != nil {
-		r.dev.Free(d)
 		return 0, err
 	}
 	r.plans[key] = d

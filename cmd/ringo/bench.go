@@ -224,16 +224,27 @@ func benchLoopback(ctx context.Context, f *benchFlags, cfg *ringo.Config) error 
 	return printFooter(os.Stdout, f, results[0])
 }
 
-// benchGPUs runs one rank per listed GPU as goroutines of this process,
-// with a host communicator of the same ranks to agree on timings.
+// benchGPUs runs one rank per listed GPU as goroutines of this process.
 func benchGPUs(ctx context.Context, f *benchFlags, cfg *ringo.Config) error {
-	comms, err := ringo.NewLocalGPUs(f.gpus, cfg)
+	printHeader(os.Stdout, f, len(f.gpus), fmt.Sprintf("GPUs %v, one process", f.gpus))
+	rows, err := sweepGPUs(ctx, f.gpus, cfg, f.o, progress(os.Stdout, f))
 	if err != nil {
 		return err
 	}
-	aggs, err := ringo.NewLocal(len(f.gpus), nil)
+	return printFooter(os.Stdout, f, rows)
+}
+
+// sweepGPUs runs the sweep o with one rank per GPU of gpus, with a host
+// communicator of the same ranks to agree on timings, and returns rank 0's
+// rows; row sees each as it is measured.
+func sweepGPUs(ctx context.Context, gpus []int, cfg *ringo.Config, o bench.Options, row func(bench.Row)) ([]bench.Row, error) {
+	comms, err := ringo.NewLocalGPUs(gpus, cfg)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	aggs, err := ringo.NewLocal(len(gpus), nil)
+	if err != nil {
+		return nil, err
 	}
 	defer func() {
 		for r := range comms {
@@ -241,7 +252,6 @@ func benchGPUs(ctx context.Context, f *benchFlags, cfg *ringo.Config) error {
 			aggs[r].Close()
 		}
 	}()
-	printHeader(os.Stdout, f, len(f.gpus), fmt.Sprintf("GPUs %v, one process", f.gpus))
 	results := make([][]bench.Row, len(comms))
 	errs := make([]error, len(comms))
 	var wg sync.WaitGroup
@@ -251,9 +261,9 @@ func benchGPUs(ctx context.Context, f *benchFlags, cfg *ringo.Config) error {
 			defer wg.Done()
 			var cb func(bench.Row)
 			if r == 0 {
-				cb = progress(os.Stdout, f)
+				cb = row
 			}
-			results[r], errs[r] = bench.RunGPURank(ctx, c, aggs[r], f.o, cb)
+			results[r], errs[r] = bench.RunGPURank(ctx, c, aggs[r], o, cb)
 			if errs[r] != nil {
 				c.Abort()
 				aggs[r].Abort()
@@ -261,10 +271,7 @@ func benchGPUs(ctx context.Context, f *benchFlags, cfg *ringo.Config) error {
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return printFooter(os.Stdout, f, results[0])
+	return results[0], errors.Join(errs...)
 }
 
 // benchSpawn starts one process per rank (this program again, with the same

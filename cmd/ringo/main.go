@@ -2,6 +2,7 @@
 //
 //	ringo bench [flags]         sweep a collective over sizes and print nccl-tests' table
 //	ringo compare A.txt B.txt   two such tables side by side, with ratios
+//	ringo tune [-o model.json]  measure the GPU cost model (RINGO_TUNE_FILE uses it)
 //
 // Run "ringo bench -h" for the flags.
 package main
@@ -22,6 +23,8 @@ func main() {
 		err = benchMain(os.Args[2:])
 	case "compare":
 		err = compareMain(os.Args[2:])
+	case "tune":
+		err = tuneMain(os.Args[2:])
 	case "help", "-h", "--help":
 		usage()
 		return
@@ -41,5 +44,6 @@ func usage() {
 
 commands:
   bench     sweep collectives over message sizes; prints nccl-tests' table
-  compare   two nccl-tests tables side by side, with ratios`)
+  compare   two nccl-tests tables side by side, with ratios
+  tune      measure the GPU cost model (protocols × channels) and write it as JSON`)
 }

@@ -14,13 +14,25 @@ const char* ringoErrorString(CUresult r) {
   return s;
 }
 
-// ringoLaunch launches f with up to 16 eight-byte parameters: one cgo
-// crossing per collective.
-CUresult ringoLaunch(CUfunction f, unsigned grid, unsigned block, unsigned shmem, uintptr_t stream,
+// ringoLaunch makes ctx current on this thread and launches f with up to
+// 16 eight-byte parameters: one cgo crossing per collective.
+CUresult ringoLaunch(CUcontext ctx, CUfunction f, unsigned grid, unsigned block, unsigned shmem, uintptr_t stream,
                      const uint64_t* args, int nargs) {
+  CUresult r = cuCtxSetCurrent(ctx);
+  if (r != CUDA_SUCCESS) return r;
   void* params[16];
   for (int i = 0; i < nargs && i < 16; i++) params[i] = (void*)&args[i];
   return cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shmem, (CUstream)stream, params, 0);
+}
+
+// ringoRelaxCapture sets this thread's stream capture mode to relaxed
+// (relax != 0) or back to *previous, so that work that must not be
+// captured (a plan's upload) can run while a stream is being captured.
+CUresult ringoRelaxCapture(int relax, int* previous) {
+  CUstreamCaptureMode m = relax ? CU_STREAM_CAPTURE_MODE_RELAXED : (CUstreamCaptureMode)*previous;
+  CUresult r = cuThreadExchangeStreamCaptureMode(&m);
+  if (relax) *previous = (int)m;
+  return r;
 }
 
 CUresult ringoPointerInfo(CUdeviceptr p, int* memType, int* ordinal, CUdeviceptr* base, size_t* size) {
@@ -38,3 +50,4 @@ CUresult ringoPointerInfo(CUdeviceptr p, int* memType, int* ordinal, CUdeviceptr
 
 CUstream ringoStream(uintptr_t s) { return (CUstream)s; }
 CUevent ringoEvent(uintptr_t e) { return (CUevent)e; }
+CUgraphExec ringoGraphExec(uintptr_t g) { return (CUgraphExec)g; }

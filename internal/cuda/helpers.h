@@ -6,8 +6,10 @@
 
 const char* ringoErrorName(CUresult r);
 const char* ringoErrorString(CUresult r);
-CUresult ringoLaunch(CUfunction f, unsigned grid, unsigned block, unsigned shmem, uintptr_t stream,
+CUresult ringoLaunch(CUcontext ctx, CUfunction f, unsigned grid, unsigned block, unsigned shmem, uintptr_t stream,
                      const uint64_t* args, int nargs);
+CUresult ringoRelaxCapture(int relax, int* previous);
 CUresult ringoPointerInfo(CUdeviceptr p, int* memType, int* ordinal, CUdeviceptr* base, size_t* size);
 CUstream ringoStream(uintptr_t s);
 CUevent ringoEvent(uintptr_t e);
+CUgraphExec ringoGraphExec(uintptr_t g);

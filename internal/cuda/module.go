@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -71,10 +72,32 @@ func (d *Device) Func(name string) (Func, error) {
 const MaxArgs = 16
 
 // Launch enqueues f on s with grid blocks of block threads; every kernel
-// parameter is 8 bytes. It is one cgo crossing.
+// parameter is 8 bytes. It is one cgo crossing: the context is made
+// current in C.
 func (d *Device) Launch(f Func, grid, block int, s Stream, args *[MaxArgs]uint64, nargs int) error {
+	runtime.LockOSThread()
+	r := C.ringoLaunch(d.cctx(), f.fn, C.uint(grid), C.uint(block), 0, C.uintptr_t(s), (*C.uint64_t)(unsafe.Pointer(&args[0])), C.int(nargs))
+	runtime.UnlockOSThread()
+	return check("launch "+f.name, r)
+}
+
+// cctx returns the primary context as a C handle (cu.CUContext holds it as
+// its only field).
+func (d *Device) cctx() C.CUcontext { return *(*C.CUcontext)(unsafe.Pointer(&d.ctx)) }
+
+// Uncaptured runs f with this thread's stream capture mode relaxed, so that
+// synchronous work in f (an allocation, a copy) is allowed, and not
+// recorded, while some stream is being captured into a CUDA graph.
+func (d *Device) Uncaptured(f func() error) error {
 	return d.Do(func() error {
-		r := C.ringoLaunch(f.fn, C.uint(grid), C.uint(block), 0, C.uintptr_t(s), (*C.uint64_t)(unsafe.Pointer(&args[0])), C.int(nargs))
-		return check("launch "+f.name, r)
+		var prev C.int
+		if err := check("relax stream capture", C.ringoRelaxCapture(1, &prev)); err != nil {
+			return err
+		}
+		err := f()
+		if rerr := check("restore stream capture", C.ringoRelaxCapture(0, &prev)); err == nil {
+			err = rerr
+		}
+		return err
 	})
 }

@@ -59,9 +59,14 @@ struct RingoConn {
 };
 static_assert(sizeof(RingoConn) == 128, "RingoConn layout");
 
+// Protocols, equal to ring.Protocol's values.
+#define RINGO_PROTO_LL 0
+#define RINGO_PROTO_LL128 1
+#define RINGO_PROTO_SIMPLE 2
+
 // Launch geometry packed in one 64-bit kernel parameter.
 struct RingoGeom {
-  uint32_t slotBytes;      // one Simple FIFO slot
+  uint32_t slotBytes;      // one FIFO slot of the plan's protocol
   uint8_t slotsPerSlice;
   uint8_t slicesPerStep;
   uint8_t proto;           // 0 LL, 2 Simple (ring.Protocol)

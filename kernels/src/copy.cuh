@@ -14,7 +14,8 @@ struct Pack {
   static const int N = 16 / sizeof(T);
 };
 
-// combine computes one element: A ⊕ pre(In), A, or pre(In), then post.
+// combine computes one element: A ⊕ pre(In), A, or pre(In), then post
+// (a chunk's final value) when Post.
 template <typename T, typename R, bool HasA, bool HasIn, bool Post>
 __device__ __forceinline__ T combine(const R& r, T a, T in) {
   T v;
@@ -25,18 +26,19 @@ __device__ __forceinline__ T combine(const R& r, T a, T in) {
   } else {
     v = r.pre(in);
   }
-  if (Post) v = r.post(v);
-  return v;
+  return Post ? r.post(v) : v;
 }
 
-template <typename T, typename R, bool HasA, bool HasIn, bool Post>
-__device__ __forceinline__ uint4 combinePack(const R& r, uint4 a, uint4 in) {
-  uint4 out;
+// combinePack combines every element of a pack P (16 bytes for the Simple
+// copies, 8 for an LL line's data).
+template <typename T, typename R, bool HasA, bool HasIn, bool Post, typename P>
+__device__ __forceinline__ P combinePack(const R& r, P a, P in) {
+  P out;
   const T* ea = reinterpret_cast<const T*>(&a);
   const T* ei = reinterpret_cast<const T*>(&in);
   T* eo = reinterpret_cast<T*>(&out);
 #pragma unroll
-  for (int e = 0; e < Pack<T>::N; e++) eo[e] = combine<T, R, HasA, HasIn, Post>(r, ea[e], ei[e]);
+  for (int e = 0; e < (int)(sizeof(P) / sizeof(T)); e++) eo[e] = combine<T, R, HasA, HasIn, Post>(r, ea[e], ei[e]);
   return out;
 }
 
@@ -64,13 +66,15 @@ __device__ __forceinline__ bool aligned16(const void* p) { return ((uintptr_t)p 
 
 // reduceCopy moves bytes bytes (a whole number of T) using the block's
 // RINGO_NWORKERS worker threads. a is FIFO data (read through L2, never a
-// stale L1 line), in the user's input; d0 is written, and d1 too when Dst1.
+// stale L1 line), in the user's input; d0 is written, and d1 too when Dst1;
+// Post applies the operator's post-operation.
 template <typename T, typename R, bool HasA, bool HasIn, bool Post, bool Dst1>
 __device__ void reduceCopy(const R& r, const char* a, const char* in, char* d0, char* d1, int64_t bytes) {
+  const bool dst1 = Dst1;
   const int tid = threadIdx.x;
   const int nt = RINGO_NWORKERS;
   int64_t done = 0;
-  if ((!HasA || aligned16(a)) && (!HasIn || aligned16(in)) && aligned16(d0) && (!Dst1 || aligned16(d1))) {
+  if ((!HasA || aligned16(a)) && (!HasIn || aligned16(in)) && aligned16(d0) && (!dst1 || aligned16(d1))) {
     const int64_t npacks = bytes / 16;
     const uint4* a4 = reinterpret_cast<const uint4*>(a);
     const uint4* i4 = reinterpret_cast<const uint4*>(in);
@@ -89,7 +93,7 @@ __device__ void reduceCopy(const R& r, const char* a, const char* in, char* d0, 
 #pragma unroll
       for (int u = 0; u < RINGO_UNROLL; u++) {
         o4[p + u * nt] = va[u];
-        if (Dst1) p4[p + u * nt] = va[u];
+        if (dst1) p4[p + u * nt] = va[u];
       }
     }
     for (; p < npacks; p += nt) {
@@ -98,7 +102,7 @@ __device__ void reduceCopy(const R& r, const char* a, const char* in, char* d0, 
       if (HasIn) vi = i4[p];
       va = combinePack<T, R, HasA, HasIn, Post>(r, va, vi);
       o4[p] = va;
-      if (Dst1) p4[p] = va;
+      if (dst1) p4[p] = va;
     }
     done = npacks * 16;
   }
@@ -114,6 +118,6 @@ __device__ void reduceCopy(const R& r, const char* a, const char* in, char* d0, 
     if (HasIn) vi = ie[i];
     va = combine<T, R, HasA, HasIn, Post>(r, va, vi);
     oe[i] = va;
-    if (Dst1) pe[i] = va;
+    if (dst1) pe[i] = va;
   }
 }

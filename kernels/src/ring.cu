@@ -1,8 +1,10 @@
 // ring.cu: the kernels. One launch runs one collective for one rank: block
 // b runs channel b's program (a list of steps from the planner, package
-// ring) over that rank's connections. There is one kernel per datatype and
+// ring) over that rank's connections, with the plan's protocol (LL or
+// Simple). There is one kernel per datatype and
 // operator, named ringo_<type>_<op>, and ringo_copy for the collectives that
 // only move bytes.
+#include "prims_ll.cuh"
 #include "prims_simple.cuh"
 
 template <typename T, typename R>
@@ -14,7 +16,11 @@ __device__ __forceinline__ void ringoKernel(const RingoConn* conns, const char* 
   RingoGeom g;
   memcpy(&g, &geom, sizeof(g));
   const R r(arg);
-  runSimple<T, R>(r, conns[blockIdx.x], steps, pc.count, in, out, g, abortFlag);
+  if (g.proto == RINGO_PROTO_LL) {
+    runLL<T, R>(r, conns[blockIdx.x], steps, pc.count, in, out, g, abortFlag);
+  } else {
+    runSimple<T, R>(r, conns[blockIdx.x], steps, pc.count, in, out, g, abortFlag);
+  }
 }
 
 #define RINGO_PARAMS                                                                                          \

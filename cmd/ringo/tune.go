@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/bench"
+	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/tune"
+)
+
+// tuneMain measures the GPU cost model: for each protocol and channel
+// count, an all-reduce sweep, fitted to time = latency + bytes/bandwidth;
+// the model goes to -o (RINGO_TUNE_FILE then makes ringo use it).
+func tuneMain(args []string) error {
+	fs := flag.NewFlagSet("tune", flag.ContinueOnError)
+	gpuList := fs.String("gpus", "0,1", "GPU ordinals, one rank each")
+	chList := fs.String("channels", "1,2,4,8,16,32,64", "channel counts to measure")
+	out := fs.String("o", "", "write the model here (default: standard output)")
+	iters := fs.Int("n", 10, "timed iterations per size")
+	fs.SetOutput(os.Stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	gpus, err := intList(*gpuList)
+	if err != nil {
+		return fmt.Errorf("-gpus: %w", err)
+	}
+	chans, err := intList(*chList)
+	if err != nil {
+		return fmt.Errorf("-channels: %w", err)
+	}
+	n := len(gpus)
+	name, err := ringo.GPUName(gpus[0])
+	if err != nil {
+		return err
+	}
+	m := &tune.Model{Machine: fmt.Sprintf("%d× %s, measured by ringo tune", n, name), Ranks: n}
+	ctx := context.Background()
+	for _, proto := range []ring.Protocol{ring.LL, ring.Simple} {
+		o := bench.Defaults()
+		o.MinBytes, o.StepFactor, o.Iters, o.Warmup, o.Check = 8, 4, *iters, 3, 0
+		o.MaxBytes = 1 << 30
+		if proto == ring.LL {
+			o.MaxBytes = 4 << 20 // LL is for small messages; its time grows fast
+		}
+		for _, ch := range chans {
+			rows, err := sweepGPUs(ctx, gpus, &ringo.Config{Channels: ch, Protocol: proto.String()}, o, nil)
+			if err != nil {
+				return fmt.Errorf("%v with %d channels: %w", proto, ch, err)
+			}
+			var x, y []float64
+			for _, r := range rows {
+				x = append(x, float64(r.Bytes)*2*float64(n-1)/float64(n))
+				y = append(y, r.OutOfPlace.TimeUs)
+			}
+			lat, bw, err := tune.Fit(x, y)
+			if err != nil {
+				return fmt.Errorf("%v with %d channels: %w", proto, ch, err)
+			}
+			m.Entries = append(m.Entries, tune.Entry{Proto: proto.String(), Channels: ch, LatencyUs: lat, BusBW: bw})
+			fmt.Fprintf(os.Stderr, "ringo tune: %-6v %2d channels: %6.2f µs + bytes / %6.1f GB/s\n", proto, ch, lat, bw)
+		}
+	}
+	if *out == "" {
+		return m.Encode(os.Stdout)
+	}
+	return m.Write(*out)
+}
+
+func intList(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("%q is not a list of non-negative integers", s)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
