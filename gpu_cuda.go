@@ -42,10 +42,7 @@ func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 			return fail(r, err)
 		}
 	}
-	pr, err := p2p.Connect(devs, s.ring.Order, p2p.Options{
-		Channels: s.channels, SimpleBytes: s.sizes.Simple, LLBytes: s.sizes.LL,
-		Read: envP2PRead.Int(0, 0, 1) == 1, Disabled: envP2PDisable.Int(0, 0, 1) == 1,
-	})
+	pr, err := p2p.Connect(devs, s.ring.Order, p2p.Options{Layout: s.layout(), Disabled: envP2PDisable.Int(0, 0, 1) == 1})
 	if err != nil {
 		return fail(-1, err)
 	}
@@ -96,6 +93,11 @@ func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		w.gpus = append(w.gpus, exec)
 	}
 	return comms, nil
+}
+
+// layout is the connections' layout the settings ask for.
+func (s *settings) layout() p2p.Layout {
+	return p2p.Layout{Channels: s.channels, SimpleBytes: s.sizes.Simple, LLBytes: s.sizes.LL, Read: envP2PRead.Int(0, 0, 1) == 1}
 }
 
 func open(dev int) (*cuda.Device, error) {

@@ -3,6 +3,7 @@
 package ringo
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ringo-ccl/ringo/internal/cuda"
@@ -11,6 +12,12 @@ import (
 // NewLocalGPUs makes one rank per entry of gpus in this process. This build
 // has no GPU support: it returns an error wrapping ErrNotSupported.
 func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) { return nil, noCUDA() }
+
+// NewGPUComm makes this process a rank of a GPU communicator. This build
+// has no GPU support: it returns an error wrapping ErrNotSupported.
+func NewGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Config) (*Comm, error) {
+	return nil, noCUDA()
+}
 
 func noCUDA() error { return fmt.Errorf("%w: %w", ErrNotSupported, cuda.ErrNoCUDA) }
 

@@ -417,3 +417,134 @@ func BenchmarkGPUEnqueue(b *testing.B) {
 		}
 	}
 }
+
+// gpuChildMain is one GPU rank process (TestGPUProcesses): rank r on GPU
+// r % (number of GPUs). Modes:
+//   - "gpu-check": all-reduce and all-gather known data, verify, exit 0;
+//   - "gpu-loop": report "ready", then all-reduce until an error.
+func gpuChildMain(mode string) int {
+	fail := func(code int, err error) int {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return code
+	}
+	id, err := ringo.UniqueIDFromString(os.Getenv(envID))
+	if err != nil {
+		return fail(2, err)
+	}
+	rank, _ := strconv.Atoi(os.Getenv(envRank))
+	n, _ := strconv.Atoi(os.Getenv(envRanks))
+	ngpu, _ := cuda.Count()
+	gpu := rank % max(ngpu, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := ringo.NewGPUComm(ctx, id, n, rank, gpu, nil)
+	if err != nil {
+		return fail(3, err)
+	}
+	defer c.Close()
+	s, err := ringo.NewStream(gpu)
+	if err != nil {
+		return fail(3, err)
+	}
+	defer s.Close()
+	const count = 1<<20 + 7
+	buf, err := ringo.DeviceAlloc[float32](gpu, count)
+	if err != nil {
+		return fail(3, err)
+	}
+	defer buf.Free()
+	host := make([]float32, count)
+	for i := range host {
+		host[i] = float32(rank*3 + i%1000)
+	}
+	if err := buf.CopyFrom(host); err != nil {
+		return fail(3, err)
+	}
+	switch mode {
+	case "gpu-check":
+		for _, m := range []int{7, 4099, count} { // LL and Simple sizes
+			if err := ringo.AllReduceDevice(ctx, c, buf.Slice(0, m), buf.Slice(0, m), ringo.OpSum, s); err != nil {
+				return fail(4, err)
+			}
+		}
+		if err := c.Wait(ctx, s); err != nil {
+			return fail(4, err)
+		}
+		if err := buf.CopyTo(host); err != nil {
+			return fail(4, err)
+		}
+		for i, v := range host {
+			// Elements below 7 went through three all-reduces, below 4099 two.
+			reps := 1
+			if i < 7 {
+				reps = 3
+			} else if i < 4099 {
+				reps = 2
+			}
+			want := float32(0)
+			for r := range n {
+				want += float32(r*3 + i%1000)
+			}
+			for range reps - 1 {
+				want *= float32(n)
+			}
+			if v != want {
+				return fail(5, fmt.Errorf("element %d = %v, want %v", i, v, want))
+			}
+		}
+		fmt.Println("ok")
+		return 0
+	case "gpu-loop":
+		for i := 0; ; i++ {
+			if err := ringo.AllReduceDevice(context.Background(), c, buf, buf, ringo.OpMax, s); err != nil {
+				return fail(6, err)
+			}
+			if err := c.Wait(context.Background(), s); err != nil {
+				return fail(6, err)
+			}
+			if i == 0 {
+				fmt.Println("ready")
+			}
+		}
+	}
+	return 2
+}
+
+// TestGPUProcesses: one process per GPU, through CUDA IPC and, with
+// NCCL_P2P_DISABLE=1, through host shared memory registered with CUDA.
+func TestGPUProcesses(t *testing.T) {
+	for _, p2pOff := range []string{"0", "1"} {
+		t.Run("NCCL_P2P_DISABLE="+p2pOff, func(t *testing.T) {
+			t.Setenv("NCCL_P2P_DISABLE", p2pOff)
+			id, kids := startRanks(t, 2, func(int) string { return "gpu-check" })
+			for r, k := range kids {
+				if err := waitExit(t, k, 90*time.Second); err != nil {
+					t.Fatalf("rank %d: %v; stderr: %s", r, err, k.stderr.String())
+				}
+			}
+			noLeftovers(t, id)
+		})
+	}
+}
+
+// TestGPUProcessKilled: kill -9 one GPU rank while the other is inside
+// all-reduces; the survivor's Wait fails naming it, its kernel aborted.
+func TestGPUProcessKilled(t *testing.T) {
+	_, kids := startRanks(t, 2, func(int) string { return "gpu-loop" })
+	for r, k := range kids {
+		if !k.stdout.Scan() || k.stdout.Text() != "ready" {
+			t.Fatalf("rank %d did not start: %s", r, k.stderr.String())
+		}
+	}
+	kids[1].cmd.Process.Kill()
+	start := time.Now()
+	if err := waitExit(t, kids[0], 30*time.Second); err == nil {
+		t.Fatal("rank 0 survived the loss of rank 1")
+	}
+	if msg := kids[0].stderr.String(); !strings.Contains(msg, "rank 1") {
+		t.Fatalf("rank 0's error does not name rank 1: %s", msg)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("took %v to notice", el)
+	}
+}

@@ -3,6 +3,7 @@ package ringo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -103,10 +104,15 @@ func NewCommFromEnv(ctx context.Context, cfg *Config) (*Comm, error) {
 // bootstrap (which reports lost ranks) and the shared-memory transport.
 type procGroup struct {
 	bs    *transport.Bootstrap
-	tr    transport.Transport
+	tr    transport.Transport // host ranks' connections; nil for GPU ranks
 	abort transport.Abort
 	done  chan struct{} // closed by release: stops the watcher
 	once  sync.Once
+
+	// For a GPU rank: what stops its kernels, and what releases its
+	// connections (before the bootstrap closes: it may still need it).
+	stop    func()
+	cleanup func() error
 }
 
 var _ group = (*procGroup)(nil)
@@ -116,25 +122,29 @@ type peerInfo struct {
 	Host     string `json:"host"`
 	ShmDev   uint64 `json:"shm_dev"`
 	Settings string `json:"settings"`
+	GPU      string `json:"gpu,omitempty"`    // a GPU rank's device: "ordinal/UUID"
+	Access   []bool `json:"access,omitempty"` // GPU rank: whether its GPU reaches each rank's GPU
 }
 
-// connectProcs checks that the ranks can share memory and agree on their
-// settings, then connects the ring through /dev/shm.
-func connectProcs(ctx context.Context, bs *transport.Bootstrap, tag string, s settings) (*procGroup, error) {
+// exchangePeers tells every rank about every other — host, /dev/shm
+// device, GPU — and checks that they can share memory and agree on their
+// settings.
+func exchangePeers(ctx context.Context, bs *transport.Bootstrap, s settings, gpu string) ([]peerInfo, error) {
 	host, _ := os.Hostname()
 	dev, err := sys.ShmDevice()
 	if err != nil {
 		return nil, fmt.Errorf("%w: /dev/shm: %v", errs.ErrNotSupported, err)
 	}
-	me := peerInfo{Host: host, ShmDev: dev, Settings: s.fingerprint()}
+	me := peerInfo{Host: host, ShmDev: dev, Settings: s.fingerprint(), GPU: gpu}
 	blob, _ := json.Marshal(me)
 	blobs, err := bs.AllGather(ctx, blob)
 	if err != nil {
 		return nil, fmt.Errorf("exchanging peer information: %w", err)
 	}
+	peers := make([]peerInfo, len(blobs))
 	for r, b := range blobs {
-		var p peerInfo
-		if err := json.Unmarshal(b, &p); err != nil {
+		p := &peers[r]
+		if err := json.Unmarshal(b, p); err != nil {
 			return nil, fmt.Errorf("rank %d sent malformed peer information: %v", r, err)
 		}
 		switch {
@@ -145,7 +155,17 @@ func connectProcs(ctx context.Context, bs *transport.Bootstrap, tag string, s se
 				errs.ErrNotSupported, r, p.Host, bs.Rank(), me.Host)
 		}
 	}
+	return peers, nil
+}
+
+// connectProcs connects host ranks in separate processes through
+// /dev/shm.
+func connectProcs(ctx context.Context, bs *transport.Bootstrap, tag string, s settings) (*procGroup, error) {
+	if _, err := exchangePeers(ctx, bs, s, ""); err != nil {
+		return nil, err
+	}
 	g := &procGroup{bs: bs, done: make(chan struct{})}
+	var err error
 	n := bs.Size()
 	if n > 1 {
 		if envShmDisable.Int(0, 0, 1) == 1 {
@@ -167,7 +187,7 @@ func (g *procGroup) routineWatch() {
 	select {
 	case err, ok := <-g.bs.PeerLost():
 		if ok && err != nil {
-			g.abort.Set(err)
+			g.fail(err)
 		}
 	case <-g.done:
 	}
@@ -177,18 +197,28 @@ func (g *procGroup) enter(int, callRecord) error { return nil }
 func (g *procGroup) leave(int)                   {}
 func (g *procGroup) stalled(uint64) string       { return "" }
 func (g *procGroup) broken() *transport.Abort    { return &g.abort }
-func (g *procGroup) fail(cause error)            { g.abort.Set(cause) }
+
+// fail breaks the group and stops this rank's kernels, if it has any.
+func (g *procGroup) fail(cause error) {
+	g.abort.Set(cause)
+	if g.stop != nil {
+		g.stop()
+	}
+}
 
 func (g *procGroup) release(int) error {
 	var err error
 	g.once.Do(func() {
 		close(g.done)
-		err = g.bs.Close()
-		if g.tr != nil {
-			if cerr := g.tr.Close(); err == nil {
-				err = cerr
-			}
+		var errs []error
+		if g.cleanup != nil {
+			errs = append(errs, g.cleanup())
 		}
+		errs = append(errs, g.bs.Close())
+		if g.tr != nil {
+			errs = append(errs, g.tr.Close())
+		}
+		err = errors.Join(errs...)
 	})
 	return err
 }

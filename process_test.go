@@ -42,6 +42,9 @@ func TestMain(m *testing.M) {
 //   - "join-then-die": join the bootstrap, then kill itself (a rank lost
 //     during setup).
 func childMain(mode string) int {
+	if strings.HasPrefix(mode, "gpu-") {
+		return gpuChildMain(mode)
+	}
 	id, err := ringo.UniqueIDFromString(os.Getenv(envID))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)

@@ -10,15 +10,6 @@ import (
 	"github.com/ringo-ccl/ringo/kernels"
 )
 
-// Options shape the connections of a ring.
-type Options struct {
-	Channels    int
-	SimpleBytes int  // Simple FIFO per connection (NCCL_BUFFSIZE)
-	LLBytes     int  // LL FIFO per connection (NCCL_LL_BUFFSIZE)
-	Read        bool // Simple slots in the sender's memory, read by the receiver
-	Disabled    bool // NCCL_P2P_DISABLE: no access between different GPUs
-}
-
 // Ring is the connections of every rank of an in-process ring.
 type Ring struct {
 	devs    []*cuda.Device
@@ -26,7 +17,8 @@ type Ring struct {
 	tables  []cuda.Ptr // per rank: its RingoConn table, one per channel
 }
 
-// region layout, per rank, per channel c at c*stride:
+// Layout is where a rank keeps its connections: one region per rank, in
+// which channel c occupies [c·Stride, (c+1)·Stride):
 //
 //	tail  (128 B)  steps produced into this rank's incoming connection
 //	head  (128 B)  steps consumed from this rank's outgoing connection
@@ -34,12 +26,91 @@ type Ring struct {
 //	LL in          LL FIFO of the incoming connection
 //	Simple         Simple FIFO of the incoming connection (write) or of the
 //	               outgoing one (read)
+//
+// The same layout serves ranks of one process (regions in GPU memory, seen
+// directly), of several (GPU memory through CUDA IPC) and GPUs without peer
+// access (host shared memory registered with CUDA).
+type Layout struct {
+	Channels    int
+	SimpleBytes int  // Simple FIFO per connection (NCCL_BUFFSIZE)
+	LLBytes     int  // LL FIFO per connection (NCCL_LL_BUFFSIZE)
+	Read        bool // Simple slots in the sender's region, read by the receiver
+}
+
 const (
 	tailOff  = 0
 	headOff  = 128
 	stateOff = 256
 	llOff    = 384
 )
+
+// Stride is the bytes of one channel's part of a region, page aligned.
+func (l Layout) Stride() int64 {
+	s := int64(llOff + l.LLBytes + l.SimpleBytes)
+	return (s + 4095) / 4096 * 4096
+}
+
+// Bytes is the size of a region.
+func (l Layout) Bytes() int64 { return l.Stride() * int64(l.Channels) }
+
+// Conns wires one rank's connections from the base addresses, as this
+// rank's GPU sees them, of its own region and its predecessor's and
+// successor's (all the same on a ring of one).
+func (l Layout) Conns(self, prev, next uint64) []kernels.Conn {
+	stride := uint64(l.Stride())
+	simple := uint64(llOff + l.LLBytes)
+	at := func(base uint64, c int, off uint64) uint64 { return base + uint64(c)*stride + off }
+	conns := make([]kernels.Conn, l.Channels)
+	for c := range conns {
+		in, out := at(self, c, simple), at(next, c, simple) // write: slots at the receiver
+		if l.Read {
+			in, out = at(prev, c, simple), at(self, c, simple) // read: slots at the sender
+		}
+		conns[c] = kernels.Conn{
+			RecvBuf: in, RecvTail: at(self, c, tailOff), RecvHead: at(prev, c, headOff),
+			SendBuf: out, SendTail: at(next, c, tailOff), SendHead: at(self, c, headOff),
+			State: at(self, c, stateOff), RecvLL: at(self, c, llOff), SendLL: at(next, c, llOff),
+		}
+	}
+	return conns
+}
+
+// Options shape the connections of an in-process ring.
+type Options struct {
+	Layout
+	Disabled bool // NCCL_P2P_DISABLE: no access between different GPUs
+}
+
+// Upload copies a connection table to device memory of dev.
+func Upload(dev *cuda.Device, conns []kernels.Conn) (cuda.Ptr, error) {
+	buf := kernels.EncodeConns(nil, conns)
+	t, err := dev.Alloc(int64(len(buf)))
+	if err != nil {
+		return 0, err
+	}
+	if err := dev.CopyHtoD(t, buf); err != nil {
+		dev.Free(t)
+		return 0, err
+	}
+	return t, nil
+}
+
+// EnablePeers checks, and enables, access in both directions between GPUs
+// a and b (nothing when they are the same GPU).
+func EnablePeers(a, b *cuda.Device) error {
+	if a.Ordinal == b.Ordinal {
+		return nil
+	}
+	for _, pair := range [][2]*cuda.Device{{a, b}, {b, a}} {
+		if err := Probe(pair[0].Ordinal, pair[1].Ordinal); err != nil {
+			return err
+		}
+		if err := pair[0].EnablePeerAccess(pair[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Connect lays out and wires the connections of a ring whose rank r runs on
 // devs[r], in the given order (a permutation of the ranks), and enables the
@@ -59,70 +130,40 @@ func Connect(devs []*cuda.Device, order []int, opts Options) (*Ring, error) {
 	prev := func(r int) int { return order[(pos[r]+n-1)%n] }
 	for r := range n {
 		a, b := devs[r], devs[next(r)]
-		if a.Ordinal == b.Ordinal || n == 1 {
+		if a.Ordinal == b.Ordinal {
 			continue
 		}
 		if opts.Disabled {
-			return nil, fmt.Errorf("%w: NCCL_P2P_DISABLE=1 between rank %d (GPU %d) and rank %d (GPU %d), and ringo has no other GPU transport yet",
+			return nil, fmt.Errorf("%w: NCCL_P2P_DISABLE=1 between rank %d (GPU %d) and rank %d (GPU %d), and ringo has no other GPU transport in one process",
 				ErrNoPeerAccess, r, a.Ordinal, next(r), b.Ordinal)
 		}
-		for _, pair := range [][2]*cuda.Device{{a, b}, {b, a}} {
-			if err := Probe(pair[0].Ordinal, pair[1].Ordinal); err != nil {
-				return nil, fmt.Errorf("p2p: ranks %d and %d: %w", r, next(r), err)
-			}
-			if err := pair[0].EnablePeerAccess(pair[1]); err != nil {
-				return nil, err
-			}
+		if err := EnablePeers(a, b); err != nil {
+			return nil, fmt.Errorf("p2p: ranks %d and %d: %w", r, next(r), err)
 		}
 	}
-	stride := int64(llOff + opts.LLBytes + opts.SimpleBytes)
-	stride = (stride + 4095) / 4096 * 4096
 	g := &Ring{devs: devs}
 	fail := func(err error) (*Ring, error) {
 		g.Close()
 		return nil, err
 	}
+	size := opts.Bytes()
 	for r := range n {
-		p, err := devs[r].Alloc(stride * int64(opts.Channels))
+		p, err := devs[r].Alloc(size)
 		if err != nil {
 			return fail(err)
 		}
 		g.regions = append(g.regions, p)
-		if err := devs[r].Memset(p, 0, stride*int64(opts.Channels)); err != nil {
+		if err := devs[r].Memset(p, 0, size); err != nil {
 			return fail(err)
 		}
 	}
-	at := func(r, c int, off int64) uint64 { return uint64(g.regions[r]) + uint64(int64(c)*stride+off) }
-	simple := int64(llOff + opts.LLBytes)
 	for r := range n {
-		conns := make([]kernels.Conn, opts.Channels)
-		if n > 1 {
-			p, x := prev(r), next(r)
-			for c := range conns {
-				in, out := at(r, c, simple), at(x, c, simple) // write: slots at the receiver
-				if opts.Read {
-					in, out = at(p, c, simple), at(r, c, simple) // read: slots at the sender
-				}
-				conns[c] = kernels.Conn{
-					RecvBuf: in, RecvTail: at(r, c, tailOff), RecvHead: at(p, c, headOff),
-					SendBuf: out, SendTail: at(x, c, tailOff), SendHead: at(r, c, headOff),
-					State: at(r, c, stateOff), RecvLL: at(r, c, llOff), SendLL: at(x, c, llOff),
-				}
-			}
-		} else {
-			for c := range conns {
-				conns[c].State = at(r, c, stateOff)
-			}
-		}
-		buf := kernels.EncodeConns(nil, conns)
-		t, err := devs[r].Alloc(int64(len(buf)))
+		base := func(q int) uint64 { return uint64(g.regions[q]) }
+		t, err := Upload(devs[r], opts.Conns(base(r), base(prev(r)), base(next(r))))
 		if err != nil {
 			return fail(err)
 		}
 		g.tables = append(g.tables, t)
-		if err := devs[r].CopyHtoD(t, buf); err != nil {
-			return fail(err)
-		}
 	}
 	return g, nil
 }

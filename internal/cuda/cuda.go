@@ -125,6 +125,30 @@ func (d *Device) Name() string {
 	return n
 }
 
+// UUID returns the GPU's UUID, which names it the same in every process
+// whatever CUDA_VISIBLE_DEVICES says.
+func (d *Device) UUID() string {
+	u, err := d.dev.UUID()
+	if err != nil {
+		return ""
+	}
+	return u.String()
+}
+
+// ByUUID returns the ordinal of the visible GPU with that UUID, or -1.
+func ByUUID(uuid string) int {
+	n, err := Count()
+	if err != nil {
+		return -1
+	}
+	for i := range n {
+		if d, err := Open(i); err == nil && d.UUID() == uuid {
+			return i
+		}
+	}
+	return -1
+}
+
 // ComputeCapability returns the GPU's major and minor compute capability.
 func (d *Device) ComputeCapability() (int, int, error) {
 	maj, err1 := d.dev.Attribute(cu.ComputeCapabilityMajor)

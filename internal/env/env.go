@@ -52,6 +52,25 @@ func Warnf(format string, a ...any) {
 	warnSink(msg)
 }
 
+var envDebug = Var{Name: "DEBUG", NCCL: true}
+
+// debugInfo reports, once, whether NCCL_DEBUG / RINGO_DEBUG asks for INFO
+// (or TRACE) messages.
+var debugInfo = sync.OnceValue(func() bool {
+	v, _, _ := envDebug.Lookup()
+	v = strings.ToUpper(strings.TrimSpace(v))
+	return v == "INFO" || v == "TRACE"
+})
+
+// Infof prints an informational message on standard error, in NCCL's
+// style, when NCCL_DEBUG (or RINGO_DEBUG) is INFO or TRACE.
+func Infof(format string, a ...any) {
+	if debugInfo() {
+		host, _ := os.Hostname()
+		fmt.Fprintf(os.Stderr, "%s:%d ringo INFO %s\n", host, os.Getpid(), fmt.Sprintf(format, a...))
+	}
+}
+
 // Int returns the variable as an integer in [lo, hi], or def (with a
 // warning) when it is set but unusable. Sizes accept K, M and G suffixes
 // (binary units).

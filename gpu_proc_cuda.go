@@ -1,0 +1,312 @@
+//go:build cuda
+
+package ringo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/ringo-ccl/ringo/device"
+	"github.com/ringo-ccl/ringo/internal/cuda"
+	"github.com/ringo-ccl/ringo/internal/env"
+	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/sys"
+	"github.com/ringo-ccl/ringo/p2p"
+	"github.com/ringo-ccl/ringo/shm"
+	"github.com/ringo-ccl/ringo/transport"
+)
+
+// NewGPUComm makes this process rank rank of the nranks-rank communicator
+// that id names, running on GPU gpu: one process per GPU, as torchrun and
+// mpirun start them. The ranks meet through the bootstrap, then connect
+// their GPUs: through peer access (each rank's connections in its GPU's
+// memory, shared with its ring neighbours by CUDA IPC) when every pair of
+// neighbours has it and NCCL_P2P_DISABLE is not set, else through host
+// shared memory in /dev/shm registered with CUDA (unless NCCL_SHM_DISABLE).
+// Every rank calls it with the same id and nranks; it returns once all have
+// connected, or fails when ctx ends first.
+func NewGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Config) (*Comm, error) {
+	fail := func(err error) (*Comm, error) {
+		return nil, &Error{Op: "init", Rank: rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+	}
+	if nranks < 1 || rank < 0 || rank >= nranks {
+		return nil, errs.Invalid("init", rank, "rank %d of a communicator of %d ranks", rank, nranks)
+	}
+	s, err := resolve(cfg, nranks, gpuDefaults)
+	if err != nil {
+		return fail(err)
+	}
+	dev, err := cuda.Open(gpu)
+	if err != nil {
+		return fail(err)
+	}
+	bs, err := transport.Join(ctx, id, nranks, rank)
+	if err != nil {
+		return fail(err)
+	}
+	g := &procGroup{bs: bs, done: make(chan struct{})}
+	c, err := connectGPUs(ctx, g, id.Tag(), s, dev)
+	if err != nil {
+		bs.Close()
+		return fail(err)
+	}
+	go g.routineWatch()
+	return c, nil
+}
+
+// gpuPeer is what GPU ranks tell each other after the first exchange.
+type gpuPeer struct {
+	P2P bool // whether this rank's GPU and its successor's reach each other
+}
+
+// connectGPUs lays out this rank's connections, shares them with its ring
+// neighbours and starts its device executor.
+func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev *cuda.Device) (*Comm, error) {
+	bs := g.bs
+	n, rank := bs.Size(), bs.Rank()
+	peers, err := exchangePeers(ctx, bs, s, dev.UUID())
+	if err != nil {
+		return nil, err
+	}
+	me := s.ring.Index(rank)
+	prev, next := s.ring.At(me, -1), s.ring.At(me, 1)
+	// Can this rank's GPU and its successor's reach each other?
+	p2pOK := envP2PDisable.Int(0, 0, 1) != 1
+	if ord := cuda.ByUUID(peers[next].GPU); ord < 0 {
+		p2pOK = false // the successor's GPU is not visible here
+	} else if p2pOK && ord != dev.Ordinal {
+		nd, err := cuda.Open(ord)
+		p2pOK = err == nil && p2p.EnablePeers(dev, nd) == nil
+	}
+	blob, _ := json.Marshal(gpuPeer{P2P: p2pOK})
+	blobs, err := bs.AllGather(ctx, blob)
+	if err != nil {
+		return nil, fmt.Errorf("exchanging peer access: %w", err)
+	}
+	allP2P := true
+	for _, b := range blobs {
+		var p gpuPeer
+		if err := json.Unmarshal(b, &p); err != nil {
+			return nil, fmt.Errorf("malformed peer access: %v", err)
+		}
+		allP2P = allP2P && p.P2P
+	}
+	layout := s.layout()
+	var self, prevBase, nextBase uint64
+	var via string
+	switch {
+	case n == 1:
+		via = "none"
+	case allP2P:
+		via = "P2P/IPC"
+		self, prevBase, nextBase, g.cleanup, err = shareIPC(ctx, bs, dev, layout, prev, next)
+	case envShmDisable.Int(0, 0, 1) != 1:
+		via = "SHM/direct"
+		self, prevBase, nextBase, g.cleanup, err = shareShm(ctx, bs, tag, dev, layout, prev, next)
+	default:
+		err = fmt.Errorf("%w: no transport between the GPUs: peer access is unavailable or NCCL_P2P_DISABLE=1, and NCCL_SHM_DISABLE=1", errs.ErrNotSupported)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if n == 1 {
+		p, err := dev.Alloc(layout.Bytes())
+		if err != nil {
+			return nil, err
+		}
+		if err := dev.Memset(p, 0, layout.Bytes()); err != nil {
+			return nil, err
+		}
+		self, prevBase, nextBase = uint64(p), uint64(p), uint64(p)
+		g.cleanup = func() error { return dev.Free(p) }
+	}
+	table, err := p2p.Upload(dev, layout.Conns(self, prevBase, nextBase))
+	if err != nil {
+		g.cleanup()
+		return nil, err
+	}
+	exec, err := device.New(dev.Ordinal, uintptr(table), s.channels)
+	if err != nil {
+		dev.Free(table)
+		g.cleanup()
+		return nil, err
+	}
+	for c := range s.channels {
+		env.Infof("Channel %02d : %d[%d] -> %d[%s] via %s", c, rank, dev.Ordinal, next, peers[next].GPU, via)
+	}
+	transportCleanup := g.cleanup
+	g.stop = exec.Abort
+	g.cleanup = func() error {
+		// Let the kernels end — or stop them past the timeout — before
+		// the memory they use goes away; then make sure the neighbours
+		// are done with this rank's memory too.
+		errs := []error{syncBounded(dev, s.timeout, exec.Abort)}
+		bctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		errs = append(errs, bs.Barrier(bctx))
+		errs = append(errs, exec.Close(), dev.Free(table), transportCleanup())
+		return errors.Join(errs...)
+	}
+	c, _ := newComm(rank, n, s, g, nil)
+	c.gpu = &gpuRank{dev: dev.Ordinal, exec: exec}
+	return c, nil
+}
+
+// syncBounded waits for dev's work for at most timeout (0: forever), then
+// calls stop and waits again.
+func syncBounded(dev *cuda.Device, timeout time.Duration, stop func()) error {
+	synced := make(chan error, 1)
+	go func() { synced <- dev.Synchronize() }()
+	if timeout <= 0 {
+		return <-synced
+	}
+	select {
+	case err := <-synced:
+		return err
+	case <-time.After(timeout):
+		stop()
+		return <-synced
+	}
+}
+
+// regionShare is how a rank shares its connections' region.
+type regionShare struct {
+	Pid    int    `json:"pid"`
+	Addr   uint64 `json:"addr"`   // for ranks of the same process
+	Handle []byte `json:"handle"` // CUDA IPC handle, for the others
+}
+
+// shareIPC places this rank's connections in its GPU's memory and maps its
+// ring neighbours' through CUDA IPC. It returns the three regions' bases as
+// this GPU sees them and what releases them.
+func shareIPC(ctx context.Context, bs *transport.Bootstrap, dev *cuda.Device, l p2p.Layout, prev, next int) (self, prevBase, nextBase uint64, cleanup func() error, err error) {
+	region, err := dev.Alloc(l.Bytes())
+	if err != nil {
+		return 0, 0, 0, nil, err
+	}
+	var opened []cuda.Ptr
+	cleanup = func() error {
+		var errs []error
+		for _, p := range opened {
+			errs = append(errs, dev.CloseIPC(p))
+		}
+		return errors.Join(append(errs, dev.Free(region))...)
+	}
+	fail := func(err error) (uint64, uint64, uint64, func() error, error) {
+		cleanup()
+		return 0, 0, 0, nil, err
+	}
+	if err := dev.Memset(region, 0, l.Bytes()); err != nil {
+		return fail(err)
+	}
+	h, err := dev.ExportIPC(region)
+	if err != nil {
+		return fail(err)
+	}
+	// Ranks in this process (nccl-tests' -g 2, say) use the region's
+	// address itself: a process cannot open its own IPC handles.
+	mine := regionShare{Pid: os.Getpid(), Addr: uint64(region), Handle: h[:]}
+	blob, _ := json.Marshal(mine)
+	blobs, err := bs.AllGather(ctx, blob)
+	if err != nil {
+		return fail(fmt.Errorf("exchanging IPC handles: %w", err))
+	}
+	bases := map[int]uint64{bs.Rank(): uint64(region)}
+	for _, r := range []int{prev, next} {
+		if _, ok := bases[r]; ok {
+			continue
+		}
+		var sh regionShare
+		if err := json.Unmarshal(blobs[r], &sh); err != nil {
+			return fail(fmt.Errorf("rank %d sent malformed connection handles: %v", r, err))
+		}
+		if sh.Pid == mine.Pid {
+			bases[r] = sh.Addr
+			continue
+		}
+		var hr cuda.IPCHandle
+		if len(sh.Handle) != len(hr) {
+			return fail(fmt.Errorf("rank %d sent a %d-byte IPC handle", r, len(sh.Handle)))
+		}
+		copy(hr[:], sh.Handle)
+		p, err := dev.OpenIPC(hr)
+		if err != nil {
+			return fail(fmt.Errorf("mapping rank %d's connections: %w", r, err))
+		}
+		opened = append(opened, p)
+		bases[r] = uint64(p)
+	}
+	if err := bs.Barrier(ctx); err != nil {
+		return fail(err)
+	}
+	return bases[bs.Rank()], bases[prev], bases[next], cleanup, nil
+}
+
+// shareShm places this rank's connections in a /dev/shm segment that its
+// neighbours map; every process registers its mappings with CUDA, so the
+// kernels read and write host memory directly. The segment's name goes
+// away once everyone has mapped it.
+func shareShm(ctx context.Context, bs *transport.Bootstrap, tag string, dev *cuda.Device, l p2p.Layout, prev, next int) (self, prevBase, nextBase uint64, cleanup func() error, err error) {
+	rank := bs.Rank()
+	size := int(l.Bytes())
+	name := shm.SegmentName(tag+"g", rank)
+	var segs []*sys.Segment
+	var registered [][]byte
+	cleanup = func() error {
+		var errs []error
+		for _, m := range registered {
+			errs = append(errs, dev.UnregisterHost(m))
+		}
+		for _, sg := range segs {
+			errs = append(errs, sg.Close())
+		}
+		return errors.Join(errs...)
+	}
+	fail := func(err error) (uint64, uint64, uint64, func() error, error) {
+		for r := range bs.Size() {
+			sys.Unlink(shm.SegmentName(tag+"g", r))
+		}
+		cleanup()
+		return 0, 0, 0, nil, err
+	}
+	own, err := sys.CreateSegment(name, size)
+	if err != nil {
+		return fail(err)
+	}
+	segs = append(segs, own)
+	if err := bs.Barrier(ctx); err != nil {
+		return fail(err)
+	}
+	maps := map[int][]byte{rank: own.Mem}
+	for _, r := range []int{prev, next} {
+		if _, ok := maps[r]; ok {
+			continue
+		}
+		sg, err := sys.OpenSegment(shm.SegmentName(tag+"g", r), size)
+		if err != nil {
+			return fail(fmt.Errorf("mapping rank %d's connections: %w", r, err))
+		}
+		segs = append(segs, sg)
+		maps[r] = sg.Mem
+	}
+	if err := bs.Barrier(ctx); err != nil {
+		return fail(err)
+	}
+	if err := sys.Unlink(name); err != nil {
+		return fail(err)
+	}
+	bases := map[int]uint64{}
+	for r, m := range maps {
+		p, err := dev.RegisterHost(m)
+		if err != nil {
+			return fail(err)
+		}
+		registered = append(registered, m)
+		bases[r] = uint64(p)
+	}
+	return bases[rank], bases[prev], bases[next], cleanup, nil
+}
