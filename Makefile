@@ -7,6 +7,8 @@
 #   make deps       install the toolchain: make, gcc, and Debian's CUDA 11.8 toolkit
 #   make kernels    regenerate kernels/ringo.fatbin from kernels/src with nvcc
 #   make gpu-bundle build/gpu: the cuda-tagged binaries, nccl-tests and run.sh for the GPU machine
+#   make libnccl    build/lib/libnccl.so.2: the C ABI (capi/), a stand-in for NCCL's library,
+#                   checked for its SONAME and every function of include/nccl.h
 #   make bench      the CPU benchmark: ringo bench, one process per rank over shared memory
 #   make bench-cpu-vs-mpi  ringo bench next to Open MPI's MPI_Allreduce, same sizes,
 #                   and a ratio table (installs Open MPI if missing; bench/anchors/)
@@ -26,7 +28,7 @@ BENCH_FLAGS ?= -b 8 -e 128M -f 2 -n 20 -w 5 -c 1
 BENCH_MPI_NP    ?= 2
 BENCH_MPI_FLAGS ?= -b 8 -e 128M -f 2 -n 20 -w 5 -c 1
 
-.PHONY: all build build-cuda test test-go vet fmt-check deps kernels check-kernels gpu-bundle bench bench-cpu-vs-mpi mpi-deps fuzz generate clean
+.PHONY: all build build-cuda test test-go vet fmt-check deps kernels check-kernels gpu-bundle libnccl bench bench-cpu-vs-mpi mpi-deps fuzz generate clean
 
 # The kernels: nvcc 11.8 (Debian) builds SASS for sm_80 and sm_90 and PTX for
 # compute_90, compressed. The output is deterministic, so CI can check that
@@ -67,6 +69,9 @@ check-kernels:
 gpu-bundle:
 	bash scripts/gpu-bundle.sh
 
+libnccl:
+	bash scripts/build-libnccl.sh
+
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -90,7 +95,7 @@ mpi-deps:
 
 # Each fuzz target, FUZZTIME each: package:target.
 FUZZ_TARGETS := ring:FuzzPlan internal/env:FuzzParseList transport:FuzzDecodeFrame \
-	transport:FuzzDecodeHello transport:FuzzParseUniqueID transport:FuzzIfSpec
+	transport:FuzzDecodeHello transport:FuzzParseUniqueID transport:FuzzIfSpec capi:FuzzParseConfig
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"sort"
 	"time"
 
 	"github.com/ringo-ccl/ringo/device"
@@ -65,13 +67,27 @@ type gpuPeer struct {
 
 // connectGPUs lays out this rank's connections, shares them with its ring
 // neighbours and starts its device executor.
-func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev *cuda.Device) (*Comm, error) {
+func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev *cuda.Device) (_ *Comm, err error) {
 	bs := g.bs
 	n, rank := bs.Size(), bs.Rank()
 	peers, err := exchangePeers(ctx, bs, s, dev.UUID())
 	if err != nil {
 		return nil, err
 	}
+	local := 0
+	for _, p := range peers {
+		if p.Pid == peers[rank].Pid {
+			local++
+		}
+	}
+	sib := joinSiblings(tag, local)
+	defer func() {
+		if err != nil {
+			sib.close(func() error { return nil }) // a rank that never was
+		} else {
+			g.sib = sib
+		}
+	}()
 	me := s.ring.Index(rank)
 	prev, next := s.ring.At(me, -1), s.ring.At(me, 1)
 	// Can this rank's GPU and its successor's reach each other?
@@ -142,8 +158,9 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 	g.stop = exec.Abort
 	g.cleanup = func() error {
 		// Let the kernels end — or stop them past the timeout — before
-		// the memory they use goes away; then make sure the neighbours
-		// are done with this rank's memory too.
+		// the memory they use goes away; then make sure the ranks of other
+		// processes are done with this rank's memory too (this process's
+		// are: see siblings).
 		errs := []error{syncBounded(dev, s.timeout, exec.Abort)}
 		bctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -309,4 +326,72 @@ func shareShm(ctx context.Context, bs *transport.Bootstrap, tag string, dev *cud
 		bases[r] = uint64(p)
 	}
 	return bases[rank], bases[prev], bases[next], cleanup, nil
+}
+
+// splitInfo is what a rank tells the others in Split.
+type splitInfo struct {
+	Color, Key int
+	ID         []byte // the new communicator's id, from its color's first rank
+}
+
+// Split makes the communicators of NCCL's ncclCommSplit: every rank of c
+// calls it; the ranks that give the same color ≥ 0 form one communicator,
+// ordered by key and then by their rank in c, each on its GPU; a negative
+// color takes no part and gets nil. It works for communicators made by
+// NewGPUComm (whose ranks may be in several processes).
+func (c *Comm) Split(ctx context.Context, color, key int, cfg *Config) (*Comm, error) {
+	g, ok := c.group.(*procGroup)
+	if !ok || c.gpu == nil {
+		return nil, errs.Invalid("split", c.rank, "Split needs a communicator made by NewGPUComm")
+	}
+	fail := func(err error) (*Comm, error) {
+		return nil, &Error{Op: "split", Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+	}
+	gather := func(si splitInfo) ([]splitInfo, error) {
+		b, _ := json.Marshal(si)
+		blobs, err := g.bs.AllGather(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]splitInfo, len(blobs))
+		for r := range blobs {
+			if err := json.Unmarshal(blobs[r], &out[r]); err != nil {
+				return nil, fmt.Errorf("rank %d sent a malformed split: %v", r, err)
+			}
+		}
+		return out, nil
+	}
+	all, err := gather(splitInfo{Color: color, Key: key})
+	if err != nil {
+		return fail(err)
+	}
+	// My color's members in order; the first makes the id.
+	var members []int
+	for r, si := range all {
+		if color >= 0 && si.Color == color {
+			members = append(members, r)
+		}
+	}
+	sort.SliceStable(members, func(i, j int) bool { return all[members[i]].Key < all[members[j]].Key })
+	mine := splitInfo{Color: color, Key: key}
+	if len(members) > 0 && members[0] == c.rank {
+		id, err := NewUniqueID()
+		if err != nil {
+			return fail(err)
+		}
+		mine.ID = id[:]
+	}
+	all, err = gather(mine)
+	if err != nil {
+		return fail(err)
+	}
+	if color < 0 {
+		return nil, nil
+	}
+	id, err := transport.ParseUniqueID(all[members[0]].ID)
+	if err != nil {
+		return fail(err)
+	}
+	newRank := slices.Index(members, c.rank)
+	return NewGPUComm(ctx, id, len(members), newRank, c.gpu.dev, cfg)
 }

@@ -32,3 +32,9 @@ func streamOwned(int, uintptr) (bool, error)                       { return fals
 func checkDevicePtr(int, uintptr, int64) (uintptr, uintptr, error) { return 0, 0, noCUDA() }
 
 func gpuName(int) (string, error) { return "", noCUDA() }
+
+// Split makes communicators of subsets of c's ranks. This build has no GPU
+// support: it returns an error wrapping ErrNotSupported.
+func (c *Comm) Split(ctx context.Context, color, key int, cfg *Config) (*Comm, error) {
+	return nil, noCUDA()
+}

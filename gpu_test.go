@@ -548,3 +548,28 @@ func TestGPUProcessKilled(t *testing.T) {
 		t.Errorf("took %v to notice", el)
 	}
 }
+
+// TestGPUSameGPURefused: two ranks of one communicator on one GPU are an
+// error for both, as in NCCL, not a ring that may deadlock.
+func TestGPUSameGPURefused(t *testing.T) {
+	id, err := ringo.NewUniqueID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	gpu := testGPUs(t)[0]
+	errc := make(chan error, 2)
+	for r := range 2 {
+		go func() {
+			c, err := ringo.NewGPUComm(ctx, id, 2, r, gpu, nil)
+			if err == nil {
+				c.Close()
+			}
+			errc <- err
+		}()
+	}
+	for range 2 {
+		wantGPUError(t, <-errc, ringo.ErrInvalidArgument, "same GPU")
+	}
+}

@@ -113,6 +113,7 @@ type procGroup struct {
 	// connections (before the bootstrap closes: it may still need it).
 	stop    func()
 	cleanup func() error
+	sib     *siblings // the communicator's ranks in this process, for release
 }
 
 var _ group = (*procGroup)(nil)
@@ -120,6 +121,7 @@ var _ group = (*procGroup)(nil)
 // peerInfo is what ranks tell each other before connecting.
 type peerInfo struct {
 	Host     string `json:"host"`
+	Pid      int    `json:"pid"`
 	ShmDev   uint64 `json:"shm_dev"`
 	Settings string `json:"settings"`
 	GPU      string `json:"gpu,omitempty"`    // a GPU rank's device: "ordinal/UUID"
@@ -135,13 +137,14 @@ func exchangePeers(ctx context.Context, bs *transport.Bootstrap, s settings, gpu
 	if err != nil {
 		return nil, fmt.Errorf("%w: /dev/shm: %v", errs.ErrNotSupported, err)
 	}
-	me := peerInfo{Host: host, ShmDev: dev, Settings: s.fingerprint(), GPU: gpu}
+	me := peerInfo{Host: host, Pid: os.Getpid(), ShmDev: dev, Settings: s.fingerprint(), GPU: gpu}
 	blob, _ := json.Marshal(me)
 	blobs, err := bs.AllGather(ctx, blob)
 	if err != nil {
 		return nil, fmt.Errorf("exchanging peer information: %w", err)
 	}
 	peers := make([]peerInfo, len(blobs))
+	gpuRank := map[string]int{} // which rank holds each GPU
 	for r, b := range blobs {
 		p := &peers[r]
 		if err := json.Unmarshal(b, p); err != nil {
@@ -154,6 +157,13 @@ func exchangePeers(ctx context.Context, bs *transport.Bootstrap, s settings, gpu
 			return nil, fmt.Errorf("%w: rank %d runs on host %q, rank %d on %q: ranks on different hosts need the socket transport, which does not exist yet",
 				errs.ErrNotSupported, r, p.Host, bs.Rank(), me.Host)
 		}
+		if p.GPU == "" {
+			continue
+		}
+		if q, dup := gpuRank[p.GPU]; dup {
+			return nil, fmt.Errorf("%w: ranks %d and %d use the same GPU (%s); ringo, like NCCL, runs one rank per GPU", ErrInvalidArgument, q, r, p.GPU)
+		}
+		gpuRank[p.GPU] = r
 	}
 	return peers, nil
 }
@@ -210,15 +220,79 @@ func (g *procGroup) release(int) error {
 	var err error
 	g.once.Do(func() {
 		close(g.done)
-		var errs []error
-		if g.cleanup != nil {
-			errs = append(errs, g.cleanup())
+		free := func() error {
+			var errs []error
+			if g.cleanup != nil {
+				errs = append(errs, g.cleanup())
+			}
+			errs = append(errs, g.bs.Close())
+			if g.tr != nil {
+				errs = append(errs, g.tr.Close())
+			}
+			return errors.Join(errs...)
 		}
-		errs = append(errs, g.bs.Close())
-		if g.tr != nil {
-			errs = append(errs, g.tr.Close())
+		if g.sib == nil {
+			err = free()
+		} else {
+			err = g.sib.close(free)
 		}
-		err = errors.Join(errs...)
 	})
 	return err
+}
+
+// siblings are the ranks of one communicator that live in this process.
+// They share their memory directly, and one thread may close them one
+// after another (as nccl-tests does) while the last still needs the first
+// one's memory, so none is freed before all are closed: the last to close
+// frees them all, concurrently (each waits in the bootstrap for the ranks
+// of other processes), and returns their errors — as NCCL's ncclCommDestroy
+// defers its frees to the process's last rank of a communicator.
+type siblings struct {
+	mu     sync.Mutex
+	joined int            // ranks that have joined
+	left   int            // ranks not yet closed
+	frees  []func() error // the closed ranks' releases
+}
+
+var (
+	siblingsMu sync.Mutex
+	siblingsOf = map[string]*siblings{} // by communicator, until all have joined
+)
+
+// joinSiblings returns the siblings record of communicator tag, which has
+// n ranks in this process.
+func joinSiblings(tag string, n int) *siblings {
+	siblingsMu.Lock()
+	defer siblingsMu.Unlock()
+	s := siblingsOf[tag]
+	if s == nil {
+		s = &siblings{left: n}
+		siblingsOf[tag] = s
+	}
+	if s.joined++; s.joined == n {
+		delete(siblingsOf, tag)
+	}
+	return s
+}
+
+// close records one rank's release; the last rank runs them all.
+func (s *siblings) close(free func() error) error {
+	s.mu.Lock()
+	s.frees = append(s.frees, free)
+	if s.left--; s.left > 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	frees := s.frees
+	s.frees = nil
+	s.mu.Unlock()
+	errc := make(chan error, len(frees))
+	for _, f := range frees {
+		go func() { errc <- f() }()
+	}
+	var errs []error
+	for range frees {
+		errs = append(errs, <-errc)
+	}
+	return errors.Join(errs...)
 }

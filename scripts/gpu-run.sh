@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
 # run.sh OUT [STAGE...] — runs the GPU bundle on the GPU machine and writes
-# logs and tables into OUT. Stages (default: all of them, in this order):
+# logs and tables into OUT. Stages (default: info test bench nccl compare):
 #   info    the machine: GPUs, driver, links
 #   test    the cuda-tagged tests of the root package (RINGO_TESTS: -test.run pattern)
+#   capi    the cuda-tagged tests of capi/ and lib/gpu_smoke (ringo's libnccl.so.2 from C)
 #   bench   ringo bench on GPUs 0,1 (RINGO_BENCH_FLAGS)
 #   nccl    nccl-tests' all_reduce_perf -g 2 on the NCCL PyTorch ships (same flags)
-#   compare the two tables side by side
+#   lib     the same all_reduce_perf on ringo's libnccl.so.2 (same flags), then
+#           every type and operation (-d all -o all) with checking
+#   compare ringo bench's table beside NCCL's, and ringo's library's (when run)
+#   torch   bench/pytorch: collectives.py on NCCL and on ringo's library
+#           (LD_PRELOAD), ddp_train.py on both (RINGO_DDP_STEPS), compare.py
 set -uo pipefail
 out=${1:?usage: run.sh OUT [STAGE...]}
 shift
 here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
 mkdir -p "$out"
 stages=${*:-info test bench nccl compare}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export RINGO_TIMEOUT=${RINGO_TIMEOUT:-60s}
 flags=${RINGO_BENCH_FLAGS:--b 8 -e 8G -f 2 -n 20 -w 5 -c 1}
 status=0
+summary() { grep -E '^(--- |PASS|FAIL|ok|panic)|_test.go' "$1" | tail -40; }
 for stage in $stages; do
 	echo "=== $stage"
 	case $stage in
@@ -27,7 +34,16 @@ for stage in $stages; do
 	test)
 		t=${RINGO_TEST_TIMEOUT:-540}
 		timeout "$t" "$here/ringo.test" -test.v -test.timeout "$((t - 10))s" -test.run "${RINGO_TESTS:-GPU}" >"$out/tests.log" 2>&1 || status=1
-		grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go' "$out/tests.log" | grep -v '=== RUN' | tail -40
+		summary "$out/tests.log"
+		;;
+	capi)
+		# Go runs a package's tests in its directory; they find the
+		# library in build/lib.
+		[ -e "$repo/build/lib" ] || ln -s gpu/lib "$repo/build/lib"
+		(cd "$repo/capi" && timeout 120 "$here/capi.test" -test.v -test.timeout 110s) >"$out/capi.log" 2>&1 || status=1
+		summary "$out/capi.log"
+		timeout 120 "$here/lib/gpu_smoke" >>"$out/capi.log" 2>&1 || status=1
+		tail -2 "$out/capi.log"
 		;;
 	bench)
 		"$here/ringo" bench --gpus 0,1 $flags >"$out/ringo.txt" 2>"$out/ringo.err" || status=1
@@ -38,8 +54,34 @@ for stage in $stages; do
 		LD_LIBRARY_PATH=$lib "$here/all_reduce_perf" -g 2 $flags >"$out/nccl.txt" 2>&1 || status=1
 		grep -E '^# (nccl-tests|Out of|Avg)' "$out/nccl.txt"
 		;;
+	lib)
+		LD_LIBRARY_PATH=$here/lib "$here/all_reduce_perf" -g 2 $flags >"$out/lib.txt" 2>&1 || status=1
+		grep -E '^# (nccl-tests|Out of|Avg)' "$out/lib.txt"
+		LD_LIBRARY_PATH=$here/lib timeout 300 "$here/all_reduce_perf" -g 2 -d all -o all -b 8 -e 4M -f 4 -n 2 -w 1 -c 1 >"$out/lib-all.txt" 2>&1 || status=1
+		grep -E '^# (Out of|Avg)' "$out/lib-all.txt"
+		;;
 	compare)
-		"$here/ringo" compare -a nccl -b ringo "$out/nccl.txt" "$out/ringo.txt" | tee "$out/compare.txt"
+		if [ -s "$out/ringo.txt" ]; then
+			"$here/ringo" compare -a nccl -b ringo "$out/nccl.txt" "$out/ringo.txt" | tee "$out/compare.txt"
+		fi
+		if [ -s "$out/lib.txt" ]; then
+			"$here/ringo" compare -a nccl -b libnccl-ringo "$out/nccl.txt" "$out/lib.txt" | tee "$out/compare-lib.txt"
+		fi
+		;;
+	torch)
+		py=$repo/bench/pytorch
+		steps=${RINGO_DDP_STEPS:-200}
+		run() { timeout 240 torchrun --standalone --nproc_per_node 2 "$@"; }
+		{
+			echo "--- collectives.py on NCCL"
+			run "$py/collectives.py" || status=1
+			echo "--- collectives.py on ringo"
+			LD_PRELOAD=$here/lib/libnccl.so.2 run "$py/collectives.py" || status=1
+			run "$py/ddp_train.py" --steps "$steps" --out "$out/ddp-nccl.csv" || status=1
+			LD_PRELOAD=$here/lib/libnccl.so.2 run "$py/ddp_train.py" --steps "$steps" --out "$out/ddp-ringo.csv" || status=1
+			python3 "$py/compare.py" "$out/ddp-nccl.csv" "$out/ddp-ringo.csv" || status=1
+		} >"$out/torch.log" 2>&1
+		grep -E '^(OK|FAIL|---|all collectives|rank [0-9]|steps|  step|median)|Error|error|\.csv' "$out/torch.log" | tail -40
 		;;
 	*)
 		echo "unknown stage $stage"

@@ -1,0 +1,124 @@
+// Command capi is ringo's C ABI: built with -buildmode=c-shared it is
+// libnccl.so.2, a stand-in for NCCL that programs built against NCCL's
+// header — nccl-tests, PyTorch — load unmodified (scripts/build-libnccl.sh).
+// Every function of include/nccl.h (NCCL 2.27.7) is exported with that exact
+// C signature, plus a pncclX alias of each; so are three functions of newer
+// NCCLs that PyTorch 2.11 links against — ncclAlltoAll, ncclDevCommCreate
+// and ncclDevCommDestroy — which nccl_abi.c declares itself and refuses.
+//
+// # Layers
+//
+// nccl_abi.c defines the nccl* functions. It includes nccl.h, so the C
+// compiler checks every prototype against the header, and forwards each call
+// to a Go export named ringo* (exports.go) that takes only Go types. The Go
+// exports recover any panic (ncclInternalError) and turn errors into
+// ncclResult_t codes and ncclGetLastError's text. The work is done by the
+// methods of library (api.go; init.go creates and destroys communicators,
+// collective.go launches, memory.go allocates and registers, ops.go makes
+// operators) over three tables: communicator handles (handles.go, entry.go),
+// reduction operators (ops.go) and the threads' groups with the creations of
+// ranks deferred to their ends or under way (registry.go). cuda_cuda.go holds the few driver calls
+// the ABI makes itself (current device, ncclMemAlloc, ncclMemFree);
+// cuda_stub.go answers them in a build without the cuda tag.
+//
+// # Handles
+//
+// An ncclComm_t is a 16-byte block of C memory holding a magic word and an
+// index into the Go handle table, never a Go pointer. A destroyed handle's
+// block is marked dead and never freed, so a second ncclCommDestroy, or any
+// call with a destroyed handle, is reported as ncclInvalidArgument rather than
+// reading freed memory (16 bytes per communicator ever destroyed). ncclRedOp_t
+// values from ncclRedOpCreatePreMulSum are ncclNumOps + an index into the
+// operator table, owned by the communicator they were made for and freed
+// with it; registration handles are small C blocks. ncclCommDestroy and
+// ncclCommAbort of NULL are no-ops, as in NCCL; any other NULL, destroyed or
+// unknown handle is ncclInvalidArgument naming the argument. A handle whose
+// group has not ended yet is ncclInvalidArgument too, except to
+// ncclCommGetAsyncError, which reports it ncclInProgress.
+//
+// # Creating communicators
+//
+// Every rank is made by its own call of ringo.NewGPUComm (the library's join
+// hook): the ranks of an ncclUniqueId meet through ringo's TCP bootstrap,
+// whose root ncclGetUniqueId started in the process that made the id. They
+// may be in one process (threads, or one thread's group: they then share GPU
+// memory directly), in several (torchrun's one rank per process: CUDA IPC or
+// host shared memory), or both. The root must outlive the ranks, since it
+// also reports dead ones; ringo stops it once every rank has closed.
+//
+// ncclCommInitRank* takes (unique id, nranks, rank, current CUDA device,
+// config). Outside a group the calling thread blocks in ringo until all
+// nranks ranks have joined. Inside ncclGroupStart/End it returns at once,
+// writing the handle (ncclCommGetAsyncError says ncclInProgress, other calls
+// ncclInvalidArgument), and the thread's outermost ncclGroupEnd runs every
+// creation deferred in the group concurrently, one goroutine each — they
+// wait for each other in the bootstrap — and blocks until all are done;
+// its result is the first failure, and each handle holds its own outcome.
+// This process refuses a second ncclCommInitRank* of a rank of an id it is
+// already making, and an nranks differing from its other ranks' of that id;
+// ringo's root checks the same across processes. Each creation is bounded by
+// RINGO_TIMEOUT (a Go duration or seconds; default 5 minutes; zero or
+// negative: no limit), counted from the call outside a group or from the
+// group's end; ringo's error names the ranks that never joined and maps to
+// ncclSystemError, and the library adds the ranks of the id it holds back in
+// a group that has not ended. A handle destroyed before its group ends is
+// dropped from it; one destroyed while being made is closed once made.
+//
+// ncclCommSplit is each parent rank's call of ringo's Split, collective
+// over every rank of the parent (in any process): it blocks outside a group
+// and is deferred to the group's end inside one, like an init; ranks of one
+// color form a communicator ordered by (key, parent rank), and
+// NCCL_SPLIT_NOCOLOR gets NULL. ncclCommInitAll is uniform with the rest: a
+// fresh unique id, then one concurrent join per device (rank i on
+// devlist[i]); it blocks, in a group or not, refuses a device listed twice
+// as NCCL does, and its communicators split like any other. Two ranks of one
+// communicator may not share a GPU (ncclInvalidArgument), as in NCCL.
+//
+// Group depth is per OS thread, as NCCL's is (thread-local): a group opened
+// on one thread is closed on the same thread. Collectives are launched at
+// once, inside a group or not: ringo's kernels of different ranks wait for
+// each other on the GPUs, so one thread may enqueue rank 0 and then rank 1.
+//
+// # Configuration
+//
+// ncclConfig_t is read as NCCL reads it (size first, at most our 72 bytes,
+// magic, fields newer than its version reset) and never written. blocking=0
+// is accepted but communicators are always created blocking, so calls return
+// ncclSuccess, never ncclInProgress. The CTA, CGA, net, split-share, traffic
+// class, collnet and NVLS fields are validated as NCCL validates them and
+// otherwise ignored: ringo takes its channel count and protocol from
+// NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS and NCCL_PROTO.
+//
+// # Errors
+//
+// ncclGetLastError's text is process-wide (NCCL's is too) and lives in one
+// of four static C buffers used in turn, so a returned pointer stays valid
+// and unchanged until three more errors have been recorded. Go errors map to
+// results: ErrInvalidArgument → ncclInvalidArgument; ErrNotSupported →
+// ncclInvalidUsage; ErrPeerLost → ncclRemoteError; ErrTimeout and ErrAborted
+// → ncclSystemError (NCCL 2.27 has no timeout code); CUDA driver errors →
+// ncclUnhandledCudaError; anything else → ncclInternalError. What ringo
+// does not do is ncclInvalidUsage with a message saying so: ncclSend and
+// ncclRecv, ncclCommShrink, memory windows, ncclGroupSimulateEnd, more than
+// one id in ncclCommInitRankScalable, ncclAlltoAll, ncclDevCommCreate,
+// ncclDevCommDestroy, and PreMulSum scalars in device memory
+// (ncclScalarDevice: NCCL reads those when the kernel runs, ringo's kernels
+// take the scalar by value). NCCL_DEBUG (RINGO_DEBUG first) = VERSION, WARN
+// or INFO prints, on standard error, the version banner, warnings for failed
+// calls and one "Init COMPLETE" line per rank created.
+//
+// # CUDA
+//
+// The library does not initialise the CUDA driver when it is loaded (NCCL
+// does not either, and a process that forks before using CUDA depends on
+// it); it calls cuInit on first use. gorgonia.org/cu, below ringo, calls
+// cuInit from a package initialiser and exits the process when that fails, as
+// it does on a machine without a GPU: cuinit_hook.c gives that call a
+// private, do-nothing cuInit, and the library calls the driver's own. Calls
+// that may switch CUDA contexts (creation, collectives, destruction, memory)
+// restore the calling thread's current context before returning, so the
+// application's current device never changes under it.
+package main
+
+// main is required by -buildmode=c-shared and never runs.
+func main() {}

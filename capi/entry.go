@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/ringo-ccl/ringo"
+)
+
+// rankComm is what the C ABI needs of one rank of a communicator:
+// gpuComm (a *ringo.Comm), or a fake in tests.
+type rankComm interface {
+	DoDevice(ctx context.Context, call ringo.DeviceCall, s ringo.Stream) error
+	Err() error
+	Abort()
+	Close() error
+	Rank() int
+	Size() int
+	GPU() int
+	// Split is ncclCommSplit's part of this rank: collective over every rank
+	// of the communicator, in any process; a negative color gets nil.
+	Split(ctx context.Context, color, key int, cfg *ringo.Config) (rankComm, error)
+}
+
+// joinFunc makes this process rank rank, on CUDA device dev, of the
+// nranks-rank communicator of unique id, meeting the other ranks — in this
+// process or others — through ringo's bootstrap: ringo.NewGPUComm, or a fake
+// in tests. It blocks until all nranks ranks have joined or ctx ends, so the
+// ranks of one process must call it concurrently.
+type joinFunc func(ctx context.Context, id [128]byte, nranks, rank, dev int, cfg *ringo.Config) (rankComm, error)
+
+// gpuComm is a rank made by ringo: a *ringo.Comm whose Split returns a
+// rankComm.
+type gpuComm struct{ *ringo.Comm }
+
+var _ rankComm = gpuComm{}
+
+func (c gpuComm) Split(ctx context.Context, color, key int, cfg *ringo.Config) (rankComm, error) {
+	kid, err := c.Comm.Split(ctx, color, key, cfg)
+	if err != nil || kid == nil {
+		return nil, err // no typed nil in the interface
+	}
+	return gpuComm{kid}, nil
+}
+
+// commEntry is what an ncclComm_t handle stands for.
+type commEntry struct {
+	handle unsafe.Pointer // its C block, set once by handleTable.add
+	dev    int            // the CUDA device it was created on
+	cfg    commConfig
+
+	state atomic.Pointer[entryState] // nil while the communicator is being created
+
+	// mu serialises the calls that drive comm — collectives, ncclCommSplit
+	// and Close — which a ringo.Comm takes one at a time.
+	mu sync.Mutex
+
+	// creation is what makes it while that is deferred or under way; guarded
+	// by registry.mu.
+	creation *creation
+}
+
+// entryState is a created communicator, or why creating it failed.
+type entryState struct {
+	comm rankComm
+	err  error
+}
+
+func (e *commEntry) ready(c rankComm) { e.state.Store(&entryState{comm: c}) }
+func (e *commEntry) fail(err error)   { e.state.Store(&entryState{err: err}) }
+
+// get returns the entry's communicator, or why there is none.
+func (e *commEntry) get(fn string) (*entryState, error) {
+	st := e.state.Load()
+	switch {
+	case st == nil:
+		return nil, invalidArg("%s: comm %p is still being initialised (call ncclGroupEnd first)", fn, e.handle)
+	case st.err != nil:
+		return nil, fmt.Errorf("%s: comm %p failed to initialise: %w", fn, e.handle, st.err)
+	}
+	return st, nil
+}
+
+// launch enqueues call on c, the entry's communicator, on the stream with
+// handle stream of c's GPU.
+func (e *commEntry) launch(c rankComm, call *ringo.DeviceCall, stream uintptr) error {
+	e.mu.Lock()
+	defer e.mu.Unlock() // a panicking launch must not leave the rank locked
+	return c.DoDevice(context.Background(), *call, ringo.StreamHandle(c.GPU(), stream))
+}
+
+// close closes c, the entry's communicator, after any launch under way.
+func (e *commEntry) close(c rankComm) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return c.Close()
+}
+
+// split is c's part in ncclCommSplit (c is the entry's communicator), after
+// any launch under way; a Close waits for it, an Abort cuts it short.
+func (e *commEntry) split(ctx context.Context, c rankComm, color, key int, cfg *ringo.Config) (rankComm, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return c.Split(ctx, color, key, cfg)
+}

@@ -1,0 +1,347 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/ringo-ccl/ringo"
+)
+
+// fakeComm is one rank of a communicator made by fakeCreator: it records
+// what the C ABI asks of it.
+type fakeComm struct {
+	rank, size, gpu int
+	fc              *fakeCreator
+	fam             *fakeFamily // the ranks made with it, over which Split meets
+
+	mu         sync.Mutex
+	calls      int
+	last       ringo.DeviceCall
+	lastStream ringo.Stream
+	doErr      error // DoDevice's answer
+	err        error // Err's answer
+	aborted    bool
+	closed     bool
+	splits     int // Split calls so far
+}
+
+// fakeFamily names the ranks one fakeCreator.create call made. Not empty:
+// distinct families need distinct addresses.
+type fakeFamily struct{ size int }
+
+// fakeSplitKey names the seq-th Split of a family.
+type fakeSplitKey struct {
+	fam *fakeFamily
+	seq int
+}
+
+// splitArg is what a rank brings to a Split.
+type splitArg struct{ color, key, gpu int }
+
+var _ rankComm = (*fakeComm)(nil)
+
+func (c *fakeComm) DoDevice(_ context.Context, call ringo.DeviceCall, s ringo.Stream) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	c.last, c.lastStream = call, s
+	return c.doErr
+}
+
+func (c *fakeComm) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func (c *fakeComm) Abort() {
+	c.mu.Lock()
+	c.aborted = true
+	c.mu.Unlock()
+}
+
+func (c *fakeComm) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	return nil
+}
+
+// Split stands for ringo's: every rank of c's family must call it (its
+// seq-th Split meets their seq-th); then each color's members, ordered by
+// (key, parent rank), become a communicator made by fakeCreator, color after
+// color.
+func (c *fakeComm) Split(ctx context.Context, color, key int, _ *ringo.Config) (rankComm, error) {
+	c.mu.Lock()
+	seq := c.splits
+	c.splits++
+	c.mu.Unlock()
+	return c.fc.meet(ctx, fakeSplitKey{c.fam, seq}, c.size, c.rank, splitArg{color, key, c.gpu}, func(args map[int]any) (map[int]rankComm, error) {
+		byColor := map[int][]int{} // parent ranks
+		for r := range c.size {
+			if a := args[r].(splitArg); a.color >= 0 {
+				byColor[a.color] = append(byColor[a.color], r)
+			}
+		}
+		out := map[int]rankComm{}
+		for _, col := range slices.Sorted(maps.Keys(byColor)) {
+			members := byColor[col]
+			slices.SortStableFunc(members, func(a, b int) int { return cmp.Compare(args[a].(splitArg).key, args[b].(splitArg).key) })
+			gpus := make([]int, len(members))
+			for i, r := range members {
+				gpus[i] = args[r].(splitArg).gpu
+			}
+			kids, err := c.fc.create(gpus, nil)
+			if err != nil {
+				return nil, err
+			}
+			for i, r := range members {
+				out[r] = kids[i]
+			}
+		}
+		return out, nil
+	})
+}
+
+func (c *fakeComm) Rank() int { return c.rank }
+func (c *fakeComm) Size() int { return c.size }
+func (c *fakeComm) GPU() int  { return c.gpu }
+
+// fakeCreator stands for ringo: join for ringo.NewGPUComm, meeting the
+// other ranks as ringo's bootstrap would, and create, which makes the ranks
+// of a communicator once all have met.
+type fakeCreator struct {
+	mu    sync.Mutex
+	calls [][]int       // the gpus of each create
+	made  [][]*fakeComm // what each create returned
+	fail  error         // returned instead of ranks
+	panic any           // panicked with instead
+
+	meetMu   sync.Mutex
+	meetings map[any]*fakeMeeting // under way, by key
+
+	// arrived, when set, is called as each rank reaches join.
+	arrived func(id [128]byte, rank int)
+}
+
+// join stands for ringo.NewGPUComm: no rank of id returns before all nranks
+// have called (or its ctx ends: an error naming the missing ranks); then the
+// last to come makes them all, in rank order, with one create.
+func (f *fakeCreator) join(ctx context.Context, id [128]byte, nranks, rank, dev int, cfg *ringo.Config) (rankComm, error) {
+	if f.arrived != nil {
+		f.arrived(id, rank)
+	}
+	return f.meet(ctx, id, nranks, rank, dev, func(devs map[int]any) (map[int]rankComm, error) {
+		gpus := make([]int, nranks)
+		for r := range gpus {
+			gpus[r] = devs[r].(int)
+		}
+		comms, err := f.create(gpus, cfg)
+		if err != nil {
+			return nil, err
+		}
+		out := map[int]rankComm{}
+		for r, c := range comms {
+			out[r] = c
+		}
+		return out, nil
+	})
+}
+
+// fakeMeeting is a collective under way: the n parties of a join or a Split.
+type fakeMeeting struct {
+	n    int
+	args map[int]any // by party
+	done chan struct{}
+	out  map[int]rankComm
+	err  error
+}
+
+// meet brings party i of the n of the meeting named key, with arg: it waits
+// for the others, the last of which runs build over every party's arg, and
+// returns i's result. When ctx ends first, i leaves the meeting and gets an
+// error naming the parties that never came, as ringo's bootstrap says it.
+func (f *fakeCreator) meet(ctx context.Context, key any, n, i int, arg any, build func(args map[int]any) (map[int]rankComm, error)) (rankComm, error) {
+	f.meetMu.Lock()
+	if f.meetings == nil {
+		f.meetings = map[any]*fakeMeeting{}
+	}
+	m := f.meetings[key]
+	if m == nil {
+		m = &fakeMeeting{n: n, args: map[int]any{}, done: make(chan struct{})}
+		f.meetings[key] = m
+	}
+	switch _, dup := m.args[i]; {
+	case m.n != n:
+		f.meetMu.Unlock()
+		return nil, fmt.Errorf("fake bootstrap: rank %d: %w: nranks %d differs from the other ranks' %d", i, ringo.ErrInvalidArgument, n, m.n)
+	case dup:
+		f.meetMu.Unlock()
+		return nil, fmt.Errorf("fake bootstrap: %w: rank %d joined twice", ringo.ErrInvalidArgument, i)
+	}
+	m.args[i] = arg
+	last := len(m.args) == n
+	if last {
+		delete(f.meetings, key)
+	}
+	f.meetMu.Unlock()
+	if last {
+		func() {
+			defer close(m.done)
+			defer func() {
+				if p := recover(); p != nil {
+					m.err = fmt.Errorf("fake bootstrap: the rank that made the communicator panicked: %v", p)
+					panic(p)
+				}
+			}()
+			m.out, m.err = build(m.args)
+		}()
+	}
+	select {
+	case <-m.done:
+	case <-ctx.Done():
+		f.meetMu.Lock()
+		select {
+		case <-m.done: // complete after all
+		default:
+			var missing []int
+			for r := range n {
+				if _, ok := m.args[r]; !ok {
+					missing = append(missing, r)
+				}
+			}
+			delete(m.args, i)
+			if len(m.args) == 0 {
+				delete(f.meetings, key)
+			}
+			f.meetMu.Unlock()
+			return nil, fmt.Errorf("fake bootstrap: rank %d: ranks %v never joined: %w: %w", i, missing, ringo.ErrTimeout, ctx.Err())
+		}
+		f.meetMu.Unlock()
+	}
+	if m.err != nil {
+		return nil, m.err
+	}
+	return m.out[i], nil
+}
+
+func (f *fakeCreator) create(gpus []int, _ *ringo.Config) ([]rankComm, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, append([]int(nil), gpus...))
+	if f.panic != nil {
+		panic(f.panic)
+	}
+	if f.fail != nil {
+		return nil, f.fail
+	}
+	var made []*fakeComm
+	out := make([]rankComm, len(gpus))
+	fam := &fakeFamily{size: len(gpus)}
+	for r, g := range gpus {
+		c := &fakeComm{rank: r, size: len(gpus), gpu: g, fc: f, fam: fam}
+		made = append(made, c)
+		out[r] = c
+	}
+	f.made = append(f.made, made)
+	return out, nil
+}
+
+func (f *fakeCreator) snapshot() [][]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]int(nil), f.calls...)
+}
+
+// testLib is a library over fakes: ranks from fc, the current device from
+// *dev, fresh unique ids {1, 2, 3, n…}, a short timeout, and logs into the
+// test's log.
+type testLib struct {
+	*library
+	fc      *fakeCreator
+	dev     int
+	devMu   sync.Mutex
+	lastErr []string
+}
+
+func newTestLib(t *testing.T) *testLib {
+	t.Helper()
+	tl := &testLib{fc: &fakeCreator{}}
+	var ids atomic.Uint64
+	l := &library{
+		join: tl.fc.join,
+		device: func() (int, error) {
+			tl.devMu.Lock()
+			defer tl.devMu.Unlock()
+			return tl.dev, nil
+		},
+		devices:  func() (int, error) { return 8, nil },
+		memAlloc: func(n uint64) (uintptr, error) { return 0x7f0000000000 + uintptr(n), nil },
+		memFree:  func(uintptr) error { return nil },
+		newID: func() ([128]byte, error) {
+			x := [128]byte{1, 2, 3}
+			binary.LittleEndian.PutUint64(x[4:], ids.Add(1))
+			return x, nil
+		},
+		log: newLogger(func(line string) { t.Log(line) }),
+		reg: newRegistry(func() time.Duration { return 5 * time.Second }),
+	}
+	l.setLastErr = func(s string) {
+		tl.devMu.Lock()
+		tl.lastErr = append(tl.lastErr, s)
+		tl.devMu.Unlock()
+	}
+	tl.library = l
+	return tl
+}
+
+func (tl *testLib) setDev(d int) {
+	tl.devMu.Lock()
+	tl.dev = d
+	tl.devMu.Unlock()
+}
+
+func (tl *testLib) setTimeout(d time.Duration) {
+	tl.reg.timeout = func() time.Duration { return d }
+}
+
+// id returns a unique id whose first byte is b.
+func id(b byte) *[128]byte {
+	var x [128]byte
+	x[0], x[127] = b, 0x5a
+	return &x
+}
+
+// comm returns the fake behind handle h.
+func (tl *testLib) comm(t *testing.T, h unsafe.Pointer) *fakeComm {
+	t.Helper()
+	e, err := tl.handles.lookup("test", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.get("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.comm.(*fakeComm)
+}
+
+// wantResult fails unless err maps to want.
+func wantResult(t *testing.T, what string, err error, want result) {
+	t.Helper()
+	if got := resultOf(err); got != want {
+		t.Fatalf("%s: got %v (%v), want %v", what, got, err, want)
+	}
+}
+
+// ptr is p as the void* a C caller passes.
+func ptr[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+func (l *library) memAllocAPI(out unsafe.Pointer, size uint64) error {
+	const fn = "ncclMemAlloc"
+	if out == nil {
+		return invalidArg("%s: ptr is NULL", fn)
+	}
+	putPtr(out, nil)
+	if size == 0 {
+		return nil // as cudaMalloc(ptr, 0): a NULL pointer
+	}
+	p, err := l.memAlloc(size)
+	if err != nil {
+		return fmt.Errorf("%s: %d bytes: %w", fn, size, err)
+	}
+	*(*uintptr)(out) = p
+	return nil
+}
+
+func (l *library) memFreeAPI(p unsafe.Pointer) error {
+	if p == nil {
+		return nil
+	}
+	if err := l.memFree(uintptr(p)); err != nil {
+		return fmt.Errorf("ncclMemFree: %p: %w", p, err)
+	}
+	return nil
+}
+
+// register is ncclCommRegister: ringo needs no registration; the handle is
+// opaque and only deregistered.
+func (l *library) register(h, out unsafe.Pointer) error {
+	const fn = "ncclCommRegister"
+	e, err := l.handles.lookup(fn, h)
+	if err != nil {
+		return err
+	}
+	if out == nil {
+		return invalidArg("%s: handle is NULL", fn)
+	}
+	putPtr(out, l.regs.add(e))
+	return nil
+}
+
+func (l *library) deregister(h, reg unsafe.Pointer) error {
+	const fn = "ncclCommDeregister"
+	e, err := l.handles.lookup(fn, h)
+	if err != nil {
+		return err
+	}
+	return l.regs.remove(fn, e, reg)
+}

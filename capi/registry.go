@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// A creation is one rank's part in making a communicator: an
+// ncclCommInitRank* call, one parent rank's ncclCommSplit, or one device of
+// ncclCommInitAll. Its run makes the rank through ringo, which blocks until
+// every rank of the communicator — in this process or in others — has
+// joined, so the creations of one process run concurrently.
+type creation struct {
+	fn    string     // the API, for messages
+	entry *commEntry // the handle it fills; nil for a split's NCCL_SPLIT_NOCOLOR
+	init  *idRank    // for ncclCommInitRank*: the rank of a unique id it makes
+	run   func(ctx context.Context) (rankComm, error)
+
+	// Guarded by registry.mu.
+	running   bool          // run has started
+	withdrawn bool          // its handle was destroyed before it started: it never runs
+	finished  chan struct{} // made when it starts; closed once its entry holds the outcome
+
+	err error // the outcome, set before finished is closed
+}
+
+// idRank names a rank of the communicator of a unique id.
+type idRank struct {
+	id           [128]byte
+	nranks, rank int
+}
+
+// idRanks are this process's ranks of one unique id being made.
+type idRanks struct {
+	nranks int
+	ranks  map[int]*creation // by rank
+}
+
+// ncclSplitNoColor is NCCL_SPLIT_NOCOLOR.
+const ncclSplitNoColor = -1
+
+// groupState is one thread's ncclGroupStart nesting.
+type groupState struct {
+	depth    int
+	deferred []*creation // enrolled inside the group, run at its end
+}
+
+// registry holds the threads' groups and the creations deferred to their
+// ends or under way. Safe for concurrent use: every C thread calls into it.
+type registry struct {
+	timeout func() time.Duration // bound of a creation; ≤ 0: none
+
+	mu     sync.Mutex // guards inits, groups, and the fields so marked elsewhere
+	inits  map[[128]byte]*idRanks
+	groups map[uint64]*groupState // by thread
+}
+
+func newRegistry(timeout func() time.Duration) *registry {
+	return &registry{timeout: timeout, inits: map[[128]byte]*idRanks{}, groups: map[uint64]*groupState{}}
+}
+
+// groupStart opens a (nested) group on thread tid.
+func (r *registry) groupStart(tid uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g := r.groups[tid]
+	if g == nil {
+		g = &groupState{}
+		r.groups[tid] = g
+	}
+	g.depth++
+}
+
+// inGroup reports whether thread tid has a group open.
+func (r *registry) inGroup(tid uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.groups[tid] != nil
+}
+
+// groupEnd closes thread tid's innermost group; closing the outermost runs
+// every creation enrolled inside it, concurrently, and waits for them all.
+func (r *registry) groupEnd(tid uint64) error {
+	r.mu.Lock()
+	g := r.groups[tid]
+	if g == nil {
+		r.mu.Unlock()
+		return invalidUsage("ncclGroupEnd: no ncclGroupStart is open on this thread")
+	}
+	g.depth--
+	if g.depth > 0 {
+		r.mu.Unlock()
+		return nil
+	}
+	delete(r.groups, tid)
+	r.mu.Unlock()
+	return r.run(g.deferred)
+}
+
+// enroll takes c. Inside a group of thread tid it is only recorded
+// (deferred = true) and runs at the group's end; otherwise enroll runs it
+// and returns its error. An ncclCommInitRank* creation is refused when this
+// process is already making the same rank of its unique id, or when its
+// nranks differs from that of the id's other ranks being made here.
+func (r *registry) enroll(tid uint64, c *creation) (deferred bool, err error) {
+	r.mu.Lock()
+	if k := c.init; k != nil {
+		ir := r.inits[k.id]
+		if ir == nil {
+			ir = &idRanks{nranks: k.nranks, ranks: map[int]*creation{}}
+			r.inits[k.id] = ir
+		}
+		switch {
+		case ir.nranks != k.nranks:
+			r.mu.Unlock()
+			return false, invalidArg("%s: nranks %d differs from the %d ranks another call in this process gave with the same ncclUniqueId", c.fn, k.nranks, ir.nranks)
+		case ir.ranks[k.rank] != nil:
+			r.mu.Unlock()
+			return false, invalidArg("%s: rank %d of ncclUniqueId %#x is already being initialised by another call", c.fn, k.rank, idHash(k.id))
+		}
+		ir.ranks[k.rank] = c
+	}
+	if c.entry != nil {
+		c.entry.creation = c
+	}
+	if g := r.groups[tid]; g != nil {
+		g.deferred = append(g.deferred, c)
+		r.mu.Unlock()
+		return true, nil
+	}
+	r.mu.Unlock()
+	return false, r.run([]*creation{c})
+}
+
+// run runs the creations of cs that were not withdrawn, each on a
+// goroutine of its own — they wait for each other in ringo's bootstrap —
+// under one context bounded by the timeout, and waits for them all. It
+// returns the first one's error.
+func (r *registry) run(cs []*creation) error {
+	var live []*creation
+	r.mu.Lock()
+	for _, c := range cs {
+		if !c.withdrawn {
+			c.running, c.finished = true, make(chan struct{})
+			live = append(live, c)
+		}
+	}
+	r.mu.Unlock()
+	if len(live) == 0 {
+		return nil
+	}
+	ctx, cancel := r.context()
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, c := range live {
+		wg.Go(func() { r.do(ctx, c) })
+	}
+	wg.Wait()
+	for _, c := range live {
+		if c.err != nil {
+			return c.err
+		}
+	}
+	return nil
+}
+
+// context bounds a run of creations by the timeout.
+func (r *registry) context() (context.Context, context.CancelFunc) {
+	if t := r.timeout(); t > 0 {
+		return context.WithTimeout(context.Background(), t)
+	}
+	return context.WithCancel(context.Background())
+}
+
+// do runs c and gives its entry the outcome. A panic fails c: on a goroutine
+// of its own, it would otherwise end the process.
+func (r *registry) do(ctx context.Context, c *creation) {
+	comm, err := func() (comm rankComm, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				comm, err = nil, apiErrorf(ncclInternalError, "%s: internal error in ringo (Go panic): %v", c.fn, p)
+			}
+		}()
+		return c.run(ctx)
+	}()
+	if err == nil && comm == nil && c.entry != nil {
+		err = apiErrorf(ncclInternalError, "%s: ringo returned no communicator and no error", c.fn)
+	}
+	if c.entry != nil {
+		if err != nil {
+			c.entry.fail(err)
+		} else {
+			c.entry.ready(comm)
+		}
+	}
+	c.err = err
+	r.mu.Lock()
+	r.forget(c)
+	r.mu.Unlock()
+	close(c.finished)
+}
+
+// forget drops c from the registry's tables. Called with r.mu held.
+func (r *registry) forget(c *creation) {
+	if c.entry != nil && c.entry.creation == c {
+		c.entry.creation = nil
+	}
+	if k := c.init; k != nil {
+		if ir := r.inits[k.id]; ir != nil && ir.ranks[k.rank] == c {
+			delete(ir.ranks, k.rank)
+			if len(ir.ranks) == 0 {
+				delete(r.inits, k.id)
+			}
+		}
+	}
+}
+
+// waiting returns the ranks of unique id that this process has enrolled
+// inside a group whose ncclGroupEnd has not run, for messages.
+func (r *registry) waiting(id [128]byte) []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ranks []int
+	if ir := r.inits[id]; ir != nil {
+		for rank, c := range ir.ranks {
+			if !c.running {
+				ranks = append(ranks, rank)
+			}
+		}
+	}
+	slices.Sort(ranks)
+	return ranks
+}
+
+// withdraw takes a handle being destroyed out of its creation. A creation
+// that has not started never will (its group's end skips it); for one under
+// way it returns a channel closed once it is finished, after which the entry
+// holds its outcome.
+func (r *registry) withdraw(e *commEntry) <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := e.creation
+	switch {
+	case c == nil:
+		return nil
+	case c.running:
+		return c.finished
+	}
+	c.withdrawn = true
+	r.forget(c)
+	return nil
+}
+
+// pendingCount returns the number of ncclCommInitRank* ranks deferred or
+// under way, for tests.
+func (r *registry) pendingCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, ir := range r.inits {
+		n += len(ir.ranks)
+	}
+	return n
+}
