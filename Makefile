@@ -2,11 +2,12 @@
 #
 #   make            build everything (bin/ringo; the CUDA half too when nvcc is installed)
 #   make test       installs what it needs, then gofmt check, go vet (with and without
-#                   the cuda tag), go test -race, the kernels' freshness and the GPU
-#                   bundle's build: what CI runs
+#                   the cuda tag), libnccl.so.2 (its C ABI test needs it), go test -race,
+#                   the kernels' freshness and the GPU bundle's build: what CI runs
 #   make deps       install the toolchain: make, gcc, and Debian's CUDA 11.8 toolkit
 #   make kernels    regenerate kernels/ringo.fatbin from kernels/src with nvcc
-#   make gpu-bundle build/gpu: the cuda-tagged binaries, nccl-tests and run.sh for the GPU machine
+#   make gpu-bundle build/gpu.tar.xz: the cuda-tagged binaries and tests, libnccl.so.2,
+#                   nccl-tests and run.sh for the GPU machine (scripts/gpu-bundle.sh)
 #   make libnccl    build/lib/libnccl.so.2: the C ABI (capi/), a stand-in for NCCL's library,
 #                   checked for its SONAME and every function of include/nccl.h
 #   make bench      the CPU benchmark: ringo bench, one process per rank over shared memory
@@ -79,7 +80,7 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-test: deps fmt-check vet test-go build-cuda check-kernels gpu-bundle
+test: deps fmt-check vet libnccl test-go build-cuda check-kernels gpu-bundle
 
 test-go:
 	$(GO) test -race -timeout 20m ./...

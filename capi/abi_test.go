@@ -13,12 +13,10 @@ const libDir = "../build/lib"
 
 // TestCABI compiles testdata/abi.c against include/nccl.h, links it with
 // the built libnccl.so.2 and runs it: the library's ABI as a C program sees
-// it (no GPU needed). It skips without gcc or the library (make libnccl).
+// it (no GPU needed). It skips without a C compiler for include/nccl.h
+// (see cc) or the library (make libnccl).
 func TestCABI(t *testing.T) {
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("no gcc")
-	}
+	gcc := cc(t)
 	dir, err := filepath.Abs(libDir)
 	if err != nil {
 		t.Fatal(err)
@@ -39,4 +37,21 @@ func TestCABI(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "abi: OK") {
 		t.Fatalf("abi.c failed: %v", err)
 	}
+}
+
+// cc returns gcc, skipping the test when there is none or it finds no
+// cuda_runtime.h, which include/nccl.h includes (make deps installs it;
+// the GPU machine has no headers and runs the programs built here).
+func cc(t *testing.T) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc")
+	}
+	probe := exec.Command(gcc, "-E", "-x", "c", "-o", os.DevNull, "-")
+	probe.Stdin = strings.NewReader("#include <cuda_runtime.h>\n")
+	if probe.Run() != nil {
+		t.Skip("gcc finds no cuda_runtime.h (make deps installs CUDA's headers)")
+	}
+	return gcc
 }

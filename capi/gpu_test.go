@@ -115,10 +115,7 @@ func TestGPUSmoke(t *testing.T) {
 	}
 	bin := filepath.Join(dir, "gpu_smoke")
 	if _, err := os.Stat(bin); err != nil || os.Getenv("RINGO_SMOKE_REBUILD") == "1" {
-		gcc, err := exec.LookPath("gcc")
-		if err != nil {
-			t.Skip("no gcc to build gpu_smoke")
-		}
+		gcc := cc(t)
 		bin = filepath.Join(t.TempDir(), "gpu_smoke")
 		build := exec.Command(gcc, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-I../include", "testdata/gpu_smoke.c",
 			"-o", bin, "-L"+dir, "-l:libnccl.so.2", "-lcuda", "-lpthread", "-Wl,-rpath,"+dir)
