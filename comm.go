@@ -138,7 +138,11 @@ func (c *Comm) Abort() {
 
 // Close releases this rank. It must not be called while a collective is
 // running on this rank (call Abort first to stop one). Closing twice is a
-// no-op.
+// no-op. The GPU ranks of a NewGPUComm communicator that live in one process
+// are released together by the last of them closed: closing the others
+// returns at once, and the last waits for all their work and for the
+// communicator's ranks in other processes to close (at most 10 s), then
+// frees their memory and returns every error.
 func (c *Comm) Close() error {
 	if c.closed.Load() {
 		return nil

@@ -63,6 +63,12 @@
 // ncclSystemError, and the library adds the ranks of the id it holds back in
 // a group that has not ended. A handle destroyed before its group ends is
 // dropped from it; one destroyed while being made is closed once made.
+// The ranks of one communicator in one process are released together by
+// the last of them destroyed (one thread may destroy them one after
+// another, as nccl-tests does): the others' ncclCommDestroy returns at
+// once; the last waits for all their work, then for the ranks of other
+// processes to be destroyed too (at most 10 seconds; they may still read
+// this process's memory), then frees it all.
 //
 // ncclCommSplit is each parent rank's call of ringo's Split, collective
 // over every rank of the parent (in any process): it blocks outside a group

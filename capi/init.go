@@ -245,7 +245,7 @@ func (l *library) release(fn string, h unsafe.Pointer) (*commEntry, error) {
 	return e, nil
 }
 
-// destroy is ncclCommDestroy: it waits for the rank's work (ringo's Close).
+// destroy is ncclCommDestroy: ringo's Close (doc.go says when it waits).
 // As NCCL, a NULL comm is a no-op.
 func (l *library) destroy(h unsafe.Pointer) error {
 	return l.end("ncclCommDestroy", "Destroy", h, false)
