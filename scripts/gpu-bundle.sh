@@ -4,7 +4,7 @@
 # the kernels the binaries each embed: ~8 MB instead of ~85). Contents: the
 # ringo command, the cuda-tagged tests of the root package and of capi/,
 # lib/ (libnccl.so.2 and gpu_smoke, scripts/build-libnccl.sh), nccl-tests'
-# all_reduce_perf (when its source is at hand, see scripts/nccl-tests.sh)
+# *_perf binaries (when its source is at hand, see scripts/nccl-tests.sh)
 # and run.sh, which runs it all. On the GPU machine, from the repository:
 #   python3 -c 'import tarfile; tarfile.open("build/gpu.tar.xz").extractall("build")'
 #   build/gpu/run.sh OUT [STAGE...]
@@ -20,8 +20,8 @@ bash scripts/build-libnccl.sh
 cp -r build/lib "$out/lib"
 cp scripts/gpu-run.sh "$out/run.sh"
 bash scripts/nccl-tests.sh build/nccl-tests
-if [ -x build/nccl-tests/all_reduce_perf ]; then
-	cp build/nccl-tests/all_reduce_perf "$out/"
-fi
+for t in build/nccl-tests/*_perf; do
+	[ -x "$t" ] && cp "$t" "$out/"
+done
 tar -I "xz -9" -cf "$out.tar.xz" -C build gpu
 du -sh "$out"/* "$out.tar.xz"

@@ -9,8 +9,16 @@
 #   lib     the same all_reduce_perf on ringo's libnccl.so.2 (same flags), then
 #           every type and operation (-d all -o all) with checking
 #   compare ringo bench's table beside NCCL's, and ringo's library's (when run)
+#   perf    every nccl-tests *_perf in the bundle on NCCL and on ringo's library:
+#           the same flags, then every type and op (RINGO_ALL_FLAGS), into
+#           OUT/perf/ with a comparison per collective
+#   procs   ringo bench with one process per GPU (-procs) over CUDA IPC and,
+#           with NCCL_P2P_DISABLE=1, over shared memory; NCCL's all_reduce_perf
+#           with NCCL_P2P_DISABLE=1 beside the latter
 #   torch   bench/pytorch: collectives.py on NCCL and on ringo's library
 #           (LD_PRELOAD), ddp_train.py on both (RINGO_DDP_STEPS), compare.py
+#   fault   bench/pytorch/fault.py: a rank killed mid-training, on ringo (must
+#           fail within 60 s), then on NCCL for contrast (RINGO_NCCL_FAULT_TIMEOUT)
 set -uo pipefail
 out=${1:?usage: run.sh OUT [STAGE...]}
 shift
@@ -21,6 +29,8 @@ stages=${*:-info test bench nccl compare}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export RINGO_TIMEOUT=${RINGO_TIMEOUT:-60s}
 flags=${RINGO_BENCH_FLAGS:--b 8 -e 8G -f 2 -n 20 -w 5 -c 1}
+allflags=${RINGO_ALL_FLAGS:--b 8 -e 1M -f 8 -n 1 -w 1 -c 1}
+nccl_lib() { python3 -c 'import nvidia.nccl as m, os; print(os.path.join(m.__path__[0], "lib"))'; }
 status=0
 summary() { grep -E '^(--- |PASS|FAIL|ok|panic)|_test.go' "$1" | tail -40; }
 for stage in $stages; do
@@ -50,8 +60,7 @@ for stage in $stages; do
 		tail -3 "$out/ringo.err"
 		;;
 	nccl)
-		lib=$(python3 -c 'import nvidia.nccl as m, os; print(os.path.join(m.__path__[0], "lib"))')
-		LD_LIBRARY_PATH=$lib "$here/all_reduce_perf" -g 2 $flags >"$out/nccl.txt" 2>&1 || status=1
+		LD_LIBRARY_PATH=$(nccl_lib) "$here/all_reduce_perf" -g 2 $flags >"$out/nccl.txt" 2>&1 || status=1
 		grep -E '^# (nccl-tests|Out of|Avg)' "$out/nccl.txt"
 		;;
 	lib)
@@ -68,6 +77,31 @@ for stage in $stages; do
 			"$here/ringo" compare -a nccl -b libnccl-ringo "$out/nccl.txt" "$out/lib.txt" | tee "$out/compare-lib.txt"
 		fi
 		;;
+	perf)
+		mkdir -p "$out/perf"
+		for b in "$here"/*_perf; do
+			t=$(basename "$b" _perf)
+			for side in nccl ringo; do
+				lib=$(nccl_lib)
+				[ $side = ringo ] && lib=$here/lib
+				LD_LIBRARY_PATH=$lib timeout 300 "$b" -g 2 $flags >"$out/perf/$t-$side.txt" 2>&1 || status=1
+				LD_LIBRARY_PATH=$lib timeout 300 "$b" -g 2 -d all -o all $allflags >"$out/perf/$t-$side-all.txt" 2>&1 || status=1
+				for f in "$out/perf/$t-$side.txt" "$out/perf/$t-$side-all.txt"; do
+					echo "$(basename "$f" .txt): $(grep -hE '^# (Out of|Avg)' "$f" | tr -s ' ' | tr '\n' ' ')$(grep -hiE 'fail|error' "$f" | head -1)"
+				done
+			done
+			"$here/ringo" compare -a nccl -b ringo "$out/perf/$t-nccl.txt" "$out/perf/$t-ringo.txt" >"$out/perf/$t-compare.txt" || status=1
+		done
+		;;
+	procs)
+		"$here/ringo" bench --gpus 0,1 --procs $flags >"$out/procs-p2p.txt" 2>&1 || status=1
+		NCCL_P2P_DISABLE=1 "$here/ringo" bench --gpus 0,1 --procs $flags >"$out/procs-shm.txt" 2>&1 || status=1
+		NCCL_P2P_DISABLE=1 LD_LIBRARY_PATH=$(nccl_lib) "$here/all_reduce_perf" -g 2 $flags >"$out/nccl-shm.txt" 2>&1 || status=1
+		for f in procs-p2p procs-shm nccl-shm; do
+			echo "$f: $(grep -hE '^# (Out of|Avg)' "$out/$f.txt" | tr -s ' ' | tr '\n' ' ')"
+		done
+		"$here/ringo" compare -a nccl-shm -b ringo-shm "$out/nccl-shm.txt" "$out/procs-shm.txt"
+		;;
 	torch)
 		py=$repo/bench/pytorch
 		steps=${RINGO_DDP_STEPS:-200}
@@ -82,6 +116,14 @@ for stage in $stages; do
 			python3 "$py/compare.py" "$out/ddp-nccl.csv" "$out/ddp-ringo.csv" || status=1
 		} >"$out/torch.log" 2>&1
 		grep -E '^(OK|FAIL|---|all collectives|rank [0-9]|steps|  step|median)|Error|error|\.csv' "$out/torch.log" | tail -40
+		;;
+	fault)
+		py=$repo/bench/pytorch
+		echo "--- ringo"
+		LD_PRELOAD=$here/lib/libnccl.so.2 timeout 400 python3 "$py/fault.py" --timeout 60 2>&1 | tee "$out/fault.txt"
+		[ "${PIPESTATUS[0]}" = 0 ] || status=1
+		echo "--- NCCL, for contrast"
+		timeout 400 python3 "$py/fault.py" --timeout "${RINGO_NCCL_FAULT_TIMEOUT:-20}" 2>&1 | tee -a "$out/fault.txt"
 		;;
 	*)
 		echo "unknown stage $stage"

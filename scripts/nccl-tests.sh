@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds nccl-tests' all_reduce_perf into OUT (default build/nccl-tests)
+# Builds nccl-tests' five ring collectives' *_perf into OUT (default build/nccl-tests)
 # with the local nvcc for sm_90, against ringo's include/nccl.h. It links
 # against a stand-in libnccl.so that only carries the names: at run time
 # LD_LIBRARY_PATH picks the real library — NCCL's, or ringo's libnccl.so.2.
@@ -26,8 +26,12 @@ cuda_home=$(dirname "$(dirname "$nvcc_bin")")
 cuda_lib=$cuda_home/lib64
 [ -d "$cuda_lib" ] || cuda_lib=/usr/lib/x86_64-linux-gnu
 cxx=$(command -v cuda-g++ || command -v g++-11 || command -v g++)
+bins=()
+for t in all_reduce reduce_scatter all_gather broadcast reduce; do
+	bins+=("$out/${t}_perf")
+done
 make -s -C "$out/src/src" BUILDDIR="$out" NCCL_HOME="$out/home" CUDA_HOME="$cuda_home" CUDA_LIB="$cuda_lib" \
 	CXX="$cxx" CUDARTLIB=cudart_static MPI=0 \
-	NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" "$out/all_reduce_perf"
-strip "$out/all_reduce_perf"
-echo "nccl-tests: built $out/all_reduce_perf"
+	NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" "${bins[@]}"
+strip "${bins[@]}"
+echo "nccl-tests: built ${bins[*]}"

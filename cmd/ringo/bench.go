@@ -22,9 +22,10 @@ import (
 
 // Environment of a rank process started by "ringo bench --ranks N".
 const (
-	envBenchID    = "RINGO_BENCH_ID"    // the communicator's UniqueID, hex
-	envBenchRank  = "RINGO_BENCH_RANK"  // this process's rank
-	envBenchRanks = "RINGO_BENCH_RANKS" // number of ranks
+	envBenchID    = "RINGO_BENCH_ID"     // the communicator's UniqueID, hex
+	envBenchRank  = "RINGO_BENCH_RANK"   // this process's rank
+	envBenchRanks = "RINGO_BENCH_RANKS"  // number of ranks
+	envBenchGPUID = "RINGO_BENCH_GPU_ID" // with --gpus: the GPU communicator's UniqueID
 )
 
 // errChecksFailed makes the process exit non-zero when #wrong is not 0, as
@@ -35,6 +36,7 @@ var errChecksFailed = errors.New("results were wrong (see #wrong)")
 type benchFlags struct {
 	o         bench.Options
 	gpus      []int
+	procs     bool // with gpus: one process per GPU
 	ranks     int
 	transport string
 	channels  int
@@ -59,6 +61,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	colls := fs.String("coll", "all_reduce", "collectives: all_reduce reduce_scatter all_gather broadcast reduce (comma list) or all")
 	fs.IntVar(&f.ranks, "ranks", 2, "ranks to start on this host (ignored when a launcher's environment names the job)")
 	gpus := fs.String("gpus", "", "GPU ordinals, one rank each, in this process (e.g. 0,1; repeats allowed): benchmark GPU memory")
+	fs.BoolVar(&f.procs, "procs", false, "with -gpus: one process per GPU (CUDA IPC; shared memory with NCCL_P2P_DISABLE=1), as torchrun runs them")
 	fs.Int64Var(&o.Unalign, "u", 0, "misalign every buffer by this many elements")
 	fs.StringVar(&f.transport, "transport", "shm", "shm: one process per rank over shared memory; loopback: ranks as goroutines of this process")
 	fs.IntVar(&f.channels, "channels", 0, "channels per collective (0: NCCL_MIN/MAX_NCHANNELS or 1)")
@@ -107,6 +110,8 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		return nil, fmt.Errorf("-transport %q: want shm or loopback", f.transport)
 	case f.ranks < 1:
 		return nil, fmt.Errorf("-ranks %d: need at least 1", f.ranks)
+	case f.procs && len(f.gpus) == 0:
+		return nil, fmt.Errorf("-procs needs -gpus")
 	}
 	return f, nil
 }
@@ -144,7 +149,7 @@ func benchMain(args []string) error {
 	if err := f.o.Validate(f.ranks); err != nil {
 		return err
 	}
-	if len(f.gpus) > 0 {
+	if len(f.gpus) > 0 && !f.procs {
 		return benchGPUs(ctx, f, cfg)
 	}
 	if f.transport == "loopback" {
@@ -166,12 +171,39 @@ func benchChild(ctx context.Context, f *benchFlags, cfg *ringo.Config, idText st
 	}
 	initCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	c, err := ringo.NewComm(initCtx, id, n, rank, cfg)
+	if len(f.gpus) == 0 {
+		c, err := ringo.NewComm(initCtx, id, n, rank, cfg)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		return runRank(ctx, f, c, "processes, shared memory")
+	}
+	// A GPU rank: the GPU communicator, and a host one to agree on timings.
+	gid, err := ringo.UniqueIDFromString(os.Getenv(envBenchGPUID))
+	if err != nil {
+		return fmt.Errorf("%s: %w", envBenchGPUID, err)
+	}
+	agg, err := ringo.NewComm(initCtx, id, n, rank, nil)
+	if err != nil {
+		return err
+	}
+	defer agg.Close()
+	c, err := ringo.NewGPUComm(initCtx, gid, n, rank, f.gpus[rank], cfg)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	return runRank(ctx, f, c, "processes, shared memory")
+	out := io.Discard
+	if rank == 0 {
+		out = os.Stdout
+	}
+	printHeader(out, f, n, fmt.Sprintf("GPUs %v, one process each", f.gpus))
+	rows, err := bench.RunGPURank(ctx, c, agg, f.o, progress(out, f))
+	if err != nil {
+		return err
+	}
+	return printFooter(out, f, rows)
 }
 
 // runRank runs the sweep on one rank; rank 0 prints.
@@ -275,13 +307,22 @@ func sweepGPUs(ctx context.Context, gpus []int, cfg *ringo.Config, o bench.Optio
 }
 
 // benchSpawn starts one process per rank (this program again, with the same
-// flags) joined through a bootstrap root served by this process, and waits
-// for them. When a rank fails, the others learn it through the bootstrap;
-// any still running 10 s later are killed.
+// flags; with -gpus, rank r on GPU r of the list) joined through a bootstrap
+// root served by this process, and waits for them. When a rank fails, the
+// others learn it through the bootstrap; any still running 10 s later are
+// killed.
 func benchSpawn(f *benchFlags, args []string) error {
 	id, err := ringo.NewUniqueID()
 	if err != nil {
 		return err
+	}
+	env := []string{envBenchID + "=" + id.String(), fmt.Sprintf("%s=%d", envBenchRanks, f.ranks)}
+	if len(f.gpus) > 0 {
+		gid, err := ringo.NewUniqueID()
+		if err != nil {
+			return err
+		}
+		env = append(env, envBenchGPUID+"="+gid.String())
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -291,7 +332,7 @@ func benchSpawn(f *benchFlags, args []string) error {
 	for r := range procs {
 		cmd := exec.Command(self, append([]string{"bench"}, args...)...)
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		cmd.Env = append(os.Environ(), envBenchID+"="+id.String(), fmt.Sprintf("%s=%d", envBenchRank, r), fmt.Sprintf("%s=%d", envBenchRanks, f.ranks))
+		cmd.Env = append(append(os.Environ(), env...), fmt.Sprintf("%s=%d", envBenchRank, r))
 		if err := cmd.Start(); err != nil {
 			for _, p := range procs[:r] {
 				p.Process.Kill()

@@ -61,6 +61,8 @@ func TestBenchFormatsAndErrors(t *testing.T) {
 		{"bench", "-coll", "scan"},
 		{"bench", "-d", "float128"},
 		{"bench", "-r", "5", "--ranks", "2"},
+		{"bench", "-procs"}, // -procs needs -gpus
+		{"bench", "-gpus", "0,1", "-procs", "-b", "8", "-e", "8", "-w", "0"}, // ranks fail without CUDA; no hang
 		{"nonsense"},
 	} {
 		out, err := exec.Command(bin, args...).CombinedOutput()
