@@ -9,16 +9,17 @@ import (
 // 4 data bytes and a 32-bit flag, written together by one atomic 64-bit
 // store, so a reader that sees the flag of the current step also sees its
 // data — no fence and no tail counter. The flag of FIFO step s is
-// uint32(s+1), so the zeroed memory of a fresh connection never matches.
+// s mod (2^32−1) + 1, never 0, so the zeroed memory of a fresh connection
+// never matches, whatever step the connection starts from.
 //
 // A slot is never cleared: a word left over from an earlier use of the slot
-// carries that use's flag. Flags wrap after 2^32 steps, so a word not
+// carries that use's flag. Flags wrap after 2^32−1 steps, so a word not
 // rewritten for that long could alias a future flag. As NCCL does, the writer
 // of 8 consecutive steps every 2^31 steps (LLCleanDue) rewrites its whole slot
 // with the current flag, so no word is ever older than 2^31 + NSteps steps.
 
 // LLFlag returns the flag of FIFO step step.
-func LLFlag(step uint64) uint32 { return uint32(step + 1) }
+func LLFlag(step uint64) uint32 { return uint32(step%(1<<32-1)) + 1 }
 
 // LLCleanDue reports whether the writer of step must refresh its whole slot.
 func LLCleanDue(step uint64) bool { return step&0x7ffffff8 == 0x7ffffff8 }

@@ -108,8 +108,14 @@ func TestLLCleaning(t *testing.T) {
 			t.Fatalf("word %d of a cleaned slot carries flag %#x", i, w>>32)
 		}
 	}
-	if LLFlag(1<<32-1) != 0 || LLFlag(1<<32) != 1 {
-		t.Fatal("flags must wrap with the 32-bit step")
+	// Flags are never 0 (zeroed memory), and repeat only after 2^32−1 steps.
+	for _, step := range []uint64{0, 1<<32 - 2, 1<<32 - 1, 1 << 32, 1<<33 - 2, 1<<64 - 1} {
+		if LLFlag(step) == 0 {
+			t.Fatalf("step %#x has flag 0", step)
+		}
+	}
+	if LLFlag(1<<32-2) != 1<<32-1 || LLFlag(1<<32-1) != 1 || LLFlag(1<<32-1+5) != LLFlag(5) {
+		t.Fatal("flags must step by one and repeat every 2^32-1 steps")
 	}
 }
 
