@@ -49,8 +49,8 @@ func (e *Executor) simpleStep(ch *channel, st *ring.Step) (string, error) {
 			ch.Recv.PostHead(ch.recvStep)
 		}
 		if sends {
+			ch.Send.PostSimple(ch.sendStep, ch.sendStep+uint64(sps), int(nb))
 			ch.sendStep += uint64(sps)
-			ch.Send.PostTail(ch.sendStep)
 		}
 	}
 	return "", nil

@@ -21,12 +21,6 @@ import (
 	"github.com/ringo-ccl/ringo/transport"
 )
 
-// Exchanger is the part of the bootstrap that setup needs
-// (*transport.Bootstrap implements it).
-type Exchanger interface {
-	AllGather(ctx context.Context, blob []byte) ([][]byte, error)
-	Barrier(ctx context.Context) error
-}
 
 // Transport is one rank's shared-memory connections: from its ring
 // predecessor on every channel (in its own segment) and to its successor
@@ -52,7 +46,7 @@ func SegmentPrefix(tag string) string { return "ringo-" + tag + "-r" }
 // Connect sets up rank's connections for nch channels of a ring in which it
 // receives from prev and sends to next. Every rank of the communicator calls
 // it at the same time with the same tag, nranks, nch and sizes.
-func Connect(ctx context.Context, ex Exchanger, tag string, nranks, rank, prev, next, nch int, sizes transport.Sizes) (t *Transport, err error) {
+func Connect(ctx context.Context, ex transport.Exchanger, tag string, nranks, rank, prev, next, nch int, sizes transport.Sizes) (t *Transport, err error) {
 	if err := sizes.Validate(); err != nil {
 		return nil, err
 	}

@@ -104,7 +104,7 @@ func TestConnectSharesMemoryAndLeavesNothing(t *testing.T) {
 		t.Fatal("the two ends must be separate views")
 	}
 	copy(send.SimpleSlots(0, 1), "hello")
-	send.PostTail(1)
+	send.PostSimple(0, 1, len("hello"))
 	var w transport.Waiter
 	w.Reset(ctx, time.Second)
 	if err := recv.WaitData(1, &w); err != nil {

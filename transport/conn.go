@@ -36,6 +36,7 @@ const (
 	tailOff           = 128 // u64, sender → receiver: steps produced
 	dataSeqOff        = 136 // u32, sender rings
 	dataSleepersOff   = 140 // u32, receiver sleeps
+	postsOff          = 144 // NSteps × u64, sender → proxy: what each post covers
 	headerLen         = 256
 )
 
@@ -48,6 +49,7 @@ func (s Sizes) Bytes() int { return headerLen + s.Simple + s.LL }
 // receiver goroutine at a time.
 type Conn struct {
 	head, tail *atomic.Uint64
+	posts      []atomic.Uint64 // by step % NSteps: the post that starts there (packPost)
 	simple     []byte          // NSteps Simple slots
 	ll         []atomic.Uint64 // NSteps LL slots of {data32, flag32} words
 	simpleSlot int             // bytes per Simple slot
@@ -73,6 +75,7 @@ func NewConn(b []byte, s Sizes) (*Conn, error) {
 	c := &Conn{
 		head:       mem.Word(b, headOff),
 		tail:       mem.Word(b, tailOff),
+		posts:      mem.Slice[atomic.Uint64](b[postsOff : postsOff+8*ring.NSteps]),
 		simple:     b[headerLen : headerLen+s.Simple : headerLen+s.Simple],
 		ll:         mem.Slice[atomic.Uint64](b[headerLen+s.Simple : headerLen+s.Simple+s.LL]),
 		simpleSlot: s.Simple / ring.NSteps,
@@ -95,10 +98,34 @@ func (c *Conn) PostHead(step uint64) {
 	c.credit.Ring()
 }
 
-// PostTail publishes that the sender has produced every step below step.
-func (c *Conn) PostTail(step uint64) {
-	c.tail.Store(step)
+// PostSimple publishes that the sender has produced every step below end,
+// nbytes of data in the Simple slots from step start on. Steps between the
+// previous post and start carry nothing (the sender aligned its counter).
+func (c *Conn) PostSimple(start, end uint64, nbytes int) {
+	c.post(start, end, nbytes, ring.Simple)
 	c.data.Ring()
+}
+
+// post records what the steps from the current tail to end carry — data
+// from step start on, nbytes long, in proto's slots — in the entry of the
+// first of them, then moves tail to end. Only a proxy reads the entries
+// (proxy.go); the entry is free because the sender waited for credit for
+// start, so the post NSteps before has been forwarded and consumed.
+func (c *Conn) post(start, end uint64, nbytes int, proto ring.Protocol) {
+	t := c.tail.Load() // only the sender writes tail
+	c.posts[t%ring.NSteps].Store(packPost(start-t, end-t, nbytes, proto))
+	c.tail.Store(end)
+}
+
+// packPost packs a post entry: bytes in the low 32 bits, then the slots
+// covered, the slots skipped and the protocol, a byte each.
+func packPost(skip, slots uint64, nbytes int, proto ring.Protocol) uint64 {
+	return uint64(uint32(nbytes)) | uint64(uint8(slots))<<32 | uint64(uint8(skip))<<40 | uint64(uint8(proto))<<48
+}
+
+// unpackPost is packPost's inverse.
+func unpackPost(e uint64) (skip, slots uint64, nbytes int, proto ring.Protocol) {
+	return uint64(uint8(e >> 40)), uint64(uint8(e >> 32)), int(uint32(e)), ring.Protocol(uint8(e >> 48))
 }
 
 // SimpleSlots returns the bytes of n consecutive Simple slots starting at
@@ -119,9 +146,11 @@ func (c *Conn) LLSlot(step uint64) []atomic.Uint64 {
 }
 
 // WriteLL stores data into the LL slot of FIFO step step, flagged for that
-// step (refreshing the whole slot when LLCleanDue), and rings the data bell.
+// step (refreshing the whole slot when LLCleanDue), moves tail past it (for
+// a proxy: LL readers go by the flags) and rings the data bell.
 func (c *Conn) WriteLL(step uint64, data []byte) {
 	LLWrite(c.LLSlot(step), data, LLFlag(step), LLCleanDue(step))
+	c.post(step, step+1, len(data), ring.LL)
 	c.data.Ring()
 }
 

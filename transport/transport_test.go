@@ -178,7 +178,7 @@ func TestBellWakesSleeper(t *testing.T) {
 	w.Reset(context.Background(), 10*time.Second)
 	go func() {
 		time.Sleep(20 * time.Millisecond) // long enough for the waiter to sleep
-		c.PostTail(5)
+		c.PostSimple(4, 5, 0)
 	}()
 	if err := c.WaitData(5, &w); err != nil {
 		t.Fatal(err)

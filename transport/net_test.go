@@ -1,0 +1,438 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/ring"
+)
+
+// netSizes have Simple slots of 96 KiB, so a two-slot post (192 KiB) is
+// striped over three sockets, and small LL slots.
+var netSizes = Sizes{Simple: ring.NSteps * 96 << 10, LL: ring.NSteps * 512}
+
+// netRing connects n ranks in a ring through the socket transport, every
+// connection on nsock sockets; fails[r] collects rank r's failures.
+func netRing(t *testing.T, n, nch, nsock int) (nets []*Net, fails []chan error) {
+	t.Helper()
+	ranks := make([]int, n)
+	for r := range ranks {
+		ranks[r] = r
+	}
+	bs := joinRanks(t, startTestRoot(t), n, ranks...)
+	nets, fails = make([]*Net, n), make([]chan error, n)
+	errc := make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		fails[r] = make(chan error, 2*nch)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			prev, next := (r+n-1)%n, (r+1)%n
+			sends, recvs, err := ConnectSockets(ctx, bs[r], r, prev, next, nch, nsock, true, true)
+			if err != nil {
+				errc[r] = err
+				return
+			}
+			sm, rm := NetMem(nch, netSizes), NetMem(nch, netSizes)
+			nets[r], errc[r] = NewNet(r, prev, next, netSizes, sm, sends, rm, recvs, func(err error) { fails[r] <- err })
+		}()
+	}
+	wg.Wait()
+	for r, err := range errc {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, x := range nets {
+			x.Close()
+		}
+	})
+	return nets, fails
+}
+
+// netOp is one post of the traffic script both ends of a connection follow.
+type netOp struct {
+	proto ring.Protocol
+	align uint64 // round the step up to a multiple of this first (Simple)
+	slots int
+	bytes int
+}
+
+func netScript(seed uint64, n int) []netOp {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	ops := make([]netOp, n)
+	slot := netSizes.Simple / ring.NSteps
+	for i := range ops {
+		switch rng.IntN(4) {
+		case 0:
+			ops[i] = netOp{proto: ring.LL, slots: 1, bytes: rng.IntN(netSizes.LL/ring.NSteps/2 + 1)}
+		case 1:
+			ops[i] = netOp{proto: ring.Simple, align: 2, slots: 2, bytes: 2*slot - rng.IntN(3)} // striped
+		default:
+			s := 1 + rng.IntN(2)
+			ops[i] = netOp{proto: ring.Simple, align: uint64(1 + rng.IntN(4)), slots: s, bytes: rng.IntN(s*slot + 1)}
+		}
+	}
+	return ops
+}
+
+func fill(b []byte, seed uint64) {
+	for i := range b {
+		b[i] = byte(seed*31 + uint64(i)*7 + uint64(i>>8))
+	}
+}
+
+// runScript has send play ops as the sender and recv as the receiver,
+// checking every byte that arrives.
+func runScript(t *testing.T, send, recv *Conn, ops []netOp) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	errc := make(chan error, 2)
+	go func() {
+		var w Waiter
+		w.Reset(ctx, 0)
+		var step uint64
+		buf := make([]byte, netSizes.Simple)
+		for i, op := range ops {
+			data := buf[:op.bytes]
+			fill(data, uint64(i))
+			if op.proto == ring.LL {
+				if err := send.WaitCredit(step, 1, &w); err != nil {
+					errc <- fmt.Errorf("op %d: %w", i, err)
+					return
+				}
+				send.WriteLL(step, data)
+				step++
+				continue
+			}
+			step = (step + op.align - 1) / op.align * op.align
+			if step%ring.NSteps+uint64(op.slots) > ring.NSteps {
+				step = (step + ring.NSteps - 1) / ring.NSteps * ring.NSteps
+			}
+			if err := send.WaitCredit(step, op.slots, &w); err != nil {
+				errc <- fmt.Errorf("op %d: %w", i, err)
+				return
+			}
+			copy(send.SimpleSlots(step, op.slots), data)
+			send.PostSimple(step, step+uint64(op.slots), op.bytes)
+			step += uint64(op.slots)
+		}
+		errc <- nil
+	}()
+	go func() {
+		var w Waiter
+		w.Reset(ctx, 0)
+		var step uint64
+		want := make([]byte, netSizes.Simple)
+		got := make([]byte, netSizes.Simple)
+		for i, op := range ops {
+			fill(want[:op.bytes], uint64(i))
+			if op.proto == ring.LL {
+				if err := recv.ReadLL(step, got[:op.bytes], &w); err != nil {
+					errc <- fmt.Errorf("op %d: %w", i, err)
+					return
+				}
+				step++
+				recv.PostHead(step)
+				if !bytes.Equal(got[:op.bytes], want[:op.bytes]) {
+					errc <- fmt.Errorf("op %d (LL, %d bytes): wrong data", i, op.bytes)
+					return
+				}
+				continue
+			}
+			step = (step + op.align - 1) / op.align * op.align
+			if step%ring.NSteps+uint64(op.slots) > ring.NSteps {
+				step = (step + ring.NSteps - 1) / ring.NSteps * ring.NSteps
+			}
+			if err := recv.WaitData(step+uint64(op.slots), &w); err != nil {
+				errc <- fmt.Errorf("op %d: %w", i, err)
+				return
+			}
+			if !bytes.Equal(recv.SimpleSlots(step, op.slots)[:op.bytes], want[:op.bytes]) {
+				errc <- fmt.Errorf("op %d (Simple, step %d, %d slots, %d bytes): wrong data", i, step, op.slots, op.bytes)
+				return
+			}
+			step += uint64(op.slots)
+			recv.PostHead(step)
+		}
+		errc <- nil
+	}()
+	return errors.Join(<-errc, <-errc)
+}
+
+// TestNetCarriesEveryPost runs a random mix of Simple posts (skipped
+// slots, striped and inline sizes, empty ones) and LL posts around rings
+// of two and three ranks, every connection in both directions at once.
+func TestNetCarriesEveryPost(t *testing.T) {
+	for _, n := range []int{2, 3} {
+		t.Run(fmt.Sprint(n, "ranks"), func(t *testing.T) {
+			const nch = 2
+			nets, fails := netRing(t, n, nch, 3)
+			var wg sync.WaitGroup
+			errc := make(chan error, n*nch)
+			for r := range n {
+				next := (r + 1) % n
+				for ch := range nch {
+					send, _ := nets[r].Conn(context.Background(), r, next, ch)
+					recv, _ := nets[next].Conn(context.Background(), r, next, ch)
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if err := runScript(t, send, recv, netScript(uint64(r*10+ch), 400)); err != nil {
+							errc <- fmt.Errorf("%d→%d channel %d: %w", r, next, ch, err)
+						}
+					}()
+				}
+			}
+			wg.Wait()
+			close(errc)
+			for err := range errc {
+				t.Error(err)
+			}
+			for r, f := range fails {
+				select {
+				case err := <-f:
+					t.Errorf("rank %d failed: %v", r, err)
+				default:
+				}
+			}
+		})
+	}
+}
+
+// TestNetNoAllocation: a post's round trip through both proxies and the
+// socket wire allocates nothing.
+func TestNetNoAllocation(t *testing.T) {
+	nets, _ := netRing(t, 2, 1, 3)
+	send, _ := nets[0].Conn(context.Background(), 0, 1, 0)
+	recv, _ := nets[1].Conn(context.Background(), 0, 1, 0)
+	var w Waiter
+	w.Reset(context.Background(), 10*time.Second)
+	var step uint64
+	nb := 2 * netSizes.Simple / ring.NSteps // striped
+	round := func() {
+		if err := send.WaitCredit(step, 2, &w); err != nil {
+			t.Fatal(err)
+		}
+		send.PostSimple(step, step+2, nb)
+		if err := recv.WaitData(step+2, &w); err != nil {
+			t.Fatal(err)
+		}
+		step += 2
+		recv.PostHead(step)
+	}
+	round()
+	if a := testing.AllocsPerRun(200, round); a > 0 {
+		t.Errorf("%v allocations per post", a)
+	}
+}
+
+// TestNetPeerGone: when a rank's process dies (its sockets close without
+// a goodbye), its neighbours' proxies report it, naming the rank and the
+// lost peer.
+func TestNetPeerGone(t *testing.T) {
+	nets, fails := netRing(t, 3, 2, 2)
+	for _, w := range nets[1].sendW {
+		closeAll(w.(*sockSend).socks)
+	}
+	for _, w := range nets[1].recvW {
+		closeAll(w.(*sockRecv).socks)
+	}
+	for _, r := range []int{0, 2} {
+		select {
+		case err := <-fails[r]:
+			if !errors.Is(err, errs.ErrPeerLost) || !strings.Contains(err.Error(), "rank 1") {
+				t.Errorf("rank %d: %v, want a lost peer naming rank 1", r, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("rank %d never noticed rank 1 was gone", r)
+		}
+	}
+}
+
+// TestNetCloseIsQuiet: a rank that closes says goodbye; its neighbours'
+// proxies end without reporting a failure.
+func TestNetCloseIsQuiet(t *testing.T) {
+	nets, fails := netRing(t, 3, 2, 2)
+	nets[1].Close()
+	time.Sleep(200 * time.Millisecond)
+	for r, f := range fails {
+		select {
+		case err := <-f:
+			t.Errorf("rank %d: %v", r, err)
+		default:
+		}
+	}
+}
+
+// tcpPair returns the two ends of n TCP connections.
+func tcpPair(t *testing.T, n int) (a, b []net.Conn) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for range n {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b = append(a, c), append(b, s)
+	}
+	t.Cleanup(func() { closeAll(a); closeAll(b) })
+	return a, b
+}
+
+// TestSocketBadHeaders: garbage, a truncated header, a header whose
+// checksum does not match, a step gap and a corrupt part header are each
+// an error, and none reaches place.
+func TestSocketBadHeaders(t *testing.T) {
+	valid := func(p Post, parts int) []byte {
+		h := make([]byte, postHdrLen)
+		binary.LittleEndian.PutUint32(h[0:], magicPost)
+		h[4], h[5], h[6] = p.Proto, uint8(p.Skip), uint8(p.Slots)
+		binary.LittleEndian.PutUint64(h[8:], p.Step)
+		binary.LittleEndian.PutUint32(h[16:], p.Bytes)
+		binary.LittleEndian.PutUint32(h[20:], uint32(parts))
+		binary.LittleEndian.PutUint32(h[28:], crc32.ChecksumIEEE(h[:28]))
+		return h
+	}
+	big := uint32(3 * stripeMin)
+	cases := []struct {
+		name  string
+		sock0 []byte // written to socket 0, which is then closed
+		sock1 []byte // written to socket 1
+		want  string
+		lost  bool
+	}{
+		{"garbage", bytes.Repeat([]byte{0xab}, postHdrLen), nil, "corrupt post header", false},
+		{"truncated", valid(Post{Slots: 1, Bytes: 8, Proto: uint8(ring.Simple)}, 1)[:10], nil, "truncated", true},
+		{"checksum", func() []byte {
+			h := valid(Post{Slots: 1, Bytes: 8, Proto: uint8(ring.Simple)}, 1)
+			h[16] ^= 1
+			return h
+		}(), nil, "corrupt post header", false},
+		{"parts", valid(Post{Slots: 1, Bytes: big, Proto: uint8(ring.Simple)}, 1), nil, "parts", false},
+		{"gap", valid(Post{Step: 5, Slots: 1, Bytes: 8, Proto: uint8(ring.Simple)}, 1), nil, "does not follow", false},
+		{"part header", append(valid(Post{Slots: 2, Bytes: big, Proto: uint8(ring.Simple)}, 2), make([]byte, big)...),
+			bytes.Repeat([]byte{1}, partHdrLen), "corrupt part header", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := tcpPair(t, 2)
+			w := newSockRecv(b)
+			defer w.Close()
+			go func() {
+				a[0].Write(tc.sock0)
+				a[1].Write(tc.sock1)
+				if tc.lost {
+					a[0].Close()
+				}
+			}()
+			placed := false
+			_, err := w.Recv(func(p Post) ([]byte, error) {
+				placed = true
+				return make([]byte, p.Bytes), nil
+			})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+			if errors.Is(err, errs.ErrPeerLost) != tc.lost {
+				t.Errorf("%v: lost peer %v, want %v", err, !tc.lost, tc.lost)
+			}
+			if placed != (tc.name == "part header") { // only a good post header is placed
+				t.Errorf("placed: %v", placed)
+			}
+		})
+	}
+}
+
+// TestSocketRefusesStrangers: a dialer with the wrong token, or claiming
+// to be another rank, is closed, and the real predecessor still connects.
+func TestSocketRefusesStrangers(t *testing.T) {
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	token := [sockTokenLen]byte{1, 2, 3}
+	addr := ln.Addr().(*net.TCPAddr).AddrPort()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	var socks [][]net.Conn
+	go func() {
+		var err error
+		socks, err = acceptSockets(ctx, ln, token, 4, 1)
+		done <- err
+	}()
+	for _, bad := range []struct {
+		token [sockTokenLen]byte
+		rank  int
+	}{{[sockTokenLen]byte{9}, 4}, {token, 5}} {
+		c, err := net.Dial("tcp", addr.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := greet(ctx, c, bad.token, bad.rank, 0, 0, 1); err == nil {
+			t.Errorf("a stranger (rank %d) was accepted", bad.rank)
+		}
+		c.Close()
+	}
+	cs, err := dialSockets(ctx, addr, token, 4, 0, 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeAll(cs)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(socks) != 1 || len(socks[0]) != 2 {
+		t.Fatalf("accepted %v", socks)
+	}
+	closeAll(socks[0])
+}
+
+func TestSocketsPerConn(t *testing.T) {
+	cases := []struct {
+		threads, socks string
+		want           int
+	}{
+		{"", "", defaultSockets},
+		{"2", "", 2},
+		{"", "4", 4},
+		{"2", "4", 8},
+		{"16", "16", maxSockets},
+	}
+	for _, tc := range cases {
+		t.Run(tc.threads+"x"+tc.socks, func(t *testing.T) {
+			for name, v := range map[string]string{"NCCL_SOCKET_NTHREADS": tc.threads, "NCCL_NSOCKS_PERTHREAD": tc.socks} {
+				if v != "" {
+					t.Setenv(name, v)
+				}
+			}
+			if got := SocketsPerConn(); got != tc.want {
+				t.Errorf("NTHREADS=%q NSOCKS_PERTHREAD=%q: %d sockets, want %d", tc.threads, tc.socks, got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,305 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/ring"
+)
+
+// Net is one rank's net connections: to its ring successor and from its
+// predecessor on every channel, each a Conn in this process's memory that
+// the local executor uses as it would any other, driven by proxy goroutines
+// over a wire (wire.go):
+//
+//   - send: waits for the executor's posts (tail, and the post entry that
+//     says what the steps carry) and hands each to the wire;
+//   - send credit: turns the receiver's credit reports into head;
+//   - receive: takes each post off the wire into the slots it names, then
+//     posts tail (Simple) or stores the LL words (LL);
+//   - receive credit: reports head to the sender whenever the executor
+//     consumes.
+//
+// Nothing is allocated per post. A wire error ends the connection's
+// goroutines and calls fail with an error naming the peer and channel; the
+// communicator aborts, so every wait on the connection ends.
+type Net struct {
+	rank, prev, next int
+	send, recv       []*Conn // by channel; empty on the side that is not net
+	sendW            []SendWire
+	sendAt           []sendProgress // by channel
+	recvW            []RecvWire
+	fail             func(error)
+
+	ctx     context.Context
+	cancel  context.CancelFunc
+	closing atomic.Bool
+	wg      sync.WaitGroup
+}
+
+var _ Transport = (*Net)(nil)
+
+// sendProgress is how far a send connection has got: the steps handed to
+// the wire (whose Send has returned) and the receiver's last credit.
+type sendProgress struct {
+	forwarded, credited atomic.Uint64
+}
+
+// NetMem allocates the memory of nch net connections of sizes s: one
+// zeroed, 128-byte aligned block per channel, for NewNet's Conns and for the
+// wires made over them.
+func NetMem(nch int, s Sizes) [][]byte {
+	m := make([][]byte, nch)
+	for c := range m {
+		m[c] = mem.Alloc(s.Bytes(), 128)
+	}
+	return m
+}
+
+// NewNet starts the proxies of rank's net connections: sendMem and
+// sendWires (one per channel, or none when rank's sends are not net) to
+// next, recvMem and recvWires from prev. fail is called at most once per
+// broken connection, never after Close.
+func NewNet(rank, prev, next int, s Sizes, sendMem [][]byte, sendWires []SendWire, recvMem [][]byte, recvWires []RecvWire, fail func(error)) (*Net, error) {
+	if len(sendMem) != len(sendWires) || len(recvMem) != len(recvWires) {
+		return nil, fmt.Errorf("net: %d send memories for %d wires, %d receive memories for %d wires", len(sendMem), len(sendWires), len(recvMem), len(recvWires))
+	}
+	n := &Net{rank: rank, prev: prev, next: next, sendW: sendWires, recvW: recvWires, fail: fail}
+	for _, b := range sendMem {
+		c, err := NewConn(b, s)
+		if err != nil {
+			return nil, fmt.Errorf("net: %w", err)
+		}
+		n.send = append(n.send, c)
+	}
+	for _, b := range recvMem {
+		c, err := NewConn(b, s)
+		if err != nil {
+			return nil, fmt.Errorf("net: %w", err)
+		}
+		n.recv = append(n.recv, c)
+	}
+	n.sendAt = make([]sendProgress, len(n.send))
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	for ch := range n.send {
+		n.wg.Add(2)
+		go n.routineSend(ch)
+		go n.routineSendCredit(ch)
+	}
+	for ch := range n.recv {
+		n.wg.Add(2)
+		go n.routineRecv(ch)
+		go n.routineRecvCredit(ch)
+	}
+	return n, nil
+}
+
+// Conn returns this rank's connection to next or from prev on channel ch.
+func (n *Net) Conn(_ context.Context, from, to, ch int) (*Conn, error) {
+	switch {
+	case from == n.rank && to == n.next && ch >= 0 && ch < len(n.send):
+		return n.send[ch], nil
+	case to == n.rank && from == n.prev && ch >= 0 && ch < len(n.recv):
+		return n.recv[ch], nil
+	}
+	return nil, fmt.Errorf("net: rank %d has no net connection %d→%d on channel %d", n.rank, from, to, ch)
+}
+
+// Close stops the proxies and closes the wires.
+func (n *Net) Close() error {
+	if n.closing.Swap(true) {
+		return nil
+	}
+	n.cancel()
+	var errs []error
+	for _, w := range n.sendW {
+		errs = append(errs, w.Close())
+	}
+	for _, w := range n.recvW {
+		errs = append(errs, w.Close())
+	}
+	n.wg.Wait()
+	return errors.Join(errs...)
+}
+
+// broke reports a connection's failure, unless Close caused it or the peer
+// closed its end.
+func (n *Net) broke(dir string, peer, ch int, err error) {
+	if n.closing.Load() || errors.Is(err, ErrWireClosed) {
+		return
+	}
+	n.fail(fmt.Errorf("net connection %s rank %d, channel %d: %w", dir, peer, ch, err))
+}
+
+// routineSend forwards channel ch's posts, in order, to the wire.
+func (n *Net) routineSend(ch int) {
+	defer n.wg.Done()
+	c, w := n.send[ch], n.sendW[ch]
+	var wt Waiter
+	wt.Reset(n.ctx, 0)
+	var sent uint64 // steps handed to the wire
+	for {
+		if err := wt.WaitAtLeast(c.tail, sent+1, c.data); err != nil {
+			n.broke("to", n.next, ch, err)
+			return
+		}
+		p, data, err := c.pending(sent)
+		if err == nil {
+			err = w.Send(p, data)
+		}
+		if err != nil {
+			n.broke("to", n.next, ch, err)
+			return
+		}
+		sent += uint64(p.Slots)
+		n.sendAt[ch].forwarded.Store(sent)
+		n.release(ch)
+	}
+}
+
+// release posts as head the receiver's credit, but never past the steps
+// whose Send has returned: a wire may still read a post's data until then
+// (sockets' striped pieces go out from other goroutines), and the executor
+// overwrites what head releases. The receiver may credit steps the sender
+// has not posted — those it skipped when aligning its counter — which the
+// sender gets with its next post. Both proxy goroutines call it; head only
+// grows.
+func (n *Net) release(ch int) {
+	at, c := &n.sendAt[ch], n.send[ch]
+	h := min(at.credited.Load(), at.forwarded.Load())
+	for {
+		cur := c.head.Load()
+		if h <= cur {
+			return
+		}
+		if c.head.CompareAndSwap(cur, h) {
+			c.credit.Ring()
+			return
+		}
+	}
+}
+
+// pending returns the post the sender recorded at step sent and its data.
+func (c *Conn) pending(sent uint64) (Post, []byte, error) {
+	skip, slots, nbytes, proto := unpackPost(c.posts[sent%ring.NSteps].Load())
+	p := Post{Step: sent, Skip: uint32(skip), Slots: uint32(slots), Bytes: uint32(nbytes), Proto: uint8(proto)}
+	if err := c.checkPost(p); err != nil {
+		return p, nil, fmt.Errorf("the executor recorded a bad %v: %w", p, err)
+	}
+	start := sent + skip
+	switch proto {
+	case ring.Simple:
+		return p, c.SimpleSlots(start, int(slots-skip))[:nbytes], nil
+	default: // LL: the raw words, the whole slot when it is due a refresh
+		words := LLWords(nbytes)
+		if LLCleanDue(start) {
+			words = c.llSlot
+		}
+		p.Bytes = uint32(8 * words)
+		return p, mem.Bytes(c.LLSlot(start)[:words]), nil
+	}
+}
+
+// checkPost checks that post p fits this connection's FIFO.
+func (c *Conn) checkPost(p Post) error {
+	data := uint64(p.Slots) - uint64(p.Skip)
+	switch {
+	case p.Slots == 0 || p.Skip >= p.Slots || p.Slots > 2*ring.NSteps:
+		return fmt.Errorf("%d slots, %d skipped", p.Slots, p.Skip)
+	case ring.Protocol(p.Proto) == ring.Simple:
+		if (p.Step+uint64(p.Skip))%ring.NSteps+data > ring.NSteps {
+			return fmt.Errorf("%d slots from step %d wrap the FIFO", data, p.Step+uint64(p.Skip))
+		}
+		if uint64(p.Bytes) > data*uint64(c.simpleSlot) {
+			return fmt.Errorf("%d bytes in %d slots of %d", p.Bytes, data, c.simpleSlot)
+		}
+	case ring.Protocol(p.Proto) == ring.LL:
+		if data != 1 || int(p.Bytes) > 8*c.llSlot {
+			return fmt.Errorf("LL post of %d slots and %d bytes (slot: %d bytes)", data, p.Bytes, 8*c.llSlot)
+		}
+	default:
+		return fmt.Errorf("protocol %d", p.Proto)
+	}
+	return nil
+}
+
+// routineSendCredit posts the receiver's credit reports as head.
+func (n *Net) routineSendCredit(ch int) {
+	defer n.wg.Done()
+	w := n.sendW[ch]
+	for {
+		head, err := w.Credit()
+		if err != nil {
+			n.broke("to", n.next, ch, err)
+			return
+		}
+		n.sendAt[ch].credited.Store(head)
+		n.release(ch)
+	}
+}
+
+// routineRecv lands channel ch's posts in its FIFO.
+func (n *Net) routineRecv(ch int) {
+	defer n.wg.Done()
+	c, w := n.recv[ch], n.recvW[ch]
+	staging := mem.Alloc(8*c.llSlot, 8) // an LL post's words, stored one by one after
+	var want uint64                     // the step the next post starts at
+	place := func(p Post) ([]byte, error) {
+		if p.Step != want {
+			return nil, fmt.Errorf("%v does not follow step %d", p, want)
+		}
+		if err := c.checkPost(p); err != nil {
+			return nil, fmt.Errorf("bad %v: %w", p, err)
+		}
+		start := p.Step + uint64(p.Skip)
+		if ring.Protocol(p.Proto) == ring.LL {
+			if p.Bytes%8 != 0 {
+				return nil, fmt.Errorf("bad %v: LL words are 8 bytes", p)
+			}
+			return staging[:p.Bytes], nil
+		}
+		return c.SimpleSlots(start, int(p.Slots-p.Skip))[:p.Bytes], nil
+	}
+	for {
+		p, err := w.Recv(place)
+		if err != nil {
+			n.broke("from", n.prev, ch, err)
+			return
+		}
+		if ring.Protocol(p.Proto) == ring.LL {
+			// Whole words, each with its flag, so the reader never sees
+			// a flag without its data.
+			slot := c.LLSlot(p.Step + uint64(p.Skip))
+			for i, v := range mem.Slice[uint64](staging[:p.Bytes]) {
+				slot[i].Store(v)
+			}
+		}
+		want = p.Step + uint64(p.Slots)
+		c.tail.Store(want)
+		c.data.Ring()
+	}
+}
+
+// routineRecvCredit reports every advance of head to the sender.
+func (n *Net) routineRecvCredit(ch int) {
+	defer n.wg.Done()
+	c, w := n.recv[ch], n.recvW[ch]
+	var wt Waiter
+	wt.Reset(n.ctx, 0)
+	var reported uint64
+	for {
+		if err := wt.WaitAtLeast(c.head, reported+1, c.credit); err != nil {
+			n.broke("from", n.prev, ch, err)
+			return
+		}
+		reported = c.head.Load()
+		if err := w.SendCredit(reported); err != nil {
+			n.broke("from", n.prev, ch, err)
+			return
+		}
+	}
+}

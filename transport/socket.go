@@ -1,0 +1,587 @@
+package transport
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ringo-ccl/ringo/internal/env"
+	"github.com/ringo-ccl/ringo/internal/errs"
+)
+
+// The socket wire: a net connection's posts over TCP, on several sockets.
+//
+// A connection has NCCL_SOCKET_NTHREADS × NCCL_NSOCKS_PERTHREAD sockets
+// (at most 64, as NCCL), each served by its own goroutine on both ends —
+// Go's poller plays the part of NCCL's helper threads. Socket 0 carries
+// every post's header and credits back; a post of at least 2×stripeMin
+// bytes is striped across as many sockets as it has stripeMin pieces, each
+// piece behind a part header on its socket, read straight into the
+// receiver's slots. Every header carries a magic number and a CRC-32, so a
+// corrupt or truncated header is an error, never data.
+//
+//	post header (socket 0, 32 B):  magic u32 | proto u8 | skip u8 | slots u8 | 0 u8 |
+//	                               step u64 | bytes u32 | parts u32 | 0 u32 | crc u32
+//	part header (socket i, 16 B):  magic u32 | step u32 (low bits) | length u32 | crc u32
+//	credit (socket 0, back, 16 B): magic u32 | crc u32 | head u64
+//	hello (every socket, dialer → listener, 40 B):
+//	                               magic u32 | token [16] | from u32 | channel u32 | socket u32 | sockets u32 | crc u32
+//
+// Integers are little endian. A post of at most inlineMax bytes goes out
+// with its header in one write. Closing an end sends a goodbye — a post
+// header or credit whose magic is magicBye — so the other end's wire
+// reports ErrWireClosed rather than a lost peer.
+const (
+	magicPost   = 0x52474e50 // "PNGR"
+	magicPart   = 0x52474e44
+	magicCredit = 0x52474e43
+	magicHello  = 0x52474e48
+	magicAccept = 0x52474e41
+	magicBye    = 0x52474e42 // in place of a post or a credit: the end is closing
+
+	postHdrLen   = 32
+	partHdrLen   = 16
+	creditLen    = 16
+	sockHelloLen = 40
+	inlineMax    = 4096
+	stripeMin    = 64 << 10 // NCCL's smallest per-socket piece
+	maxSockets   = 64
+	sockTokenLen = 16
+)
+
+var (
+	envSocketThreads = env.Var{Name: "SOCKET_NTHREADS", NCCL: true}
+	envSocksPer      = env.Var{Name: "NSOCKS_PERTHREAD", NCCL: true}
+)
+
+// defaultSockets is the sockets per connection when neither variable is
+// set (NCCL's default is 1; see BENCHMARKS.md for why ringo opens more).
+const defaultSockets = 4
+
+// SocketsPerConn returns the sockets a connection opens: the product of
+// NCCL_SOCKET_NTHREADS (1…16) and NCCL_NSOCKS_PERTHREAD (1…64), either
+// defaulting to 1 when only the other is set, at most 64.
+func SocketsPerConn() int {
+	_, _, tset := envSocketThreads.Lookup()
+	_, _, sset := envSocksPer.Lookup()
+	if !tset && !sset {
+		return defaultSockets
+	}
+	n := envSocketThreads.Int(1, 1, 16) * envSocksPer.Int(1, 1, maxSockets)
+	if n > maxSockets {
+		env.Warnf("NCCL_SOCKET_NTHREADS × NCCL_NSOCKS_PERTHREAD = %d sockets per connection; using %d", n, maxSockets)
+		n = maxSockets
+	}
+	return n
+}
+
+// Exchanger is the part of the bootstrap that connection setup needs
+// (*Bootstrap implements it).
+type Exchanger interface {
+	AllGather(ctx context.Context, blob []byte) ([][]byte, error)
+	Barrier(ctx context.Context) error
+}
+
+// ConnectSockets makes the socket wires of rank's net connections, one per
+// channel: to next when send, from prev when recv. Every rank of the
+// communicator calls it at the same time (it exchanges listener addresses
+// through ex). nsock is the sockets of each connection this rank dials.
+func ConnectSockets(ctx context.Context, ex Exchanger, rank, prev, next, nch, nsock int, send, recv bool) (sends []SendWire, recvs []RecvWire, err error) {
+	if nch < 1 || nsock < 1 || nsock > maxSockets {
+		return nil, nil, fmt.Errorf("socket transport: %d channels, %d sockets", nch, nsock)
+	}
+	var ln *net.TCPListener
+	var blob []byte
+	var token [sockTokenLen]byte
+	if recv {
+		ip, err := bootstrapIP()
+		if err != nil {
+			return nil, nil, fmt.Errorf("socket transport: %w", err)
+		}
+		ln, err = net.ListenTCP("tcp", net.TCPAddrFromAddrPort(netip.AddrPortFrom(ip, 0)))
+		if err != nil {
+			return nil, nil, fmt.Errorf("socket transport: listening: %w", err)
+		}
+		defer ln.Close()
+		rand.Read(token[:])
+		blob = append(appendAddr(nil, ln.Addr().(*net.TCPAddr).AddrPort()), token[:]...)
+	}
+	blobs, err := ex.AllGather(ctx, blob)
+	if err != nil {
+		return nil, nil, fmt.Errorf("socket transport: exchanging addresses: %w", err)
+	}
+	var socks [][]net.Conn // by channel, as accepted
+	accepted := make(chan error, 1)
+	if recv {
+		go func() {
+			var err error
+			socks, err = acceptSockets(ctx, ln, token, prev, nch)
+			accepted <- err
+		}()
+	}
+	defer func() {
+		if err != nil {
+			for _, w := range sends {
+				w.Close()
+			}
+			for _, w := range recvs {
+				w.Close()
+			}
+			sends, recvs = nil, nil
+		}
+	}()
+	if send {
+		b := blobs[next]
+		if len(b) != 18+sockTokenLen {
+			err = fmt.Errorf("socket transport: rank %d announced no listener (%d bytes)", next, len(b))
+		}
+		for ch := 0; ch < nch && err == nil; ch++ {
+			var cs []net.Conn
+			cs, err = dialSockets(ctx, decodeAddr(b), [sockTokenLen]byte(b[18:]), rank, next, ch, nsock)
+			if err == nil {
+				sends = append(sends, newSockSend(cs))
+			}
+		}
+	}
+	if recv {
+		if err != nil {
+			ln.Close() // ends the accept loop
+			<-accepted
+			for _, cs := range socks {
+				closeAll(cs)
+			}
+			return nil, nil, err
+		}
+		if err = <-accepted; err != nil {
+			return nil, nil, err
+		}
+		for _, cs := range socks {
+			recvs = append(recvs, newSockRecv(cs))
+		}
+	}
+	return sends, recvs, err
+}
+
+// dialSockets opens connection ch's nsock sockets to rank next at addr.
+func dialSockets(ctx context.Context, addr netip.AddrPort, token [sockTokenLen]byte, rank, next, ch, nsock int) ([]net.Conn, error) {
+	var cs []net.Conn
+	for i := range nsock {
+		c, err := dialRetry(ctx, addr.String())
+		if err == nil {
+			err = greet(ctx, c, token, rank, ch, i, nsock)
+		}
+		if err != nil {
+			if c != nil {
+				c.Close()
+			}
+			closeAll(cs)
+			return nil, fmt.Errorf("socket transport: connecting to rank %d (%v), channel %d, socket %d: %w", next, addr, ch, i, err)
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+// greet sends a dialed socket's hello and waits for its acceptance.
+func greet(ctx context.Context, c net.Conn, token [sockTokenLen]byte, rank, ch, i, nsock int) error {
+	defer bind(ctx, c)()
+	var h [sockHelloLen]byte
+	binary.LittleEndian.PutUint32(h[0:], magicHello)
+	copy(h[4:], token[:])
+	binary.LittleEndian.PutUint32(h[20:], uint32(rank))
+	binary.LittleEndian.PutUint32(h[24:], uint32(ch))
+	binary.LittleEndian.PutUint32(h[28:], uint32(i))
+	binary.LittleEndian.PutUint32(h[32:], uint32(nsock))
+	binary.LittleEndian.PutUint32(h[36:], crc32.ChecksumIEEE(h[:36]))
+	if _, err := c.Write(h[:]); err != nil {
+		return err
+	}
+	var a [4]byte
+	if _, err := io.ReadFull(c, a[:]); err != nil {
+		return fmt.Errorf("not accepted: %w", err)
+	}
+	if binary.LittleEndian.Uint32(a[:]) != magicAccept {
+		return fmt.Errorf("not accepted: bad answer %x", a)
+	}
+	return nil
+}
+
+// acceptSockets accepts every socket of rank prev's nch connections. A
+// socket whose hello is wrong — bad token, another rank, a channel or
+// socket out of range, a duplicate — is closed and the wait goes on.
+func acceptSockets(ctx context.Context, ln *net.TCPListener, token [sockTokenLen]byte, prev, nch int) ([][]net.Conn, error) {
+	defer bind(ctx, ln)()
+	socks := make([][]net.Conn, nch)
+	missing := nch // channels not yet complete
+	var mu sync.Mutex
+	for missing > 0 {
+		c, err := ln.Accept()
+		if err != nil {
+			mu.Lock()
+			for _, cs := range socks {
+				closeAll(cs)
+			}
+			mu.Unlock()
+			return nil, fmt.Errorf("socket transport: waiting for rank %d's connections (%d channels incomplete): %w", prev, missing, endedBy(ctx, err))
+		}
+		tuneConn(c)
+		ch, i, n, ok := vetHello(ctx, c, token, prev, nch)
+		if !ok || (socks[ch] != nil && (len(socks[ch]) != n || socks[ch][i] != nil)) {
+			c.Close()
+			continue
+		}
+		if socks[ch] == nil {
+			socks[ch] = make([]net.Conn, n)
+		}
+		var a [4]byte
+		binary.LittleEndian.PutUint32(a[:], magicAccept)
+		if _, err := c.Write(a[:]); err != nil {
+			c.Close()
+			continue
+		}
+		socks[ch][i] = c
+		if complete(socks[ch]) {
+			missing--
+		}
+	}
+	return socks, nil
+}
+
+// vetHello reads a hello and checks it.
+func vetHello(ctx context.Context, c net.Conn, token [sockTokenLen]byte, prev, nch int) (ch, i, n int, ok bool) {
+	defer bind(ctx, c)()
+	var h [sockHelloLen]byte
+	if _, err := io.ReadFull(c, h[:]); err != nil {
+		return 0, 0, 0, false
+	}
+	ch, i, n = int(binary.LittleEndian.Uint32(h[24:])), int(binary.LittleEndian.Uint32(h[28:])), int(binary.LittleEndian.Uint32(h[32:]))
+	ok = binary.LittleEndian.Uint32(h[0:]) == magicHello &&
+		binary.LittleEndian.Uint32(h[36:]) == crc32.ChecksumIEEE(h[:36]) &&
+		[sockTokenLen]byte(h[4:20]) == token &&
+		int(binary.LittleEndian.Uint32(h[20:])) == prev &&
+		ch < nch && n >= 1 && n <= maxSockets && i < n
+	return ch, i, n, ok
+}
+
+func complete(cs []net.Conn) bool {
+	for _, c := range cs {
+		if c == nil {
+			return false
+		}
+	}
+	return true
+}
+
+func closeAll(cs []net.Conn) {
+	for _, c := range cs {
+		if c != nil {
+			c.Close()
+		}
+	}
+}
+
+// stripes returns how many sockets carry a post of n bytes, and the size of
+// each piece but the last.
+func stripes(n, nsock int) (parts, piece int) {
+	parts = min(nsock, max(1, n/stripeMin))
+	piece = (n + parts - 1) / parts
+	return parts, (piece + 63) &^ 63
+}
+
+// piece returns part i of data when split into parts of size piece.
+func piece(data []byte, i, size int) []byte {
+	lo := min(i*size, len(data))
+	return data[lo:min(lo+size, len(data))]
+}
+
+// sockPart is socket i ≥ 1 of a connection and the goroutine serving it:
+// it writes (or reads) one piece per job.
+type sockPart struct {
+	c    net.Conn
+	jobs chan sockJob
+	done chan error
+	hdr  [partHdrLen]byte
+}
+
+type sockJob struct {
+	step uint64
+	data []byte
+}
+
+// sockWire is what both ends of a socket connection have: the sockets, the
+// goroutines of sockets 1…, and their end.
+type sockWire struct {
+	socks []net.Conn
+	parts []*sockPart // parts[i] serves socks[i], i ≥ 1
+	quit  chan struct{}
+	once  sync.Once
+	mu    sync.Mutex // held by writes to socket 0, so a goodbye goes between messages
+}
+
+// start starts the goroutines of sockets 1…, each moving its jobs' pieces
+// with move.
+func (w *sockWire) start(cs []net.Conn, move func(*sockPart, sockJob) error) {
+	w.socks, w.parts, w.quit = cs, make([]*sockPart, len(cs)), make(chan struct{})
+	for i := 1; i < len(cs); i++ {
+		p := &sockPart{c: cs[i], jobs: make(chan sockJob), done: make(chan error, 1)}
+		w.parts[i] = p
+		go func() {
+			for {
+				select {
+				case <-w.quit:
+					return
+				case j := <-p.jobs:
+					p.done <- move(p, j)
+				}
+			}
+		}()
+	}
+}
+
+// close writes bye on socket 0 — after any write in progress, which it
+// cuts short when it blocks — then closes every socket and ends the
+// goroutines; blocked calls fail.
+func (w *sockWire) close(bye []byte) error {
+	w.once.Do(func() {
+		close(w.quit)
+		w.socks[0].SetWriteDeadline(time.Now().Add(byeWait))
+		w.mu.Lock()
+		w.socks[0].SetWriteDeadline(time.Now().Add(byeWait))
+		w.socks[0].Write(bye)
+		w.mu.Unlock()
+		closeAll(w.socks)
+	})
+	return nil
+}
+
+// byeWait bounds a goodbye's write.
+const byeWait = 200 * time.Millisecond
+
+// ErrWireClosed is what a wire's calls return once it is closed, or once
+// the other end has closed its end and said goodbye.
+var ErrWireClosed = errors.New("net connection closed")
+
+// goodbye is the message that closes an end: magicBye, then zeros.
+func goodbye(n int) []byte {
+	b := make([]byte, n)
+	binary.LittleEndian.PutUint32(b, magicBye)
+	return b
+}
+
+// stripe has sockets 1…parts−1 move their pieces of data while move
+// handles piece 0 on socket 0, and returns the first failure.
+func (w *sockWire) stripe(step uint64, data []byte, parts, size int, move func([]byte) error) error {
+	for i := 1; i < parts; i++ {
+		select {
+		case w.parts[i].jobs <- sockJob{step: step, data: piece(data, i, size)}:
+		case <-w.quit:
+			return ErrWireClosed
+		}
+	}
+	err := move(piece(data, 0, size))
+	for i := 1; i < parts; i++ {
+		select {
+		case perr := <-w.parts[i].done:
+			if err == nil {
+				err = perr
+			}
+		case <-w.quit:
+			return ErrWireClosed
+		}
+	}
+	return err
+}
+
+// ioError describes a failed read or write of what: a connection that
+// closed or reset is a lost peer.
+func ioError(what string, err error) error {
+	switch {
+	case errors.Is(err, io.EOF):
+		return fmt.Errorf("%w: %s: the connection closed", errs.ErrPeerLost, what)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%w: %s: truncated, the connection closed mid-message", errs.ErrPeerLost, what)
+	case errors.Is(err, net.ErrClosed), errors.Is(err, os.ErrDeadlineExceeded):
+		return ErrWireClosed
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ETIMEDOUT):
+		return fmt.Errorf("%w: %s: %v", errs.ErrPeerLost, what, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// sockSend is the sender's end of a socket wire.
+type sockSend struct {
+	sockWire
+	buf    [postHdrLen + inlineMax]byte // header, and a small post's data
+	credit [creditLen]byte
+}
+
+func newSockSend(cs []net.Conn) *sockSend {
+	w := &sockSend{}
+	w.start(cs, writePart)
+	return w
+}
+
+// Send writes p's header and data, striped when large.
+func (w *sockSend) Send(p Post, data []byte) error {
+	parts, size := stripes(len(data), len(w.socks))
+	h := w.buf[:postHdrLen]
+	binary.LittleEndian.PutUint32(h[0:], magicPost)
+	h[4], h[5], h[6], h[7] = p.Proto, uint8(p.Skip), uint8(p.Slots), 0
+	binary.LittleEndian.PutUint64(h[8:], p.Step)
+	binary.LittleEndian.PutUint32(h[16:], uint32(len(data)))
+	binary.LittleEndian.PutUint32(h[20:], uint32(parts))
+	binary.LittleEndian.PutUint32(h[24:], 0)
+	binary.LittleEndian.PutUint32(h[28:], crc32.ChecksumIEEE(h[:28]))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(data) <= inlineMax {
+		n := copy(w.buf[postHdrLen:], data)
+		if _, err := w.socks[0].Write(w.buf[:postHdrLen+n]); err != nil {
+			return ioError("writing a post", err)
+		}
+		return nil
+	}
+	if _, err := w.socks[0].Write(h); err != nil {
+		return ioError("writing a post header", err)
+	}
+	return w.stripe(p.Step, data, parts, size, func(b []byte) error {
+		if _, err := w.socks[0].Write(b); err != nil {
+			return ioError("writing a post", err)
+		}
+		return nil
+	})
+}
+
+// Close says goodbye and closes the sockets.
+func (w *sockSend) Close() error { return w.close(goodbye(postHdrLen)) }
+
+// writePart writes one piece behind its part header.
+func writePart(p *sockPart, j sockJob) error {
+	h := p.hdr[:]
+	binary.LittleEndian.PutUint32(h[0:], magicPart)
+	binary.LittleEndian.PutUint32(h[4:], uint32(j.step))
+	binary.LittleEndian.PutUint32(h[8:], uint32(len(j.data)))
+	binary.LittleEndian.PutUint32(h[12:], crc32.ChecksumIEEE(h[:12]))
+	if _, err := p.c.Write(h); err != nil {
+		return ioError("writing a part header", err)
+	}
+	if _, err := p.c.Write(j.data); err != nil {
+		return ioError("writing a part", err)
+	}
+	return nil
+}
+
+// Credit reads the receiver's next credit report.
+func (w *sockSend) Credit() (uint64, error) {
+	b := w.credit[:]
+	if _, err := io.ReadFull(w.socks[0], b); err != nil {
+		return 0, ioError("reading credit", err)
+	}
+	if binary.LittleEndian.Uint32(b[0:]) == magicBye {
+		return 0, ErrWireClosed
+	}
+	if binary.LittleEndian.Uint32(b[0:]) != magicCredit || binary.LittleEndian.Uint32(b[4:]) != crc32.ChecksumIEEE(b[8:16]) {
+		return 0, fmt.Errorf("corrupt credit report % x", b)
+	}
+	return binary.LittleEndian.Uint64(b[8:]), nil
+}
+
+// sockRecv is the receiver's end of a socket wire.
+type sockRecv struct {
+	sockWire
+	hdr    [postHdrLen]byte
+	credit [creditLen]byte
+	next   uint64 // the step the next post must start at
+}
+
+func newSockRecv(cs []net.Conn) *sockRecv {
+	w := &sockRecv{}
+	w.start(cs, readPart)
+	return w
+}
+
+// Recv reads the next post's header, checks it, and reads its data where
+// place says.
+func (w *sockRecv) Recv(place func(Post) ([]byte, error)) (Post, error) {
+	h := w.hdr[:]
+	if _, err := io.ReadFull(w.socks[0], h); err != nil {
+		return Post{}, ioError("reading a post header", err)
+	}
+	if binary.LittleEndian.Uint32(h[0:]) == magicBye {
+		return Post{}, ErrWireClosed
+	}
+	if binary.LittleEndian.Uint32(h[0:]) != magicPost || binary.LittleEndian.Uint32(h[28:]) != crc32.ChecksumIEEE(h[:28]) {
+		return Post{}, fmt.Errorf("corrupt post header % x", h)
+	}
+	p := Post{Proto: h[4], Skip: uint32(h[5]), Slots: uint32(h[6]),
+		Step: binary.LittleEndian.Uint64(h[8:]), Bytes: binary.LittleEndian.Uint32(h[16:])}
+	parts := int(binary.LittleEndian.Uint32(h[20:]))
+	if want, _ := stripes(int(p.Bytes), len(w.socks)); parts != want {
+		return p, fmt.Errorf("corrupt post header: %v in %d parts, expected %d", p, parts, want)
+	}
+	if p.Step != w.next {
+		return p, fmt.Errorf("%v does not follow step %d", p, w.next)
+	}
+	dst, err := place(p)
+	if err != nil {
+		return p, err
+	}
+	if len(dst) != int(p.Bytes) {
+		return p, fmt.Errorf("%v placed in %d bytes", p, len(dst))
+	}
+	_, size := stripes(len(dst), len(w.socks))
+	err = w.stripe(p.Step, dst, parts, size, func(b []byte) error {
+		if _, err := io.ReadFull(w.socks[0], b); err != nil {
+			return ioError("reading a post", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return p, err
+	}
+	w.next = p.Step + uint64(p.Slots)
+	return p, nil
+}
+
+// Close says goodbye and closes the sockets.
+func (w *sockRecv) Close() error { return w.close(goodbye(creditLen)) }
+
+// readPart reads one piece behind its part header, which must announce it.
+func readPart(p *sockPart, j sockJob) error {
+	h := p.hdr[:]
+	if _, err := io.ReadFull(p.c, h); err != nil {
+		return ioError("reading a part header", err)
+	}
+	if binary.LittleEndian.Uint32(h[0:]) != magicPart || binary.LittleEndian.Uint32(h[12:]) != crc32.ChecksumIEEE(h[:12]) ||
+		binary.LittleEndian.Uint32(h[4:]) != uint32(j.step) || int(binary.LittleEndian.Uint32(h[8:])) != len(j.data) {
+		return fmt.Errorf("corrupt part header % x (expected step %d, %d bytes)", h, uint32(j.step), len(j.data))
+	}
+	if _, err := io.ReadFull(p.c, j.data); err != nil {
+		return ioError("reading a part", err)
+	}
+	return nil
+}
+
+// SendCredit writes a credit report.
+func (w *sockRecv) SendCredit(head uint64) error {
+	b := w.credit[:]
+	binary.LittleEndian.PutUint32(b[0:], magicCredit)
+	binary.LittleEndian.PutUint64(b[8:], head)
+	binary.LittleEndian.PutUint32(b[4:], crc32.ChecksumIEEE(b[8:16]))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := w.socks[0].Write(b); err != nil {
+		return ioError("writing credit", err)
+	}
+	return nil
+}
