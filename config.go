@@ -100,6 +100,7 @@ type settings struct {
 	sizes       transport.Sizes
 	timeout     time.Duration
 	ring        ring.Ring
+	ringGiven   bool // ring came from Config.Ring, not the default
 }
 
 // resolve validates cfg for n ranks and fills in what it leaves open.
@@ -209,7 +210,7 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 	if c.Ring == nil {
 		s.ring = ring.Identity(n)
 	} else {
-		s.ring = ring.Ring{Order: append([]int(nil), c.Ring...)}
+		s.ring, s.ringGiven = ring.Ring{Order: append([]int(nil), c.Ring...)}, true
 		if s.ring.Size() != n {
 			return bad("Ring has %d ranks, communicator %d", s.ring.Size(), n)
 		}

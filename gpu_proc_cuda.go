@@ -70,7 +70,7 @@ type gpuPeer struct {
 func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev *cuda.Device) (_ *Comm, err error) {
 	bs := g.bs
 	n, rank := bs.Size(), bs.Rank()
-	peers, err := exchangePeers(ctx, bs, s, dev.UUID())
+	peers, err := exchangePeers(ctx, bs, &s, dev.UUID())
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +90,12 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 	}()
 	me := s.ring.Index(rank)
 	prev, next := s.ring.At(me, -1), s.ring.At(me, 1)
+	for _, r := range []int{prev, next} {
+		if !peers[r].sameHost(peers[rank]) {
+			return nil, fmt.Errorf("%w: GPU rank %d runs on host %q, its neighbour rank %d on %q: ringo's net transport carries host buffers only, not yet GPU ones",
+				errs.ErrNotSupported, rank, peers[rank].Host, r, peers[r].Host)
+		}
+	}
 	// Can this rank's GPU and its successor's reach each other?
 	p2pOK := envP2PDisable.Int(0, 0, 1) != 1
 	if ord := cuda.ByUUID(peers[next].GPU); ord < 0 {

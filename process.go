@@ -11,6 +11,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/sys"
+	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/shm"
 	"github.com/ringo-ccl/ringo/transport"
 )
@@ -29,7 +30,21 @@ func NewUniqueID() (UniqueID, error) { return transport.NewUniqueID() }
 // checking its length and checksum.
 func UniqueIDFromString(s string) (UniqueID, error) { return transport.UniqueIDFromString(s) }
 
-var envShmDisable = env.Var{Name: "SHM_DISABLE", NCCL: true}
+var (
+	envShmDisable = env.Var{Name: "SHM_DISABLE", NCCL: true}
+	envHostID     = env.Var{Name: "HOSTID", NCCL: true}
+)
+
+// hostID names the host this process runs on, for deciding which ranks can
+// share memory: NCCL_HOSTID (RINGO_HOSTID) when set, as NCCL, else the
+// host name.
+func hostID() string {
+	if v, _, ok := envHostID.Lookup(); ok && v != "" {
+		return v
+	}
+	h, _ := os.Hostname()
+	return h
+}
 
 // NewComm makes this process rank rank of the nranks-rank communicator that
 // id names. Every rank calls it, each in its own process, with the same id
@@ -52,7 +67,7 @@ func NewComm(ctx context.Context, id UniqueID, nranks, rank int, cfg *Config) (*
 	if err != nil {
 		return fail(err)
 	}
-	g, err := connectProcs(ctx, bs, id.Tag(), s)
+	g, err := connectProcs(ctx, bs, id.Tag(), &s)
 	if err != nil {
 		bs.Close()
 		return fail(err)
@@ -87,7 +102,7 @@ func NewCommFromEnv(ctx context.Context, cfg *Config) (*Comm, error) {
 	if err != nil {
 		return nil, &Error{Op: "init", Rank: l.Rank, Peer: -1, Channel: -1, Step: -1, Err: err}
 	}
-	g, err := connectProcs(ctx, bs, id.Tag(), s)
+	g, err := connectProcs(ctx, bs, id.Tag(), &s)
 	if err != nil {
 		bs.Close()
 		return nil, &Error{Op: "init", Rank: l.Rank, Peer: -1, Channel: -1, Step: -1, Err: err}
@@ -101,7 +116,8 @@ func NewCommFromEnv(ctx context.Context, cfg *Config) (*Comm, error) {
 }
 
 // procGroup is what a rank in its own process shares with the others: the
-// bootstrap (which reports lost ranks) and the shared-memory transport.
+// bootstrap (which reports lost ranks) and the transports to its neighbours
+// (shared memory, sockets).
 type procGroup struct {
 	bs    *transport.Bootstrap
 	tr    transport.Transport // host ranks' connections; nil for GPU ranks
@@ -123,21 +139,24 @@ type peerInfo struct {
 	Host     string `json:"host"`
 	Pid      int    `json:"pid"`
 	ShmDev   uint64 `json:"shm_dev"`
+	ShmOff   bool   `json:"shm_off"` // NCCL_SHM_DISABLE=1
 	Settings string `json:"settings"`
 	GPU      string `json:"gpu,omitempty"`    // a GPU rank's device: "ordinal/UUID"
 	Access   []bool `json:"access,omitempty"` // GPU rank: whether its GPU reaches each rank's GPU
 }
 
+// sameHost reports whether two ranks can share memory.
+func (p peerInfo) sameHost(q peerInfo) bool { return p.Host == q.Host && p.ShmDev == q.ShmDev }
+
 // exchangePeers tells every rank about every other — host, /dev/shm
-// device, GPU — and checks that they can share memory and agree on their
-// settings.
-func exchangePeers(ctx context.Context, bs *transport.Bootstrap, s settings, gpu string) ([]peerInfo, error) {
-	host, _ := os.Hostname()
+// device, GPU — and checks that they agree on their settings.
+func exchangePeers(ctx context.Context, bs *transport.Bootstrap, s *settings, gpu string) ([]peerInfo, error) {
 	dev, err := sys.ShmDevice()
 	if err != nil {
-		return nil, fmt.Errorf("%w: /dev/shm: %v", errs.ErrNotSupported, err)
+		dev = 0 // no /dev/shm: this rank shares memory with nobody
 	}
-	me := peerInfo{Host: host, Pid: os.Getpid(), ShmDev: dev, Settings: s.fingerprint(), GPU: gpu}
+	me := peerInfo{Host: hostID(), Pid: os.Getpid(), ShmDev: dev, ShmOff: envShmDisable.Int(0, 0, 1) == 1 || dev == 0,
+		Settings: s.fingerprint(), GPU: gpu}
 	blob, _ := json.Marshal(me)
 	blobs, err := bs.AllGather(ctx, blob)
 	if err != nil {
@@ -153,9 +172,8 @@ func exchangePeers(ctx context.Context, bs *transport.Bootstrap, s settings, gpu
 		switch {
 		case p.Settings != me.Settings:
 			return nil, fmt.Errorf("%w: rank %d resolved its settings to %s, rank %d to %s", ErrInvalidArgument, r, p.Settings, bs.Rank(), me.Settings)
-		case p.Host != me.Host || p.ShmDev != me.ShmDev:
-			return nil, fmt.Errorf("%w: rank %d runs on host %q, rank %d on %q: ranks on different hosts need the socket transport, which does not exist yet",
-				errs.ErrNotSupported, r, p.Host, bs.Rank(), me.Host)
+		case p.ShmOff != me.ShmOff:
+			return nil, fmt.Errorf("%w: rank %d has shared memory off (NCCL_SHM_DISABLE or no /dev/shm), rank %d on: set NCCL_SHM_DISABLE alike everywhere", ErrInvalidArgument, r, bs.Rank())
 		}
 		if p.GPU == "" {
 			continue
@@ -168,27 +186,128 @@ func exchangePeers(ctx context.Context, bs *transport.Bootstrap, s settings, gpu
 	return peers, nil
 }
 
-// connectProcs connects host ranks in separate processes through
-// /dev/shm.
-func connectProcs(ctx context.Context, bs *transport.Bootstrap, tag string, s settings) (*procGroup, error) {
-	if _, err := exchangePeers(ctx, bs, s, ""); err != nil {
+// connectProcs connects host ranks in separate processes: through /dev/shm
+// to a neighbour of the same host, through sockets to one of another host
+// or when shared memory is off. Without a ring order in the
+// configuration, the ring visits each host's ranks in a row, so it
+// crosses between hosts as few times as it can.
+func connectProcs(ctx context.Context, bs *transport.Bootstrap, tag string, s *settings) (*procGroup, error) {
+	peers, err := exchangePeers(ctx, bs, s, "")
+	if err != nil {
 		return nil, err
 	}
+	if !s.ringGiven {
+		s.ring = hostRing(peers)
+	}
 	g := &procGroup{bs: bs, done: make(chan struct{})}
-	var err error
-	n := bs.Size()
-	if n > 1 {
-		if envShmDisable.Int(0, 0, 1) == 1 {
-			return nil, fmt.Errorf("%w: NCCL_SHM_DISABLE=1 leaves no transport between processes of one host", errs.ErrNotSupported)
-		}
-		me := s.ring.Index(bs.Rank())
-		g.tr, err = shm.Connect(ctx, bs, tag, n, bs.Rank(), s.ring.At(me, -1), s.ring.At(me, 1), s.channels, s.sizes)
+	n, rank := bs.Size(), bs.Rank()
+	if n == 1 {
+		go g.routineWatch()
+		return g, nil
+	}
+	me := s.ring.Index(rank)
+	prev, next := s.ring.At(me, -1), s.ring.At(me, 1)
+	// Which of this rank's links — and whether any link of the ring — go
+	// through shared memory or the network; every rank computes the same.
+	shmLink := func(from, to int) bool { return !peers[from].ShmOff && peers[from].sameHost(peers[to]) }
+	anyShm, anyNet := false, false
+	for i := range n {
+		l := shmLink(s.ring.At(i, 0), s.ring.At(i, 1))
+		anyShm, anyNet = anyShm || l, anyNet || !l
+	}
+	recvShm, sendShm := shmLink(prev, rank), shmLink(rank, next)
+	trs := transport.Pair{Rank: rank}
+	if anyShm {
+		t, err := shm.Connect(ctx, bs, tag, n, rank, prev, next, s.channels, s.sizes, recvShm, sendShm)
 		if err != nil {
 			return nil, err
 		}
+		if recvShm {
+			trs.Recv = t
+		}
+		if sendShm {
+			trs.Send = t
+		}
+		if !recvShm && !sendShm {
+			t.Close()
+		}
 	}
+	if anyNet {
+		nt, err := connectNet(ctx, bs, rank, prev, next, s, !recvShm, !sendShm, g.fail)
+		if err != nil {
+			trs.Close()
+			return nil, err
+		}
+		if !recvShm {
+			trs.Recv = nt
+		}
+		if !sendShm {
+			trs.Send = nt
+		}
+	}
+	for c := range s.channels {
+		env.Infof("Channel %02d : %d -> %d via %s", c, rank, next, map[bool]string{true: "SHM", false: "NET/Socket"}[sendShm])
+	}
+	g.tr = trs
 	go g.routineWatch()
 	return g, nil
+}
+
+// connectNet makes rank's net connections — from prev when recv, to next
+// when send — over sockets, driven by proxies that report a broken
+// connection to fail. A rank with neither takes part in the address
+// exchange only.
+func connectNet(ctx context.Context, bs *transport.Bootstrap, rank, prev, next int, s *settings, recv, send bool, fail func(error)) (transport.Transport, error) {
+	sends, recvs, err := transport.ConnectSockets(ctx, bs, rank, prev, next, s.channels, transport.SocketsPerConn(), send, recv)
+	if err != nil {
+		return nil, err
+	}
+	var sm, rm [][]byte
+	if send {
+		sm = transport.NetMem(s.channels, s.sizes)
+	}
+	if recv {
+		rm = transport.NetMem(s.channels, s.sizes)
+	}
+	nt, err := transport.NewNet(rank, prev, next, s.sizes, sm, sends, rm, recvs, fail)
+	if err != nil {
+		for _, w := range sends {
+			w.Close()
+		}
+		for _, w := range recvs {
+			w.Close()
+		}
+		return nil, err
+	}
+	return nt, nil
+}
+
+// hostRing orders the ranks host by host — hosts in the order of their
+// lowest rank, ranks ascending within each — so each host's ranks are
+// contiguous and a ring over h hosts crosses the network h times (once per
+// host boundary: the fewest a ring can).
+func hostRing(peers []peerInfo) ring.Ring {
+	var hosts []peerInfo // one representative per host, in order of first rank
+	byHost := map[int][]int{}
+	for r, p := range peers {
+		h := -1
+		for i, q := range hosts {
+			if p.sameHost(q) {
+				h = i
+				break
+			}
+		}
+		if h < 0 {
+			h = len(hosts)
+			hosts = append(hosts, p)
+		}
+		byHost[h] = append(byHost[h], r)
+	}
+	order := make([]int, 0, len(peers))
+	for h := range hosts {
+		order = append(order, byHost[h]...)
+	}
+	return ring.Ring{Order: order}
 }
 
 // routineWatch turns the loss of a peer into the group's abort, so every

@@ -68,6 +68,13 @@ func childMain(mode string) int {
 	}
 	defer c.Close()
 	switch mode {
+	case "every":
+		if err := checkEvery(ctx, c, n, rank); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			return 5
+		}
+		fmt.Println("ok")
+		return 0
 	case "check":
 		send := make([]float32, 1000)
 		for i := range send {
@@ -116,6 +123,71 @@ func childMain(mode string) int {
 	return 2
 }
 
+// checkEvery runs every collective at a small size and at one large
+// enough to stripe across sockets, and checks the results exactly (the
+// values are small integers in float32).
+func checkEvery(ctx context.Context, c *ringo.Comm, n, rank int) error {
+	for _, count := range []int{1000, 1<<18 + 3} {
+		val := func(r, i int) float32 { return float32((r*7 + i) % 1000) }
+		send := make([]float32, count)
+		for i := range send {
+			send[i] = val(rank, i)
+		}
+		sum := func(i int) float32 {
+			var s float32
+			for r := range n {
+				s += val(r, i)
+			}
+			return s
+		}
+		check := func(what string, got []float32, want func(i int) float32) error {
+			for i, v := range got {
+				if v != want(i) {
+					return fmt.Errorf("%s of %d: element %d = %v, want %v", what, count, i, v, want(i))
+				}
+			}
+			return nil
+		}
+		recv := make([]float32, count)
+		if err := ringo.AllReduce(ctx, c, send, recv, ringo.OpSum); err != nil {
+			return err
+		}
+		if err := check("all-reduce", recv, sum); err != nil {
+			return err
+		}
+		part := make([]float32, count/n)
+		if err := ringo.ReduceScatter(ctx, c, send[:len(part)*n], part, ringo.OpSum); err != nil {
+			return err
+		}
+		if err := check("reduce-scatter", part, func(i int) float32 { return sum(rank*len(part) + i) }); err != nil {
+			return err
+		}
+		all := make([]float32, len(part)*n)
+		if err := ringo.AllGather(ctx, c, send[:len(part)], all); err != nil {
+			return err
+		}
+		if err := check("all-gather", all, func(i int) float32 { return val(i/len(part), i%len(part)) }); err != nil {
+			return err
+		}
+		root := n - 1
+		if err := ringo.Broadcast(ctx, c, send, recv, root); err != nil {
+			return err
+		}
+		if err := check("broadcast", recv, func(i int) float32 { return val(root, i) }); err != nil {
+			return err
+		}
+		if err := ringo.Reduce(ctx, c, send, recv, ringo.OpSum, 0); err != nil {
+			return err
+		}
+		if rank == 0 {
+			if err := check("reduce", recv, sum); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 type child struct {
 	cmd    *exec.Cmd
 	stdout *bufio.Scanner
@@ -124,6 +196,12 @@ type child struct {
 
 // startRanks starts n rank processes of mode on a fresh communicator.
 func startRanks(t *testing.T, n int, mode func(rank int) string) (ringo.UniqueID, []*child) {
+	t.Helper()
+	return startRanksEnv(t, n, mode, func(int) []string { return nil })
+}
+
+// startRanksEnv is startRanks with environment variables added per rank.
+func startRanksEnv(t *testing.T, n int, mode func(rank int) string, extra func(rank int) []string) (ringo.UniqueID, []*child) {
 	t.Helper()
 	id, err := ringo.NewUniqueID()
 	if err != nil {
@@ -134,6 +212,7 @@ func startRanks(t *testing.T, n int, mode func(rank int) string) (ringo.UniqueID
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), envChild+"="+mode(r), envID+"="+id.String(),
 			fmt.Sprintf("%s=%d", envRank, r), fmt.Sprintf("%s=%d", envRanks, n))
+		cmd.Env = append(cmd.Env, extra(r)...)
 		k := &child{cmd: cmd}
 		cmd.Stderr = &k.stderr
 		out, err := cmd.StdoutPipe()

@@ -44,9 +44,10 @@ func SegmentName(tag string, rank int) string {
 func SegmentPrefix(tag string) string { return "ringo-" + tag + "-r" }
 
 // Connect sets up rank's connections for nch channels of a ring in which it
-// receives from prev and sends to next. Every rank of the communicator calls
-// it at the same time with the same tag, nranks, nch and sizes.
-func Connect(ctx context.Context, ex transport.Exchanger, tag string, nranks, rank, prev, next, nch int, sizes transport.Sizes) (t *Transport, err error) {
+// receives from prev (when recv) and sends to next (when send); the others
+// go through another transport. Every rank of the communicator calls it at
+// the same time with the same tag, nranks, nch and sizes.
+func Connect(ctx context.Context, ex transport.Exchanger, tag string, nranks, rank, prev, next, nch int, sizes transport.Sizes, recv, send bool) (t *Transport, err error) {
 	if err := sizes.Validate(); err != nil {
 		return nil, err
 	}
@@ -67,33 +68,49 @@ func Connect(ctx context.Context, ex transport.Exchanger, tag string, nranks, ra
 			t = nil
 		}
 	}()
-	if t.own, err = sys.CreateSegment(name, size); err != nil {
-		return t, fmt.Errorf("shm: %w", err)
+	var announce []byte
+	if recv {
+		if t.own, err = sys.CreateSegment(name, size); err != nil {
+			return t, fmt.Errorf("shm: %w", err)
+		}
+		announce = []byte(name)
 	}
-	names, err := ex.AllGather(ctx, []byte(name))
+	names, err := ex.AllGather(ctx, announce)
 	if err != nil {
 		return t, fmt.Errorf("shm: exchanging segment names: %w", err)
 	}
-	if want := SegmentName(tag, next); string(names[next]) != want {
-		return t, fmt.Errorf("shm: rank %d announced segment %q, expected %q", next, names[next], want)
-	}
-	if t.peer, err = sys.OpenSegment(string(names[next]), size); err != nil {
-		return t, fmt.Errorf("shm: mapping rank %d's segment: %w", next, err)
+	if send {
+		if want := SegmentName(tag, next); string(names[next]) != want {
+			return t, fmt.Errorf("shm: rank %d announced segment %q, expected %q", next, names[next], want)
+		}
+		if t.peer, err = sys.OpenSegment(string(names[next]), size); err != nil {
+			return t, fmt.Errorf("shm: mapping rank %d's segment: %w", next, err)
+		}
 	}
 	if err = ex.Barrier(ctx); err != nil {
 		return t, fmt.Errorf("shm: waiting for every rank to map its successor's segment: %w", err)
 	}
-	if err = sys.Unlink(name); err != nil {
-		return t, err
-	}
 	per := sizes.Bytes()
-	for c := range nch {
-		r, err1 := transport.NewConn(t.own.Mem[c*per:(c+1)*per], sizes)
-		s, err2 := transport.NewConn(t.peer.Mem[c*per:(c+1)*per], sizes)
-		if err := errors.Join(err1, err2); err != nil {
-			return t, fmt.Errorf("shm: %w", err)
+	if recv {
+		if err = sys.Unlink(name); err != nil {
+			return t, err
 		}
-		t.recv, t.send = append(t.recv, r), append(t.send, s)
+		for c := range nch {
+			r, err := transport.NewConn(t.own.Mem[c*per:(c+1)*per], sizes)
+			if err != nil {
+				return t, fmt.Errorf("shm: %w", err)
+			}
+			t.recv = append(t.recv, r)
+		}
+	}
+	if send {
+		for c := range nch {
+			s, err := transport.NewConn(t.peer.Mem[c*per:(c+1)*per], sizes)
+			if err != nil {
+				return t, fmt.Errorf("shm: %w", err)
+			}
+			t.send = append(t.send, s)
+		}
 	}
 	return t, nil
 }
@@ -103,14 +120,12 @@ func Connect(ctx context.Context, ex transport.Exchanger, tag string, nranks, ra
 // (to its successor).
 func (t *Transport) Conn(_ context.Context, from, to, ch int) (*transport.Conn, error) {
 	switch {
-	case ch < 0 || ch >= len(t.recv):
-		return nil, fmt.Errorf("shm: no channel %d (%d channels)", ch, len(t.recv))
-	case from == t.prev && to == t.rank:
+	case from == t.prev && to == t.rank && ch >= 0 && ch < len(t.recv):
 		return t.recv[ch], nil
-	case from == t.rank && to == t.next:
+	case from == t.rank && to == t.next && ch >= 0 && ch < len(t.send):
 		return t.send[ch], nil
 	}
-	return nil, fmt.Errorf("shm: rank %d has no connection %d→%d", t.rank, from, to)
+	return nil, fmt.Errorf("shm: rank %d has no connection %d→%d on channel %d", t.rank, from, to, ch)
 }
 
 // Close unmaps both segments. Connections must not be used afterwards.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/ring"
@@ -38,6 +39,7 @@ type Net struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	closing atomic.Bool
+	broken  atomic.Bool // a connection failed
 	wg      sync.WaitGroup
 }
 
@@ -109,10 +111,19 @@ func (n *Net) Conn(_ context.Context, from, to, ch int) (*Conn, error) {
 	return nil, fmt.Errorf("net: rank %d has no net connection %d→%d on channel %d", n.rank, from, to, ch)
 }
 
-// Close stops the proxies and closes the wires.
+// Close lets the send proxies forward what the executor has posted — a
+// sender's collective ends once its data is in the local FIFO — for at
+// most drainWait, then stops the proxies and closes the wires (which say
+// goodbye, so the peers' proxies end quietly).
 func (n *Net) Close() error {
 	if n.closing.Swap(true) {
 		return nil
+	}
+	deadline := time.Now().Add(drainWait)
+	for ch, c := range n.send {
+		for n.sendAt[ch].forwarded.Load() < c.tail.Load() && !n.broken.Load() && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Microsecond)
+		}
 	}
 	n.cancel()
 	var errs []error
@@ -126,10 +137,17 @@ func (n *Net) Close() error {
 	return errors.Join(errs...)
 }
 
+// drainWait bounds how long Close waits for posts to leave.
+const drainWait = 10 * time.Second
+
 // broke reports a connection's failure, unless Close caused it or the peer
 // closed its end.
 func (n *Net) broke(dir string, peer, ch int, err error) {
-	if n.closing.Load() || errors.Is(err, ErrWireClosed) {
+	if errors.Is(err, ErrWireClosed) {
+		return
+	}
+	n.broken.Store(true)
+	if n.closing.Load() {
 		return
 	}
 	n.fail(fmt.Errorf("net connection %s rank %d, channel %d: %w", dir, peer, ch, err))
@@ -284,7 +302,10 @@ func (n *Net) routineRecv(ch int) {
 	}
 }
 
-// routineRecvCredit reports every advance of head to the sender.
+// routineRecvCredit reports every advance of head to the sender. A failed
+// report ends it quietly: credit shares its socket with the posts, and
+// routineRecv tells a peer that said goodbye (whose unread data may still
+// be on the way) from a lost one.
 func (n *Net) routineRecvCredit(ch int) {
 	defer n.wg.Done()
 	c, w := n.recv[ch], n.recvW[ch]
@@ -298,7 +319,6 @@ func (n *Net) routineRecvCredit(ch int) {
 		}
 		reported = c.head.Load()
 		if err := w.SendCredit(reported); err != nil {
-			n.broke("from", n.prev, ch, err)
 			return
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -194,7 +193,7 @@ func dialSockets(ctx context.Context, addr netip.AddrPort, token [sockTokenLen]b
 
 // greet sends a dialed socket's hello and waits for its acceptance.
 func greet(ctx context.Context, c net.Conn, token [sockTokenLen]byte, rank, ch, i, nsock int) error {
-	defer bind(ctx, c)()
+	defer unbind(bind(ctx, c), c)
 	var h [sockHelloLen]byte
 	binary.LittleEndian.PutUint32(h[0:], magicHello)
 	copy(h[4:], token[:])
@@ -259,7 +258,7 @@ func acceptSockets(ctx context.Context, ln *net.TCPListener, token [sockTokenLen
 
 // vetHello reads a hello and checks it.
 func vetHello(ctx context.Context, c net.Conn, token [sockTokenLen]byte, prev, nch int) (ch, i, n int, ok bool) {
-	defer bind(ctx, c)()
+	defer unbind(bind(ctx, c), c)
 	var h [sockHelloLen]byte
 	if _, err := io.ReadFull(c, h[:]); err != nil {
 		return 0, 0, 0, false
@@ -271,6 +270,13 @@ func vetHello(ctx context.Context, c net.Conn, token [sockTokenLen]byte, prev, n
 		int(binary.LittleEndian.Uint32(h[20:])) == prev &&
 		ch < nch && n >= 1 && n <= maxSockets && i < n
 	return ch, i, n, ok
+}
+
+// unbind ends bind's hold on c and clears c's deadline: setup is over, and
+// the connection lives on.
+func unbind(release func(), c net.Conn) {
+	release()
+	c.SetDeadline(time.Time{})
 }
 
 func complete(cs []net.Conn) bool {
@@ -410,7 +416,7 @@ func ioError(what string, err error) error {
 		return fmt.Errorf("%w: %s: the connection closed", errs.ErrPeerLost, what)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%w: %s: truncated, the connection closed mid-message", errs.ErrPeerLost, what)
-	case errors.Is(err, net.ErrClosed), errors.Is(err, os.ErrDeadlineExceeded):
+	case errors.Is(err, net.ErrClosed):
 		return ErrWireClosed
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ETIMEDOUT):
 		return fmt.Errorf("%w: %s: %v", errs.ErrPeerLost, what, err)
