@@ -21,7 +21,6 @@ import (
 	"github.com/ringo-ccl/ringo/transport"
 )
 
-
 // Transport is one rank's shared-memory connections: from its ring
 // predecessor on every channel (in its own segment) and to its successor
 // (in the successor's segment).
