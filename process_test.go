@@ -46,7 +46,7 @@ func childMain(mode string) int {
 		return gpuChildMain(mode)
 	}
 	id, err := ringo.UniqueIDFromString(os.Getenv(envID))
-	if err != nil {
+	if err != nil && !strings.HasSuffix(mode, "-env") {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 2
 	}
@@ -61,7 +61,16 @@ func childMain(mode string) int {
 		}
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	}
-	c, err := ringo.NewComm(ctx, id, n, rank, nil)
+	var c *ringo.Comm
+	if m, ok := strings.CutSuffix(mode, "-env"); ok { // launched as torchrun would
+		mode = m
+		c, err = ringo.NewCommFromEnv(ctx, nil)
+		if c != nil {
+			n, rank = c.Size(), c.Rank()
+		}
+	} else {
+		c, err = ringo.NewComm(ctx, id, n, rank, nil)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 3
@@ -213,25 +222,29 @@ func startRanksEnv(t *testing.T, n int, mode func(rank int) string, extra func(r
 		cmd.Env = append(os.Environ(), envChild+"="+mode(r), envID+"="+id.String(),
 			fmt.Sprintf("%s=%d", envRank, r), fmt.Sprintf("%s=%d", envRanks, n))
 		cmd.Env = append(cmd.Env, extra(r)...)
-		k := &child{cmd: cmd}
-		cmd.Stderr = &k.stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		k.stdout = bufio.NewScanner(out)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		kids[r] = k
+		kids[r] = startChild(t, cmd)
+	}
+	return id, kids
+}
+
+// startChild starts cmd, to be killed when the test ends.
+func startChild(t *testing.T, cmd *exec.Cmd) *child {
+	t.Helper()
+	k := &child{cmd: cmd}
+	cmd.Stderr = &k.stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.stdout = bufio.NewScanner(out)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, k := range kids {
-			k.cmd.Process.Kill()
-			k.cmd.Wait()
-		}
+		k.cmd.Process.Kill()
+		k.cmd.Wait()
 	})
-	return id, kids
+	return k
 }
 
 // waitExit waits for a child with a deadline and returns its exit error.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/sys"
 )
 
 const (
@@ -692,12 +693,17 @@ func dialRetry(ctx context.Context, addr string) (net.Conn, error) {
 }
 
 // tuneConn makes a dead host's connection fail within seconds (a dead
-// process's fails at once: its kernel closes it).
+// process's fails at once: its kernel closes it): keepalives probe it when
+// idle, and data unacknowledged for deadHostAfter ends it when busy.
 func tuneConn(c net.Conn) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: time.Second, Interval: time.Second, Count: 5})
+		sys.SetTCPUserTimeout(tc, deadHostAfter)
 	}
 }
+
+// deadHostAfter is how long written data may go unacknowledged.
+const deadHostAfter = 10 * time.Second
 
 var aLongTimeAgo = time.Unix(1, 0)
 

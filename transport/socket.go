@@ -418,7 +418,8 @@ func ioError(what string, err error) error {
 		return fmt.Errorf("%w: %s: truncated, the connection closed mid-message", errs.ErrPeerLost, what)
 	case errors.Is(err, net.ErrClosed):
 		return ErrWireClosed
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ETIMEDOUT):
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ETIMEDOUT),
+		errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
 		return fmt.Errorf("%w: %s: %v", errs.ErrPeerLost, what, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
