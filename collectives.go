@@ -151,6 +151,9 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 		timeout = 0
 	}
 	c.wait.Reset(ctx, timeout, &c.abort, c.group.broken())
+	if c.group.proxied() {
+		c.wait.SleepSoon()
+	}
 	return c.exec.Run(job)
 }
 

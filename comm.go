@@ -53,6 +53,9 @@ type group interface {
 	fail(cause error)
 	// release is called once by each rank's Close.
 	release(rank int) error
+	// proxied reports whether net proxies run in this process, so waits
+	// must not yield (transport.Waiter.SleepSoon).
+	proxied() bool
 }
 
 // newComm binds rank's host executor to its connections in tr; tr is nil

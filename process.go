@@ -130,6 +130,7 @@ type procGroup struct {
 	stop    func()
 	cleanup func() error
 	sib     *siblings // the communicator's ranks in this process, for release
+	net     bool      // this rank has net connections (and their proxies)
 }
 
 var _ group = (*procGroup)(nil)
@@ -244,6 +245,7 @@ func connectProcs(ctx context.Context, bs *transport.Bootstrap, tag string, s *s
 		if !sendShm {
 			trs.Send = nt
 		}
+		g.net = !recvShm || !sendShm
 	}
 	for c := range s.channels {
 		env.Infof("Channel %02d : %d -> %d via %s", c, rank, next, map[bool]string{true: "SHM", false: "NET/Socket"}[sendShm])
@@ -326,6 +328,7 @@ func (g *procGroup) enter(int, callRecord) error { return nil }
 func (g *procGroup) leave(int)                   {}
 func (g *procGroup) stalled(uint64) string       { return "" }
 func (g *procGroup) broken() *transport.Abort    { return &g.abort }
+func (g *procGroup) proxied() bool               { return g.net }
 
 // fail breaks the group and stops this rank's kernels, if it has any.
 func (g *procGroup) fail(cause error) {

@@ -98,6 +98,8 @@ var _ group = (*world)(nil)
 
 func (w *world) broken() *transport.Abort { return &w.abort }
 
+func (w *world) proxied() bool { return false }
+
 // fail breaks the world: every rank's waits end, and every rank's kernels
 // stop at their next check of the abort flag.
 func (w *world) fail(cause error) {

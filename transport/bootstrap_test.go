@@ -27,7 +27,7 @@ func testSecret(b byte) [32]byte {
 }
 
 // startTestRoot starts a root on loopback, stopped when the test ends.
-func startTestRoot(t *testing.T) UniqueID {
+func startTestRoot(t testing.TB) UniqueID {
 	t.Helper()
 	id, err := StartRoot("127.0.0.1:0", testSecret(1))
 	if err != nil {
@@ -54,7 +54,7 @@ func joinAsync(ctx context.Context, id UniqueID, nranks, rank int) <-chan joined
 
 // joinRanks joins the given ranks of nranks concurrently and fails the test
 // unless all succeed; they are closed when the test ends.
-func joinRanks(t *testing.T, id UniqueID, nranks int, ranks ...int) []*Bootstrap {
+func joinRanks(t testing.TB, id UniqueID, nranks int, ranks ...int) []*Bootstrap {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -65,7 +65,7 @@ func joinRanks(t *testing.T, id UniqueID, nranks int, ranks ...int) []*Bootstrap
 	return collect(t, cs...)
 }
 
-func collect(t *testing.T, cs ...<-chan joined) []*Bootstrap {
+func collect(t testing.TB, cs ...<-chan joined) []*Bootstrap {
 	t.Helper()
 	bs := make([]*Bootstrap, len(cs))
 	var failed []error

@@ -86,6 +86,13 @@ func NewConn(b []byte, s Sizes) (*Conn, error) {
 	return c, nil
 }
 
+// parkingBells makes c's bells park their sleepers (both ends of c are
+// goroutines of this process).
+func (c *Conn) parkingBells() *Conn {
+	c.data.local, c.credit.local = make(chan struct{}, 1), make(chan struct{}, 1)
+	return c
+}
+
 // Head is the receiver's consumed-step counter (credits for the sender).
 func (c *Conn) Head() *atomic.Uint64 { return c.head }
 

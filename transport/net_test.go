@@ -25,6 +25,10 @@ var netSizes = Sizes{Simple: ring.NSteps * 96 << 10, LL: ring.NSteps * 512}
 // netRing connects n ranks in a ring through the socket transport, every
 // connection on nsock sockets; fails[r] collects rank r's failures.
 func netRing(t *testing.T, n, nch, nsock int) (nets []*Net, fails []chan error) {
+	return netRingB(t, n, nch, nsock)
+}
+
+func netRingB(t testing.TB, n, nch, nsock int) (nets []*Net, fails []chan error) {
 	t.Helper()
 	ranks := make([]int, n)
 	for r := range ranks {
@@ -434,5 +438,42 @@ func TestSocketsPerConn(t *testing.T) {
 				t.Errorf("NTHREADS=%q NSOCKS_PERTHREAD=%q: %d sockets, want %d", tc.threads, tc.socks, got, tc.want)
 			}
 		})
+	}
+}
+
+// BenchmarkNetSimple streams two-slot Simple posts through one socket
+// connection (both ends in this process): the proxies' and the wire's
+// throughput without an executor.
+func BenchmarkNetSimple(b *testing.B) {
+	nets, _ := netRingB(b, 2, 1, SocketsPerConn())
+	send, _ := nets[0].Conn(context.Background(), 0, 1, 0)
+	recv, _ := nets[1].Conn(context.Background(), 0, 1, 0)
+	nb := 2 * netSizes.Simple / ring.NSteps
+	b.SetBytes(int64(nb))
+	done := make(chan error, 1)
+	go func() {
+		var w Waiter
+		w.Reset(context.Background(), time.Minute)
+		w.SleepSoon()
+		for step := uint64(0); step < uint64(2*b.N); step += 2 {
+			if err := recv.WaitData(step+2, &w); err != nil {
+				done <- err
+				return
+			}
+			recv.PostHead(step + 2)
+		}
+		done <- nil
+	}()
+	var w Waiter
+	w.Reset(context.Background(), time.Minute)
+	w.SleepSoon()
+	for step := uint64(0); step < uint64(2*b.N); step += 2 {
+		if err := send.WaitCredit(step, 2, &w); err != nil {
+			b.Fatal(err)
+		}
+		send.PostSimple(step, step+2, nb)
+	}
+	if err := <-done; err != nil {
+		b.Fatal(err)
 	}
 }

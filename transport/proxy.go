@@ -76,14 +76,14 @@ func NewNet(rank, prev, next int, s Sizes, sendMem [][]byte, sendWires []SendWir
 		if err != nil {
 			return nil, fmt.Errorf("net: %w", err)
 		}
-		n.send = append(n.send, c)
+		n.send = append(n.send, c.parkingBells())
 	}
 	for _, b := range recvMem {
 		c, err := NewConn(b, s)
 		if err != nil {
 			return nil, fmt.Errorf("net: %w", err)
 		}
-		n.recv = append(n.recv, c)
+		n.recv = append(n.recv, c.parkingBells())
 	}
 	n.sendAt = make([]sendProgress, len(n.send))
 	n.ctx, n.cancel = context.WithCancel(context.Background())
@@ -159,6 +159,7 @@ func (n *Net) routineSend(ch int) {
 	c, w := n.send[ch], n.sendW[ch]
 	var wt Waiter
 	wt.Reset(n.ctx, 0)
+	wt.SleepSoon()
 	var sent uint64 // steps handed to the wire
 	for {
 		if err := wt.WaitAtLeast(c.tail, sent+1, c.data); err != nil {
@@ -311,6 +312,7 @@ func (n *Net) routineRecvCredit(ch int) {
 	c, w := n.recv[ch], n.recvW[ch]
 	var wt Waiter
 	wt.Reset(n.ctx, 0)
+	wt.SleepSoon()
 	var reported uint64
 	for {
 		if err := wt.WaitAtLeast(c.head, reported+1, c.credit); err != nil {

@@ -44,13 +44,26 @@ func (a *Abort) Err() error {
 // the consumer sleeps on with a futex and a count of sleepers, so it works
 // between processes as well as goroutines. The producer calls Ring after
 // every post; it costs one atomic load unless someone sleeps.
+//
+// A Bell whose both ends are in this process (a net connection's, between
+// the executor and a proxy) parks the sleeping goroutine on a channel
+// instead: a goroutine asleep in a futex holds its thread and processor,
+// and Go's scheduler then notices ready sockets late.
 type Bell struct {
 	seq, sleepers *atomic.Uint32
+	local         chan struct{} // non-nil: sleep by parking (capacity 1)
 }
 
 // Ring wakes the sleeper, if any.
 func (b Bell) Ring() {
 	if b.sleepers.Load() != 0 {
+		if b.local != nil {
+			select {
+			case b.local <- struct{}{}:
+			default: // a wake-up is already pending
+			}
+			return
+		}
 		b.seq.Add(1)
 		sys.FutexWake(b.seq, 1)
 	}
@@ -69,18 +82,28 @@ type Waiter struct {
 	deadline time.Time // zero: none beyond ctx
 	timeout  time.Duration
 	aborts   [2]*Abort
+	polls    int         // unsuccessful polls before sleeping on the bell
+	timer    *time.Timer // a parked sleeper's tick (local bells); kept across Reset
 }
 
 // Reset prepares w for a call: ctx is honoured; if ctx has no deadline,
 // timeout (if > 0) bounds the call instead. aborts (nil entries ignored) stop
 // the wait when raised.
 func (w *Waiter) Reset(ctx context.Context, timeout time.Duration, aborts ...*Abort) {
-	*w = Waiter{ctx: ctx, done: ctx.Done(), timeout: timeout}
+	*w = Waiter{ctx: ctx, done: ctx.Done(), timeout: timeout, polls: yieldPolls, timer: w.timer}
 	if _, ok := ctx.Deadline(); !ok && timeout > 0 {
 		w.deadline = time.Now().Add(timeout)
 	}
 	copy(w.aborts[:], aborts)
 }
+
+// SleepSoon makes w sleep on the bell as soon as it has spun, without
+// yielding first. Goroutines that share their process with a net proxy
+// need it: Go's scheduler looks for sockets that became ready only when no
+// goroutine is runnable — and a yielding one always is — so yielding would
+// hold up the proxy's reads by up to the 10 ms of the runtime's own check.
+// Reset clears it.
+func (w *Waiter) SleepSoon() { w.polls = spinPolls }
 
 const (
 	spinPolls  = 64               // polls before yielding the processor
@@ -92,7 +115,7 @@ const (
 // WaitAtLeast waits until c holds at least want.
 func (w *Waiter) WaitAtLeast(c *atomic.Uint64, want uint64, bell Bell) error {
 	for n := 0; c.Load() < want; n++ {
-		if n < yieldPolls {
+		if n < w.polls {
 			if err := w.pause(n); err != nil {
 				return err
 			}
@@ -101,7 +124,7 @@ func (w *Waiter) WaitAtLeast(c *atomic.Uint64, want uint64, bell Bell) error {
 		bell.sleepers.Add(1)
 		tok := bell.seq.Load()
 		if c.Load() < want {
-			sys.FutexWait(bell.seq, tok, tick)
+			w.nap(bell, tok)
 		}
 		bell.sleepers.Add(^uint32(0))
 		if err := w.Check(); err != nil {
@@ -119,7 +142,7 @@ func (w *Waiter) WaitFlag(word *atomic.Uint64, flag uint32, bell Bell) (uint64, 
 		if uint32(v>>32) == flag {
 			return v, nil
 		}
-		if n < yieldPolls {
+		if n < w.polls {
 			if err := w.pause(n); err != nil {
 				return 0, err
 			}
@@ -128,12 +151,32 @@ func (w *Waiter) WaitFlag(word *atomic.Uint64, flag uint32, bell Bell) (uint64, 
 		bell.sleepers.Add(1)
 		tok := bell.seq.Load()
 		if uint32(word.Load()>>32) != flag {
-			sys.FutexWait(bell.seq, tok, tick)
+			w.nap(bell, tok)
 		}
 		bell.sleepers.Add(^uint32(0))
 		if err := w.Check(); err != nil {
 			return 0, err
 		}
+	}
+}
+
+// nap sleeps on bell for at most a tick, or until it rings (the futex
+// returns at once if the bell rang since tok was read; a parked sleeper
+// finds the pending wake-up in the channel).
+func (w *Waiter) nap(bell Bell, tok uint32) {
+	if bell.local == nil {
+		sys.FutexWait(bell.seq, tok, tick)
+		return
+	}
+	if w.timer == nil {
+		w.timer = time.NewTimer(tick)
+	} else {
+		w.timer.Reset(tick)
+	}
+	select {
+	case <-bell.local:
+		w.timer.Stop()
+	case <-w.timer.C:
 	}
 }
 
