@@ -101,6 +101,9 @@ type settings struct {
 	timeout     time.Duration
 	ring        ring.Ring
 	ringGiven   bool // ring came from Config.Ring, not the default
+
+	channelsGiven bool // channels came from Config.Channels
+	channelsMax   int  // otherwise: NCCL_MAX_NCHANNELS or MaxChannels
 }
 
 // resolve validates cfg for n ranks and fills in what it leaves open.
@@ -120,10 +123,11 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 	case c.Channels < 0 || c.Channels > ring.MaxChannels:
 		return bad("Channels %d outside 1…%d", c.Channels, ring.MaxChannels)
 	case c.Channels > 0:
-		s.channels, s.minChannels = c.Channels, c.Channels
+		s.channels, s.minChannels, s.channelsGiven = c.Channels, c.Channels, true
 	default:
 		s.channels = min(max(d.channels, lo), hi)
 		s.minChannels = min(lo, s.channels)
+		s.channelsMax = hi
 	}
 
 	// usable keeps the protocols of set that this kind of executor has.

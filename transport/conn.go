@@ -3,6 +3,7 @@ package transport
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/ring"
@@ -89,7 +90,10 @@ func NewConn(b []byte, s Sizes) (*Conn, error) {
 // parkingBells makes c's bells park their sleepers (both ends of c are
 // goroutines of this process).
 func (c *Conn) parkingBells() *Conn {
-	c.data.local, c.credit.local = make(chan struct{}, 1), make(chan struct{}, 1)
+	for _, b := range []*Bell{&c.data, &c.credit} {
+		b.local, b.tick = make(chan struct{}, 1), time.NewTimer(tick)
+		b.tick.Stop()
+	}
 	return c
 }
 

@@ -52,7 +52,7 @@ func netRingB(t testing.TB, n, nch, nsock int) (nets []*Net, fails []chan error)
 				return
 			}
 			sm, rm := NetMem(nch, netSizes), NetMem(nch, netSizes)
-			nets[r], errc[r] = NewNet(r, prev, next, netSizes, sm, sends, rm, recvs, func(err error) { fails[r] <- err })
+			nets[r], errc[r] = NewNet(r, prev, next, netSizes, sm, sends, rm, recvs, func(err error) { fails[r] <- err }, nil)
 		}()
 	}
 	wg.Wait()

@@ -35,6 +35,7 @@ type Net struct {
 	sendAt           []sendProgress // by channel
 	recvW            []RecvWire
 	fail             func(error)
+	stop             *Abort
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -65,12 +66,16 @@ func NetMem(nch int, s Sizes) [][]byte {
 // NewNet starts the proxies of rank's net connections: sendMem and
 // sendWires (one per channel, or none when rank's sends are not net) to
 // next, recvMem and recvWires from prev. fail is called at most once per
-// broken connection, never after Close.
-func NewNet(rank, prev, next int, s Sizes, sendMem [][]byte, sendWires []SendWire, recvMem [][]byte, recvWires []RecvWire, fail func(error)) (*Net, error) {
+// broken connection, never after Close; once stop (the communicator's
+// abort, may be nil) is set, Close no longer waits for posts to leave.
+func NewNet(rank, prev, next int, s Sizes, sendMem [][]byte, sendWires []SendWire, recvMem [][]byte, recvWires []RecvWire, fail func(error), stop *Abort) (*Net, error) {
 	if len(sendMem) != len(sendWires) || len(recvMem) != len(recvWires) {
 		return nil, fmt.Errorf("net: %d send memories for %d wires, %d receive memories for %d wires", len(sendMem), len(sendWires), len(recvMem), len(recvWires))
 	}
-	n := &Net{rank: rank, prev: prev, next: next, sendW: sendWires, recvW: recvWires, fail: fail}
+	if stop == nil {
+		stop = new(Abort)
+	}
+	n := &Net{rank: rank, prev: prev, next: next, sendW: sendWires, recvW: recvWires, fail: fail, stop: stop}
 	for _, b := range sendMem {
 		c, err := NewConn(b, s)
 		if err != nil {
@@ -121,7 +126,7 @@ func (n *Net) Close() error {
 	}
 	deadline := time.Now().Add(drainWait)
 	for ch, c := range n.send {
-		for n.sendAt[ch].forwarded.Load() < c.tail.Load() && !n.broken.Load() && time.Now().Before(deadline) {
+		for n.sendAt[ch].forwarded.Load() < c.tail.Load() && !n.broken.Load() && !n.stop.IsSet() && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Microsecond)
 		}
 	}

@@ -52,6 +52,7 @@ func (a *Abort) Err() error {
 type Bell struct {
 	seq, sleepers *atomic.Uint32
 	local         chan struct{} // non-nil: sleep by parking (capacity 1)
+	tick          *time.Timer   // with local: the parked sleeper's tick (a bell has one sleeper)
 }
 
 // Ring wakes the sleeper, if any.
@@ -82,15 +83,14 @@ type Waiter struct {
 	deadline time.Time // zero: none beyond ctx
 	timeout  time.Duration
 	aborts   [2]*Abort
-	polls    int         // unsuccessful polls before sleeping on the bell
-	timer    *time.Timer // a parked sleeper's tick (local bells); kept across Reset
+	polls    int // unsuccessful polls before sleeping on the bell
 }
 
 // Reset prepares w for a call: ctx is honoured; if ctx has no deadline,
 // timeout (if > 0) bounds the call instead. aborts (nil entries ignored) stop
 // the wait when raised.
 func (w *Waiter) Reset(ctx context.Context, timeout time.Duration, aborts ...*Abort) {
-	*w = Waiter{ctx: ctx, done: ctx.Done(), timeout: timeout, polls: yieldPolls, timer: w.timer}
+	*w = Waiter{ctx: ctx, done: ctx.Done(), timeout: timeout, polls: yieldPolls}
 	if _, ok := ctx.Deadline(); !ok && timeout > 0 {
 		w.deadline = time.Now().Add(timeout)
 	}
@@ -168,15 +168,11 @@ func (w *Waiter) nap(bell Bell, tok uint32) {
 		sys.FutexWait(bell.seq, tok, tick)
 		return
 	}
-	if w.timer == nil {
-		w.timer = time.NewTimer(tick)
-	} else {
-		w.timer.Reset(tick)
-	}
+	bell.tick.Reset(tick)
 	select {
 	case <-bell.local:
-		w.timer.Stop()
-	case <-w.timer.C:
+		bell.tick.Stop()
+	case <-bell.tick.C:
 	}
 }
 
