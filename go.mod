@@ -3,6 +3,7 @@ module github.com/ringo-ccl/ringo
 go 1.26.0
 
 require (
+	github.com/Mellanox/rdmamap v1.1.0
 	golang.org/x/sys v0.50.0
 	gorgonia.org/cu v0.9.6
 )
@@ -10,4 +11,6 @@ require (
 require (
 	github.com/google/uuid v1.1.1 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
+	github.com/vishvananda/netlink v1.1.0 // indirect
+	github.com/vishvananda/netns v0.0.0-20191106174202-0a2b9b5464df // indirect
 )

@@ -19,7 +19,7 @@ func TestProcessesOverSockets(t *testing.T) {
 				return []string{"NCCL_SHM_DISABLE=1", "NCCL_PROTO=" + proto, "NCCL_SOCKET_IFNAME=lo"}
 			})
 			for r, k := range kids {
-				if err := waitExit(t, k, 60*time.Second); err != nil {
+				if err := waitExit(t, k, 90*time.Second); err != nil {
 					t.Fatalf("rank %d: %v; stderr: %s", r, err, k.stderr.String())
 				}
 			}
@@ -39,7 +39,7 @@ func TestHostsInterleaved(t *testing.T) {
 	// across hosts.
 	want := map[int]string{0: "0 -> 2 via SHM", 2: "2 -> 1 via NET/Socket", 1: "1 -> 3 via SHM", 3: "3 -> 0 via NET/Socket"}
 	for r, k := range kids {
-		if err := waitExit(t, k, 60*time.Second); err != nil {
+		if err := waitExit(t, k, 90*time.Second); err != nil {
 			t.Fatalf("rank %d: %v; stderr: %s", r, err, k.stderr.String())
 		}
 		if !strings.Contains(k.stderr.String(), want[r]) {

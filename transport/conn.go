@@ -166,8 +166,14 @@ func (c *Conn) WriteLL(step uint64, data []byte) {
 }
 
 // ReadLL waits for the LL slot of FIFO step step to carry len(dst) bytes and
-// copies them into dst.
+// copies them into dst. An empty read waits for the step's tail instead (no
+// word carries a flag): the step is consumed only once its post has
+// arrived, so a receiver's credit never runs ahead of what a net wire has
+// delivered.
 func (c *Conn) ReadLL(step uint64, dst []byte, w *Waiter) error {
+	if len(dst) == 0 {
+		return w.WaitAtLeast(c.tail, step+1, c.data)
+	}
 	return LLRead(c.LLSlot(step), dst, LLFlag(step), w, c.data)
 }
 

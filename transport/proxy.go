@@ -305,13 +305,17 @@ func (n *Net) routineRecv(ch int) {
 		want = p.Step + uint64(p.Slots)
 		c.tail.Store(want)
 		c.data.Ring()
+		c.credit.Ring() // routineRecvCredit may wait for this tail
 	}
 }
 
-// routineRecvCredit reports every advance of head to the sender. A failed
-// report ends it quietly: credit shares its socket with the posts, and
-// routineRecv tells a peer that said goodbye (whose unread data may still
-// be on the way) from a lost one.
+// routineRecvCredit reports every advance of head to the sender — but
+// never past tail, the steps routineRecv has taken off the wire: a wire
+// that lands data in place (RDMA) lets the executor consume an LL step
+// before its post is processed, and the sender must not get that far
+// ahead of the proxy. A failed report ends it quietly: credit shares its
+// connection with the posts, and routineRecv tells a peer that said
+// goodbye (whose unread data may still be on the way) from a lost one.
 func (n *Net) routineRecvCredit(ch int) {
 	defer n.wg.Done()
 	c, w := n.recv[ch], n.recvW[ch]
@@ -320,11 +324,15 @@ func (n *Net) routineRecvCredit(ch int) {
 	wt.SleepSoon()
 	var reported uint64
 	for {
-		if err := wt.WaitAtLeast(c.head, reported+1, c.credit); err != nil {
+		err := wt.WaitAtLeast(c.head, reported+1, c.credit)
+		if err == nil {
+			err = wt.WaitAtLeast(c.tail, reported+1, c.credit)
+		}
+		if err != nil {
 			n.broke("from", n.prev, ch, err)
 			return
 		}
-		reported = c.head.Load()
+		reported = min(c.head.Load(), c.tail.Load())
 		if err := w.SendCredit(reported); err != nil {
 			return
 		}

@@ -1,0 +1,570 @@
+package rdma
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/transport"
+)
+
+var testSizes = transport.Sizes{Simple: ring.NSteps * 4096, LL: ring.NSteps * 1024}
+
+// wirePair is both ends of one connection over a provider.
+type wirePair struct {
+	s          *Sender
+	r          *Receiver
+	sMem, rMem []byte
+	sc, rc     *transport.Conn
+	sDev, rDev Device
+}
+
+func newPair(t testing.TB, p Provider, devName string, port int) *wirePair {
+	t.Helper()
+	w := &wirePair{sMem: mem.Alloc(testSizes.Bytes(), 128), rMem: mem.Alloc(testSizes.Bytes(), 128)}
+	var err error
+	if w.sDev, err = p.Open(devName, port); err != nil {
+		t.Fatal(err)
+	}
+	if w.rDev, err = p.Open(devName, port); err != nil {
+		t.Fatal(err)
+	}
+	if w.sc, err = transport.NewConn(w.sMem, testSizes); err != nil {
+		t.Fatal(err)
+	}
+	if w.rc, err = transport.NewConn(w.rMem, testSizes); err != nil {
+		t.Fatal(err)
+	}
+	if w.s, err = NewSender(w.sDev, w.sMem, testSizes, Config{Peer: 3, Channel: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if w.r, err = NewReceiver(w.rDev, w.rMem, testSizes, Config{Peer: 2, Channel: 1}); err != nil {
+		t.Fatal(err)
+	}
+	sb, rb := w.s.Blob(), w.r.Blob()
+	if err := w.s.Connect(rb); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.r.Connect(sb); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		w.s.Close()
+		w.r.Close()
+		w.sDev.Close()
+		w.rDev.Close()
+	})
+	return w
+}
+
+// plannedPost is one post of a test run and how the receiver places it.
+type plannedPost struct {
+	p       transport.Post
+	staging bool // place returns a staging buffer, not the slot itself
+}
+
+// planPosts returns n posts covering every shape the wire must carry:
+// empty, one byte, odd sizes, full slots, multi-slot, skipped slots, LL.
+func planPosts(n int, rng *rand.Rand) []plannedPost {
+	slot := testSizes.Simple / ring.NSteps
+	llSlot := testSizes.LL / ring.NSteps
+	var out []plannedPost
+	var step uint64
+	for i := 0; i < n; i++ {
+		p := transport.Post{Step: step, Proto: uint8(ring.Simple)}
+		switch i % 9 {
+		case 7: // LL: one slot of words
+			p.Proto, p.Slots = uint8(ring.LL), 1
+			p.Bytes = uint32(8 * (1 + rng.IntN(llSlot/8)))
+		default:
+			p.Skip = uint32(rng.IntN(2))
+			start := (step + uint64(p.Skip)) % ring.NSteps
+			data := 1 + rng.IntN(3)
+			data = min(data, int(ring.NSteps-start))
+			p.Slots = p.Skip + uint32(data)
+			switch i % 9 {
+			case 0:
+				p.Bytes = 0
+			case 1:
+				p.Bytes = 1
+			case 2, 3:
+				p.Bytes = uint32(data * slot) // full
+			default:
+				p.Bytes = uint32(rng.IntN(data*slot)) | 1 // odd
+			}
+		}
+		out = append(out, plannedPost{p: p, staging: i%5 == 2})
+		step += uint64(p.Slots)
+	}
+	return out
+}
+
+// region is where post p's data lives in a connection laid out as c.
+func region(c *transport.Conn, p transport.Post) []byte {
+	start := p.Step + uint64(p.Skip)
+	if ring.Protocol(p.Proto) == ring.LL {
+		return mem.Bytes(c.LLSlot(start))[:p.Bytes]
+	}
+	return c.SimpleSlots(start, int(p.Slots-p.Skip))[:p.Bytes]
+}
+
+func fill(b []byte, step uint64) {
+	r := rand.New(rand.NewPCG(step, 0x5eed))
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+}
+
+// runPosts moves posts from w.s to w.r as the proxies would, with credit
+// flow, and checks every byte at its offset in the receiver's memory. It
+// closes the sender at the end, to stop its credit routine.
+func runPosts(t testing.TB, w *wirePair, posts []plannedPost) {
+	var head atomic.Uint64
+	var credit, work sync.WaitGroup
+	errc := make(chan error, 3)
+	credit.Add(1)
+	go func() { // the send proxy's credit routine
+		defer credit.Done()
+		for {
+			h, err := w.s.Credit()
+			if errors.Is(err, ErrClosed) {
+				return
+			}
+			if err != nil {
+				errc <- fmt.Errorf("Credit: %w", err)
+				return
+			}
+			head.Store(h)
+		}
+	}()
+	work.Add(2)
+	go func() { // the executor and send proxy
+		defer work.Done()
+		for _, pp := range posts {
+			p := pp.p
+			for head.Load()+ring.NSteps < p.Step+uint64(p.Slots) {
+				time.Sleep(time.Microsecond)
+			}
+			data := region(w.sc, p)
+			fill(data, p.Step)
+			if err := w.s.Send(p, data); err != nil {
+				errc <- fmt.Errorf("Send %v: %w", p, err)
+				return
+			}
+		}
+	}()
+	go func() { // the receive proxy and executor
+		defer work.Done()
+		staging := make([]byte, testSizes.Simple)
+		want := make([]byte, testSizes.Simple)
+		for i, pp := range posts {
+			var dst []byte
+			got, err := w.r.Recv(func(p transport.Post) ([]byte, error) {
+				if p != pp.p {
+					return nil, fmt.Errorf("post %d: got %v, want %v", i, p, pp.p)
+				}
+				dst = region(w.rc, p)
+				if pp.staging {
+					dst = staging[:p.Bytes]
+				}
+				return dst, nil
+			})
+			if err != nil {
+				errc <- fmt.Errorf("Recv post %d: %w", i, err)
+				return
+			}
+			exp := want[:got.Bytes]
+			fill(exp, got.Step)
+			if !bytes.Equal(dst, exp) {
+				errc <- fmt.Errorf("post %d %v: placed data differs", i, got)
+				return
+			}
+			if !bytes.Equal(region(w.rc, got), exp) {
+				errc <- fmt.Errorf("post %d %v: the data is not at its offset in the receiver's memory", i, got)
+				return
+			}
+			if err := w.r.SendCredit(got.Step + uint64(got.Slots)); err != nil {
+				errc <- fmt.Errorf("SendCredit after post %d: %w", i, err)
+				return
+			}
+		}
+	}()
+	work.Wait()
+	if len(posts) > 0 && len(errc) == 0 {
+		last := posts[len(posts)-1].p
+		for deadline := time.Now().Add(10 * time.Second); head.Load() < last.Step+uint64(last.Slots) && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		if got := head.Load(); got != last.Step+uint64(last.Slots) {
+			errc <- fmt.Errorf("final credit %d, want %d", got, last.Step+uint64(last.Slots))
+		}
+	}
+	w.s.Close()
+	credit.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+}
+
+func TestWireMovesPosts(t *testing.T) {
+	w := newPair(t, NewFabric(), "fake0", 1)
+	posts := planPosts(2000, rand.New(rand.NewPCG(1, 2)))
+	runPosts(t, w, posts)
+}
+
+// sendRaw posts a header the test built, bypassing Send's encoding.
+func sendRaw(t *testing.T, s *Sender, hdr []byte, ringStep uint64, imm uint32) {
+	t.Helper()
+	src := hdrSrcOff + int(s.posted%sendDepth)*headerBytes
+	copy(s.ctrl[src:src+headerBytes], hdr)
+	s.wr[1] = Write{ID: s.posted<<1 | 1, Local: s.ctrlMR, Offset: src, Len: headerBytes,
+		RemoteAddr: s.remote.ctrlAddr + hdrRingOff + (ringStep%ring.NSteps)*headerBytes, RKey: s.remote.ctrlRKey,
+		Imm: true, ImmData: imm, Signaled: true}
+	if err := s.qp.PostWrite(&s.wr[1]); err != nil {
+		t.Fatal(err)
+	}
+	s.posted++
+}
+
+func noPlace(t *testing.T) func(transport.Post) ([]byte, error) {
+	return func(p transport.Post) ([]byte, error) {
+		t.Errorf("place called for %v from a bad header", p)
+		return nil, errors.New("unreachable")
+	}
+}
+
+func TestRecvRejectsCorruptHeader(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(h []byte)
+		want string
+	}{
+		{"flipped bit", func(h []byte) { h[17] ^= 0x10 }, "checksum"},
+		{"bad checksum", func(h []byte) { h[28]++ }, "checksum"},
+		{"zeroed", func(h []byte) { clear(h) }, "checksum"},
+		{"other version", func(h []byte) {
+			h[25] = 2
+			binary.LittleEndian.PutUint32(h[28:], crc32.Checksum(h[:28], castagnoli))
+		}, "version 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newPair(t, NewFabric(), "fake0", 1)
+			var h [headerBytes]byte
+			p := transport.Post{Step: 0, Slots: 1, Bytes: 10, Proto: uint8(ring.Simple)}
+			putHeader(h[:], p, 256)
+			c.edit(h[:])
+			sendRaw(t, w.s, h[:], 0, 0)
+			_, err := w.r.Recv(noPlace(t))
+			if !errors.Is(err, errHeader) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Recv of a header with a %s: %v", c.name, err)
+			}
+		})
+	}
+}
+
+func TestRecvRejectsBadPosts(t *testing.T) {
+	slot := testSizes.Simple / ring.NSteps
+	for _, c := range []struct {
+		name string
+		p    transport.Post
+		off  int
+		imm  uint32
+		want string
+	}{
+		{"step gap", transport.Post{Step: 2, Slots: 1, Bytes: 8}, 256, 2, "does not follow step 0"},
+		{"immediate mismatch", transport.Post{Step: 0, Slots: 1, Bytes: 8}, 256, 1, "immediate"},
+		{"overrun", transport.Post{Step: 0, Slots: 1, Bytes: uint32(slot)}, testSizes.Bytes() - 4, 0, "overruns"},
+		{"no slots", transport.Post{Step: 0, Slots: 0}, 256, 0, "0 slots"},
+		{"skip all", transport.Post{Step: 0, Slots: 2, Skip: 2}, 256, 0, "2 skipped"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newPair(t, NewFabric(), "fake0", 1)
+			var h [headerBytes]byte
+			putHeader(h[:], c.p, c.off)
+			sendRaw(t, w.s, h[:], uint64(c.imm), c.imm)
+			_, err := w.r.Recv(noPlace(t))
+			if !errors.Is(err, errHeader) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Recv: %v, want an error saying %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestRecvRejectsStepGapAfterGoodPost(t *testing.T) {
+	w := newPair(t, NewFabric(), "fake0", 1)
+	p0 := transport.Post{Step: 0, Slots: 2, Bytes: 5, Proto: uint8(ring.Simple)}
+	d0 := region(w.sc, p0)
+	fill(d0, 0)
+	if err := w.s.Send(p0, d0); err != nil {
+		t.Fatal(err)
+	}
+	p1 := transport.Post{Step: 3, Slots: 1, Bytes: 0, Proto: uint8(ring.Simple)} // should be step 2
+	if err := w.s.Send(p1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.r.Recv(func(p transport.Post) ([]byte, error) { return region(w.rc, p), nil }); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.r.Recv(noPlace(t))
+	if !errors.Is(err, errHeader) || !strings.Contains(err.Error(), "does not follow step 2") {
+		t.Fatalf("Recv of a post after a gap: %v", err)
+	}
+}
+
+func TestRecvPlaceErrors(t *testing.T) {
+	w := newPair(t, NewFabric(), "fake0", 1)
+	p := transport.Post{Step: 0, Slots: 1, Bytes: 16, Proto: uint8(ring.Simple)}
+	d := region(w.sc, p)
+	if err := w.s.Send(p, d); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.r.Recv(func(transport.Post) ([]byte, error) { return make([]byte, 15), nil })
+	if !errors.Is(err, errs.ErrInvalidArgument) || !strings.Contains(err.Error(), "placed in 15 bytes") {
+		t.Fatalf("Recv with a short place: %v", err)
+	}
+}
+
+func TestSendRejectsForeignData(t *testing.T) {
+	w := newPair(t, NewFabric(), "fake0", 1)
+	p := transport.Post{Step: 0, Slots: 1, Bytes: 4}
+	if err := w.s.Send(p, make([]byte, 4)); !errors.Is(err, errs.ErrInvalidArgument) {
+		t.Fatalf("Send of data outside the connection memory: %v", err)
+	}
+	if err := w.s.Send(p, region(w.sc, p)[:3]); !errors.Is(err, errs.ErrInvalidArgument) {
+		t.Fatalf("Send of 3 bytes for a 4-byte post: %v", err)
+	}
+}
+
+func TestCreditFlow(t *testing.T) {
+	w := newPair(t, NewFabric(), "fake0", 1)
+	for _, h := range []uint64{5, 5, 3, 9, 1<<32 + 3, 1<<33 + 1} {
+		if err := w.r.SendCredit(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []uint64{5, 9, 1<<32 + 3, 1<<33 + 1} { // repeats and regressions are not sent
+		got, err := w.s.Credit()
+		if err != nil || got != want {
+			t.Fatalf("Credit = %d, %v; want %d", got, err, want)
+		}
+	}
+	// Many more credits than the credit ring holds, consumed as they come.
+	// As in a real connection the receiver reports at most NSteps steps
+	// beyond what the sender has taken in (it cannot consume steps the
+	// sender was given no credit to produce).
+	const first, last = 1<<33 + 2, 1<<33 + 400
+	var taken atomic.Uint64
+	taken.Store(first - 1)
+	done := make(chan error, 1)
+	go func() {
+		for h := uint64(first); h < last; h++ {
+			for h > taken.Load()+ring.NSteps {
+				time.Sleep(time.Microsecond)
+			}
+			if err := w.r.SendCredit(h); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for want := uint64(first); want < last; want++ {
+		got, err := w.s.Credit()
+		if err != nil || got != want {
+			var serr error
+			select {
+			case serr = <-done:
+			case <-time.After(time.Second):
+			}
+			t.Fatalf("Credit = %d, %v; want %d (SendCredit: %v)", got, err, want, serr)
+		}
+		taken.Store(got)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestErrorCompletionNamesPeer(t *testing.T) {
+	t.Run("queue pair in error", func(t *testing.T) {
+		f := NewFabric()
+		w := newPair(t, f, "fake0", 1)
+		if err := f.Break(w.s.qp.Num()); err != nil {
+			t.Fatal(err)
+		}
+		p := transport.Post{Step: 0, Slots: 1}
+		err := w.s.Send(p, nil) // posted; it completes flushed
+		if err == nil {
+			err = w.s.Send(transport.Post{Step: 1, Slots: 1}, nil)
+		}
+		if err == nil || !strings.Contains(err.Error(), "rank 3") || !strings.Contains(err.Error(), "Work Request Flushed Error") ||
+			!strings.Contains(err.Error(), fmt.Sprintf("qp %#x", w.s.qp.Num())) {
+			t.Fatalf("Send on a broken queue pair: %v", err)
+		}
+		_, err = w.s.Credit()
+		if err == nil || !strings.Contains(err.Error(), "credit receive") || !strings.Contains(err.Error(), "Flushed") {
+			t.Fatalf("Credit on a broken queue pair: %v", err)
+		}
+	})
+	t.Run("dead peer", func(t *testing.T) {
+		f := NewFabric()
+		w := newPair(t, f, "fake0", 1)
+		if err := f.Kill(w.r.qp.Num()); err != nil {
+			t.Fatal(err)
+		}
+		err := w.s.Send(transport.Post{Step: 0, Slots: 1}, nil)
+		if err == nil {
+			err = w.s.Send(transport.Post{Step: 1, Slots: 1}, nil)
+		}
+		if !errors.Is(err, errs.ErrPeerLost) || !strings.Contains(err.Error(), "rank 3") ||
+			!strings.Contains(err.Error(), "transport retry counter exceeded") {
+			t.Fatalf("Send to a dead peer: %v", err)
+		}
+	})
+	t.Run("receiver's queue pair broken", func(t *testing.T) {
+		f := NewFabric()
+		w := newPair(t, f, "fake0", 1)
+		if err := f.Break(w.r.qp.Num()); err != nil {
+			t.Fatal(err)
+		}
+		_, err := w.r.Recv(noPlace(t))
+		if err == nil || !strings.Contains(err.Error(), "receive from rank 2") || !strings.Contains(err.Error(), "Flushed") {
+			t.Fatalf("Recv on a broken queue pair: %v", err)
+		}
+		err = w.r.SendCredit(1)
+		if err == nil {
+			err = w.r.SendCredit(2)
+		}
+		if err == nil || !strings.Contains(err.Error(), "credit write") {
+			t.Fatalf("SendCredit on a broken queue pair: %v", err)
+		}
+	})
+}
+
+func TestCloseUnblocks(t *testing.T) {
+	w := newPair(t, NewFabric(), "fake0", 1)
+	errc := make(chan error, 2)
+	go func() {
+		_, err := w.r.Recv(noPlace(t))
+		errc <- err
+	}()
+	go func() {
+		_, err := w.s.Credit()
+		errc <- err
+	}()
+	time.Sleep(10 * time.Millisecond)
+	w.r.Close()
+	w.s.Close()
+	for i := 0; i < 2; i++ {
+		if err := <-errc; !errors.Is(err, ErrClosed) {
+			t.Fatalf("a call blocked across Close returned %v", err)
+		}
+	}
+	if err := w.s.Send(transport.Post{Slots: 1}, nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Send after Close: %v", err)
+	}
+}
+
+func TestAbortUnblocks(t *testing.T) {
+	w := newPair(t, NewFabric(), "fake0", 1)
+	var a transport.Abort
+	w.r.cfg.Abort = &a
+	errc := make(chan error, 1)
+	go func() {
+		_, err := w.r.Recv(noPlace(t))
+		errc <- err
+	}()
+	a.Set(errors.New("test abort"))
+	if err := <-errc; !errors.Is(err, errs.ErrAborted) {
+		t.Fatalf("Recv across an abort: %v", err)
+	}
+}
+
+func TestConnectChecks(t *testing.T) {
+	f := NewFabric()
+	w := newPair(t, f, "fake0", 1)
+	dev, _ := f.Open("fake1", 1)
+	s2, err := NewSender(dev, mem.Alloc(testSizes.Bytes(), 128), testSizes, Config{Peer: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if err := s2.Connect(w.s.Blob()); !errors.Is(err, errs.ErrInvalidArgument) || !strings.Contains(err.Error(), "same end") {
+		t.Fatalf("connecting two senders: %v", err)
+	}
+	small := transport.Sizes{Simple: testSizes.Simple / 2, LL: testSizes.LL}
+	r2, err := NewReceiver(dev, mem.Alloc(small.Bytes(), 128), small, Config{Peer: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	if err := s2.Connect(r2.Blob()); !errors.Is(err, errs.ErrInvalidArgument) || !strings.Contains(err.Error(), "FIFO sizes differ") {
+		t.Fatalf("connecting different sizes: %v", err)
+	}
+	if err := s2.Connect([]byte("short")); !errors.Is(err, errs.ErrInvalidArgument) {
+		t.Fatalf("connecting to a bad blob: %v", err)
+	}
+	if _, err := NewSender(dev, make([]byte, 10), testSizes, Config{}); !errors.Is(err, errs.ErrInvalidArgument) {
+		t.Fatalf("NewSender over too little memory: %v", err)
+	}
+}
+
+func TestBlobRoundTrip(t *testing.T) {
+	b := blob{role: roleRecv, qpn: 0x1234, psn: 0xabcdef, addr: PortAddr{LID: 7, GID: [16]byte{0xfe, 0x80, 15: 1}, Global: true, MTU: 5},
+		connAddr: 1 << 40, connLen: 99, connRKey: 42, ctrlAddr: 1<<40 + 4096, ctrlRKey: 43, ctrlLen: ctrlBytes}
+	got, err := decodeBlob(b.encode())
+	if err != nil || got != b {
+		t.Fatalf("decode(encode(%+v)) = %+v, %v", b, got, err)
+	}
+	for i := range blobBytes {
+		if i >= 12 { // fields past the header take any value
+			break
+		}
+		bad := b.encode()
+		bad[i] ^= 0x80
+		if _, err := decodeBlob(bad); err == nil && i != 6 && i != 8 && i != 9 {
+			t.Errorf("a blob with byte %d flipped decodes", i)
+		}
+	}
+}
+
+func TestHotPathDoesNotAllocate(t *testing.T) {
+	testHotPath(t, func(t testing.TB) *wirePair { return newPair(t, NewFabric(), "fake0", 1) })
+}
+
+func testHotPath(t *testing.T, mk func(testing.TB) *wirePair) {
+	w := mk(t)
+	var step uint64
+	place := func(p transport.Post) ([]byte, error) { return region(w.rc, p), nil }
+	allocs := testing.AllocsPerRun(200, func() {
+		p := transport.Post{Step: step, Slots: 1, Bytes: 100, Proto: uint8(ring.Simple)}
+		if err := w.s.Send(p, region(w.sc, p)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.r.Recv(place); err != nil {
+			t.Fatal(err)
+		}
+		step++
+		if err := w.r.SendCredit(step); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.s.Credit(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("a post and its credit allocate %v times", allocs)
+	}
+}

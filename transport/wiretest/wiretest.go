@@ -1,0 +1,139 @@
+// Package wiretest checks net connections end to end, whatever their wire
+// (sockets in transport, RDMA in rdma): a sender and a receiver play the
+// same random script of posts — Simple ones of every size, striped or
+// inline, empty, after skipped slots, and LL ones — through a pair of
+// transport.Conns joined by a transport.Net, and every byte that arrives is
+// checked. It is imported by tests only.
+package wiretest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/transport"
+)
+
+// Op is one post of a script.
+type Op struct {
+	Proto ring.Protocol
+	Align uint64 // Simple: round the step up to a multiple of this first
+	Slots int
+	Bytes int
+}
+
+// Script returns n random posts for connections of sizes s, the same for
+// the same seed.
+func Script(seed uint64, n int, s transport.Sizes) []Op {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	ops := make([]Op, n)
+	slot := s.Simple / ring.NSteps
+	for i := range ops {
+		switch rng.IntN(4) {
+		case 0:
+			ops[i] = Op{Proto: ring.LL, Slots: 1, Bytes: rng.IntN(s.LL/ring.NSteps/2 + 1)}
+		case 1:
+			ops[i] = Op{Proto: ring.Simple, Align: 2, Slots: 2, Bytes: 2*slot - rng.IntN(3)}
+		default:
+			k := 1 + rng.IntN(2)
+			ops[i] = Op{Proto: ring.Simple, Align: uint64(1 + rng.IntN(4)), Slots: k, Bytes: rng.IntN(k*slot + 1)}
+		}
+	}
+	return ops
+}
+
+func fill(b []byte, seed uint64) {
+	for i := range b {
+		b[i] = byte(seed*31 + uint64(i)*7 + uint64(i>>8))
+	}
+}
+
+// start returns the step a Simple op starts at after the previous ended at
+// step: aligned, and moved to the next lap if its slots would wrap.
+func start(step uint64, op Op) uint64 {
+	step = (step + op.Align - 1) / op.Align * op.Align
+	if step%ring.NSteps+uint64(op.Slots) > ring.NSteps {
+		step = (step + ring.NSteps - 1) / ring.NSteps * ring.NSteps
+	}
+	return step
+}
+
+// Run has send play ops as a sender (as host.Executor posts) and recv as
+// the receiver, and returns the first difference or failure. Both ends'
+// waits park (transport.Waiter.SleepSoon), as an executor's do beside
+// proxies.
+func Run(send, recv *transport.Conn, s transport.Sizes, ops []Op, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	errc := make(chan error, 2)
+	go func() {
+		var w transport.Waiter
+		w.Reset(ctx, 0)
+		w.SleepSoon()
+		var step uint64
+		buf := make([]byte, s.Simple)
+		for i, op := range ops {
+			data := buf[:op.Bytes]
+			fill(data, uint64(i))
+			if op.Proto == ring.LL {
+				if err := send.WaitCredit(step, 1, &w); err != nil {
+					errc <- fmt.Errorf("op %d: %w", i, err)
+					return
+				}
+				send.WriteLL(step, data)
+				step++
+				continue
+			}
+			step = start(step, op)
+			if err := send.WaitCredit(step, op.Slots, &w); err != nil {
+				errc <- fmt.Errorf("op %d: %w", i, err)
+				return
+			}
+			copy(send.SimpleSlots(step, op.Slots), data)
+			send.PostSimple(step, step+uint64(op.Slots), op.Bytes)
+			step += uint64(op.Slots)
+		}
+		errc <- nil
+	}()
+	go func() {
+		var w transport.Waiter
+		w.Reset(ctx, 0)
+		w.SleepSoon()
+		var step uint64
+		want := make([]byte, s.Simple)
+		got := make([]byte, s.Simple)
+		for i, op := range ops {
+			fill(want[:op.Bytes], uint64(i))
+			if op.Proto == ring.LL {
+				if err := recv.ReadLL(step, got[:op.Bytes], &w); err != nil {
+					errc <- fmt.Errorf("op %d: %w", i, err)
+					return
+				}
+				step++
+				recv.PostHead(step)
+				if !bytes.Equal(got[:op.Bytes], want[:op.Bytes]) {
+					errc <- fmt.Errorf("op %d (LL, %d bytes): wrong data", i, op.Bytes)
+					return
+				}
+				continue
+			}
+			step = start(step, op)
+			if err := recv.WaitData(step+uint64(op.Slots), &w); err != nil {
+				errc <- fmt.Errorf("op %d: %w", i, err)
+				return
+			}
+			if !bytes.Equal(recv.SimpleSlots(step, op.Slots)[:op.Bytes], want[:op.Bytes]) {
+				errc <- fmt.Errorf("op %d (Simple, step %d, %d slots, %d bytes): wrong data", i, step, op.Slots, op.Bytes)
+				return
+			}
+			step += uint64(op.Slots)
+			recv.PostHead(step)
+		}
+		errc <- nil
+	}()
+	return errors.Join(<-errc, <-errc)
+}
