@@ -11,6 +11,8 @@
 #   make libnccl    build/lib/libnccl.so.2: the C ABI (capi/), a stand-in for NCCL's library,
 #                   checked for its SONAME and every function of include/nccl.h
 #   make bench      the CPU benchmark: ringo bench, one process per rank over shared memory
+#   make bench-net  the socket transport between two network namespaces next to raw
+#                   TCP (iperf3) between them, same run (root; installs iperf3)
 #   make bench-cpu-vs-mpi  ringo bench next to Open MPI's MPI_Allreduce, same sizes,
 #                   and a ratio table (installs Open MPI if missing; bench/anchors/)
 #   make mpi-deps   install Open MPI (openmpi-bin, libopenmpi-dev) if mpicc is missing
@@ -29,7 +31,10 @@ BENCH_FLAGS ?= -b 8 -e 128M -f 2 -n 20 -w 5 -c 1
 BENCH_MPI_NP    ?= 2
 BENCH_MPI_FLAGS ?= -b 8 -e 128M -f 2 -n 20 -w 5 -c 1
 
-.PHONY: all build build-cuda test test-go vet fmt-check deps kernels check-kernels gpu-bundle libnccl bench bench-cpu-vs-mpi mpi-deps fuzz generate clean
+# make bench-net: ringo bench's flags (2 ranks, one per namespace).
+BENCH_NET_FLAGS ?= -b 1M -e 512M -f 2 -n 10 -w 3
+
+.PHONY: all build build-cuda test test-go vet fmt-check deps kernels check-kernels gpu-bundle libnccl bench bench-net bench-cpu-vs-mpi mpi-deps fuzz generate clean
 
 # The kernels: nvcc 11.8 (Debian) builds SASS for sm_80 and sm_90 and PTX for
 # compute_90, compressed. The output is deterministic, so CI can check that
@@ -79,14 +84,19 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags ibverbs ./...
 
 test: deps fmt-check vet libnccl test-go build-cuda check-kernels gpu-bundle
 
 test-go:
 	$(GO) test -race -timeout 20m ./...
+	$(GO) test -race -tags ibverbs ./rdma/ ./internal/verbs/
 
 bench: build
 	$(BIN)/ringo bench --ranks $(BENCH_RANKS) $(BENCH_FLAGS)
+
+bench-net: build
+	bash bench/anchors/net_vs_tcp.sh $(BENCH_NET_FLAGS)
 
 bench-cpu-vs-mpi: build
 	NP=$(BENCH_MPI_NP) bash bench/anchors/cpu_vs_mpi.sh $(BENCH_MPI_FLAGS)
@@ -96,7 +106,8 @@ mpi-deps:
 
 # Each fuzz target, FUZZTIME each: package:target.
 FUZZ_TARGETS := ring:FuzzPlan internal/env:FuzzParseList transport:FuzzDecodeFrame \
-	transport:FuzzDecodeHello transport:FuzzParseUniqueID transport:FuzzIfSpec capi:FuzzParseConfig
+	transport:FuzzDecodeHello transport:FuzzParseUniqueID transport:FuzzIfSpec capi:FuzzParseConfig \
+	rdma:FuzzParseHCA rdma:FuzzDecodeHeader
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

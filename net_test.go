@@ -70,3 +70,31 @@ func TestKillOverSockets(t *testing.T) {
 		}
 	}
 }
+
+// TestNetForcedIBWithoutRDMA: NCCL_NET=IB on machines without RDMA fails
+// communicator creation with an error that says so; NCCL_NET naming no
+// transport is warned about and sockets carry the data.
+func TestNetForcedIBWithoutRDMA(t *testing.T) {
+	_, kids := startRanksEnv(t, 2, func(int) string { return "check" }, func(int) []string {
+		return []string{"NCCL_SHM_DISABLE=1", "NCCL_NET=IB", "NCCL_SOCKET_IFNAME=lo"}
+	})
+	for r, k := range kids {
+		if err := waitExit(t, k, 30*time.Second); err == nil {
+			t.Fatalf("rank %d made a communicator with NCCL_NET=IB and no RDMA", r)
+		}
+		if msg := k.stderr.String(); !strings.Contains(msg, "NCCL_NET=IB") || !strings.Contains(msg, "no RDMA") {
+			t.Errorf("rank %d: %s", r, msg)
+		}
+	}
+	_, kids = startRanksEnv(t, 2, func(int) string { return "check" }, func(int) []string {
+		return []string{"NCCL_SHM_DISABLE=1", "NCCL_NET=carrier-pigeon", "NCCL_SOCKET_IFNAME=lo"}
+	})
+	for r, k := range kids {
+		if err := waitExit(t, k, 30*time.Second); err != nil {
+			t.Fatalf("rank %d: %v: %s", r, err, k.stderr.String())
+		}
+		if msg := k.stderr.String(); !strings.Contains(msg, `NCCL_NET="carrier-pigeon"`) {
+			t.Errorf("rank %d did not warn about NCCL_NET: %s", r, msg)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing ringo needs on Debian 12 (bookworm):
-# make, git, gcc (cgo and the race detector) and, for the CUDA half of the
+# make, git, gcc (cgo and the race detector), iproute2 (network namespaces
+# for the multi-host tests), libibverbs-dev (the ibverbs build) and, for the CUDA half of the
 # build, Debian's CUDA 11.8 toolkit (nvidia-cuda-toolkit, from the non-free
 # component, which this script enables): nvcc, cuda.h and libcuda.so.
 # Idempotent: installs only what is missing. Needs root or sudo.
@@ -13,6 +14,8 @@ need=()
 command -v make >/dev/null || need+=(make)
 command -v git >/dev/null || need+=(git)
 command -v gcc >/dev/null || need+=(gcc)
+command -v ip >/dev/null || need+=(iproute2)                            # the multi-host tests' namespaces
+[ -f /usr/include/infiniband/verbs.h ] || need+=(libibverbs-dev)       # rdma's ibverbs build
 if [ "${RINGO_NO_CUDA:-0}" != 1 ] && ! command -v nvcc >/dev/null; then
 	need+=(nvidia-cuda-toolkit)
 fi
