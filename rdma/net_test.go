@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -64,27 +63,7 @@ func TestNetOverFakeRDMA(t *testing.T) {
 					wires[r].Close()
 				}
 			}()
-			var wg sync.WaitGroup
-			for r := range n {
-				next := (r + 1) % n
-				for ch := range nch {
-					send, _ := nets[r].Conn(context.Background(), r, next, ch)
-					recv, _ := nets[next].Conn(context.Background(), r, next, ch)
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						if err := wiretest.Run(send, recv, sizes, wiretest.Script(uint64(r*10+ch), 300, sizes), 60*time.Second); err != nil {
-							t.Errorf("%d→%d channel %d: %v", r, next, ch, err)
-						}
-					}()
-				}
-			}
-			wg.Wait()
-			select {
-			case err := <-fails:
-				t.Errorf("a connection failed: %v", err)
-			default:
-			}
+			wiretest.Ring(t, nets, nch, 300, sizes, fails)
 		})
 	}
 }

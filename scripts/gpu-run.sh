@@ -15,6 +15,11 @@
 #   procs   ringo bench with one process per GPU (-procs) over CUDA IPC and,
 #           with NCCL_P2P_DISABLE=1, over shared memory; NCCL's all_reduce_perf
 #           with NCCL_P2P_DISABLE=1 beside the latter
+#   net     the socket transport: host ranks in two processes over loopback
+#           TCP (NCCL_SHM_DISABLE=1) at defaults and with the seed article's
+#           NCCL_NSOCKS_PERTHREAD=4 NCCL_SOCKET_NTHREADS=2, ringo tcp (raw TCP,
+#           both ways) for the ceiling, and NCCL's all_reduce_perf forced onto
+#           its socket transport both ways, into OUT/net.txt (RINGO_NET_FLAGS)
 #   torch   bench/pytorch: collectives.py on NCCL and on ringo's library
 #           (LD_PRELOAD), ddp_train.py on both (RINGO_DDP_STEPS), compare.py
 #   fault   bench/pytorch/fault.py: a rank killed mid-training, on ringo (must
@@ -101,6 +106,22 @@ for stage in $stages; do
 			echo "$f: $(grep -hE '^# (Out of|Avg)' "$out/$f.txt" | tr -s ' ' | tr '\n' ' ')"
 		done
 		"$here/ringo" compare -a nccl-shm -b ringo-shm "$out/nccl-shm.txt" "$out/procs-shm.txt"
+		;;
+	net)
+		nf=${RINGO_NET_FLAGS:--b 1M -e 1G -f 4 -n 5 -w 2 -c 1}
+		tuned="NCCL_NSOCKS_PERTHREAD=4 NCCL_SOCKET_NTHREADS=2"
+		{
+			for s in 4 8; do "$here/ringo" tcp -streams $s -t 5s; done
+			echo "--- ringo, host buffers, 2 processes, sockets over lo, defaults"
+			NCCL_SHM_DISABLE=1 NCCL_SOCKET_IFNAME=lo timeout 300 "$here/ringo" bench --ranks 2 $nf 2>&1
+			echo "--- ringo, host buffers, 2 processes, sockets over lo, $tuned"
+			env $tuned NCCL_SHM_DISABLE=1 NCCL_SOCKET_IFNAME=lo timeout 300 "$here/ringo" bench --ranks 2 $nf 2>&1
+			echo "--- NCCL, GPU buffers, -g 2, NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1, defaults"
+			NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 LD_LIBRARY_PATH=$(nccl_lib) timeout 300 "$here/all_reduce_perf" -g 2 $nf 2>&1
+			echo "--- NCCL, GPU buffers, -g 2, NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1, $tuned"
+			env $tuned NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 LD_LIBRARY_PATH=$(nccl_lib) timeout 300 "$here/all_reduce_perf" -g 2 $nf 2>&1
+		} >"$out/net.txt" || status=1
+		grep -E '^(---|slower|# Avg)|^ +[0-9]+ ' "$out/net.txt" | tail -60
 		;;
 	torch)
 		py=$repo/bench/pytorch

@@ -158,13 +158,20 @@ func (n *Net) broke(dir string, peer, ch int, err error) {
 	n.fail(fmt.Errorf("net connection %s rank %d, channel %d: %w", dir, peer, ch, err))
 }
 
+// waiter returns a proxy goroutine's waiter: no deadline, ends with Close,
+// parks without yielding.
+func (n *Net) waiter() *Waiter {
+	w := new(Waiter)
+	w.Reset(n.ctx, 0)
+	w.SleepSoon()
+	return w
+}
+
 // routineSend forwards channel ch's posts, in order, to the wire.
 func (n *Net) routineSend(ch int) {
 	defer n.wg.Done()
 	c, w := n.send[ch], n.sendW[ch]
-	var wt Waiter
-	wt.Reset(n.ctx, 0)
-	wt.SleepSoon()
+	wt := n.waiter()
 	var sent uint64 // steps handed to the wire
 	for {
 		if err := wt.WaitAtLeast(c.tail, sent+1, c.data); err != nil {
@@ -319,9 +326,7 @@ func (n *Net) routineRecv(ch int) {
 func (n *Net) routineRecvCredit(ch int) {
 	defer n.wg.Done()
 	c, w := n.recv[ch], n.recvW[ch]
-	var wt Waiter
-	wt.Reset(n.ctx, 0)
-	wt.SleepSoon()
+	wt := n.waiter()
 	var reported uint64
 	for {
 		err := wt.WaitAtLeast(c.head, reported+1, c.credit)

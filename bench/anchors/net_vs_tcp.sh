@@ -8,11 +8,11 @@
 # iproute2; installs iperf3 when missing). Rank 0 runs in one, rank 1 in the
 # other, launched as torchrun would (RANK, WORLD_SIZE, MASTER_ADDR,
 # MASTER_PORT), both told apart by NCCL_HOSTID so they use the net
-# transport, NCCL_SOCKET_IFNAME naming the veth. iperf3 then moves data
-# both ways at once (--bidir) over as many TCP streams as ringo opens per
-# connection: a 2-rank ring sends one buffer each way per all-reduce, so
-# ringo's busbw is its per-direction rate and compares with iperf3's
-# per-direction rate. Outputs in build/anchors/net/.
+# transport, NCCL_SOCKET_IFNAME naming the veth. First iperf3 moves data
+# both ways at once (a client and a server per direction) over as many TCP
+# streams as ringo opens per connection: a 2-rank ring sends one buffer each
+# way per all-reduce, so ringo's busbw is its per-direction rate and
+# compares with iperf3's slower direction. Outputs in build/anchors/net/.
 #
 # Environment: STREAMS (default: ringo's sockets per connection, 4), and
 # NCCL_SOCKET_NTHREADS / NCCL_NSOCKS_PERTHREAD, passed to ringo.
@@ -46,19 +46,20 @@ ip link add rbva netns $A type veth peer name rbvb netns $B
 ip -n $A addr add 10.199.1.1/24 dev rbva && ip -n $A link set rbva up
 ip -n $B addr add 10.199.1.2/24 dev rbvb && ip -n $B link set rbvb up
 
-echo "# === iperf3: $STREAMS streams each way at once, 10.199.1.1 -> 10.199.1.2 and back, 10 s"
-ip netns exec $B iperf3 -s -1 >"$OUT/iperf3-server.log" 2>&1 &
+echo "# === iperf3: a->b and b->a at once, $STREAMS streams each, 10 s (one iperf3 process per end: iperf3 3.12 is single-threaded)"
+ip netns exec $B iperf3 -s -1 -p 5201 >"$OUT/iperf3-server-b.log" 2>&1 &
+ip netns exec $A iperf3 -s -1 -p 5202 >"$OUT/iperf3-server-a.log" 2>&1 &
 for _ in $(seq 50); do
-	ip netns exec $B ss -ltn | grep -q ':5201 ' && break
+	ip netns exec $B ss -ltn | grep -q ':5201 ' && ip netns exec $A ss -ltn | grep -q ':5202 ' && break
 	sleep 0.1
 done
-ip netns exec $A iperf3 -c 10.199.1.2 -P "$STREAMS" --bidir -t 10 -J >"$OUT/iperf3.json"
+ip netns exec $A iperf3 -c 10.199.1.2 -p 5201 -P "$STREAMS" -t 10 -J >"$OUT/iperf3-ab.json" &
+ip netns exec $B iperf3 -c 10.199.1.1 -p 5202 -P "$STREAMS" -t 10 -J >"$OUT/iperf3-ba.json"
 wait
-read -r up down < <(python3 -c '
-import json, sys
-e = json.load(open(sys.argv[1]))["end"]
-print(e["sum_sent"]["bits_per_second"] / 8e9, e["sum_sent_bidir_reverse"]["bits_per_second"] / 8e9)' "$OUT/iperf3.json")
-printf "# iperf3 per direction: %.2f GB/s a->b, %.2f GB/s b->a\n" "$up" "$down"
+rate() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 8e9)' "$1"; }
+up=$(rate "$OUT/iperf3-ab.json")
+down=$(rate "$OUT/iperf3-ba.json")
+printf "# iperf3 per direction, both at once: %.2f GB/s a->b, %.2f GB/s b->a\n" "$up" "$down"
 
 echo "# === ringo: 2 ranks, one per namespace, bin/ringo bench ${flags[*]}"
 common=(WORLD_SIZE=2 MASTER_ADDR=10.199.1.1 MASTER_PORT=29477 NCCL_SOCKET_IFNAME=rbva,rbvb)
@@ -71,7 +72,7 @@ wait $r1 || rc=$?
 awk -F, -v up="$up" -v down="$down" '
 BEGIN {
 	tcp = up < down ? up : down
-	printf "# === ringo socket transport vs raw TCP (iperf3 --bidir, slower direction: %.2f GB/s), all-reduce float sum\n", tcp
+	printf "# === ringo socket transport vs raw TCP (iperf3 both ways at once, slower direction: %.2f GB/s), all-reduce float sum\n", tcp
 	printf "#%13s%12s%12s%12s%8s\n", "size (B)", "time (us)", "busbw GB/s", "TCP GB/s", "ratio"
 }
 $2 ~ /^[0-9]+$/ { printf "%14s%12s%12s%12.2f%8.2f\n", $2, $7, $9, tcp, $9 / tcp }' "$OUT/ringo.csv" | tee "$OUT/compare.out"

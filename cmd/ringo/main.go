@@ -25,6 +25,8 @@ func main() {
 		err = compareMain(os.Args[2:])
 	case "tune":
 		err = tuneMain(os.Args[2:])
+	case "tcp":
+		err = tcpMain(os.Args[2:])
 	case "help", "-h", "--help":
 		usage()
 		return
@@ -45,5 +47,6 @@ func usage() {
 commands:
   bench     sweep collectives over message sizes; prints nccl-tests' table
   compare   two nccl-tests tables side by side, with ratios
-  tune      measure the GPU cost model (protocols × channels) and write it as JSON`)
+  tune      measure the GPU cost model (protocols × channels) and write it as JSON
+  tcp       raw TCP throughput over loopback, both ways at once: the socket transport's anchor`)
 }

@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
+	"testing"
 	"time"
 
 	"github.com/ringo-ccl/ringo/ring"
@@ -136,4 +138,36 @@ func Run(send, recv *transport.Conn, s transport.Sizes, ops []Op, timeout time.D
 		errc <- nil
 	}()
 	return errors.Join(<-errc, <-errc)
+}
+
+// Ring runs a script of posts on every connection of a ring of nets (nets[r]
+// is rank r's, sending to rank r+1), all at once, nch channels each, and
+// reports each failure through t; fails carries the nets' own failures.
+func Ring(t testing.TB, nets []*transport.Net, nch, posts int, s transport.Sizes, fails <-chan error) {
+	t.Helper()
+	n := len(nets)
+	var wg sync.WaitGroup
+	for r := range n {
+		next := (r + 1) % n
+		for ch := range nch {
+			send, err1 := nets[r].Conn(context.Background(), r, next, ch)
+			recv, err2 := nets[next].Conn(context.Background(), r, next, ch)
+			if err := errors.Join(err1, err2); err != nil {
+				t.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := Run(send, recv, s, Script(uint64(r*10+ch), posts, s), 60*time.Second); err != nil {
+					t.Errorf("%d→%d channel %d: %v", r, next, ch, err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	select {
+	case err := <-fails:
+		t.Errorf("a connection failed: %v", err)
+	default:
+	}
 }
