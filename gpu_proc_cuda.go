@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/internal/sys"
 	"github.com/ringo-ccl/ringo/p2p"
 	"github.com/ringo-ccl/ringo/shm"
@@ -90,11 +92,9 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 	}()
 	me := s.ring.Index(rank)
 	prev, next := s.ring.At(me, -1), s.ring.At(me, 1)
-	for _, r := range []int{prev, next} {
-		if !peers[r].sameHost(peers[rank]) {
-			return nil, fmt.Errorf("%w: GPU rank %d runs on host %q, its neighbour rank %d on %q: ringo's net transport carries host buffers only, not yet GPU ones",
-				errs.ErrNotSupported, rank, peers[rank].Host, r, peers[r].Host)
-		}
+	oneHost := true
+	for _, p := range peers {
+		oneHost = oneHost && p.sameHost(peers[0])
 	}
 	// Can this rank's GPU and its successor's reach each other?
 	p2pOK := envP2PDisable.Int(0, 0, 1) != 1
@@ -117,20 +117,29 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 		}
 		allP2P = allP2P && p.P2P
 	}
+	shmOK := oneHost && envShmDisable.Int(0, 0, 1) != 1
+	net := n > 1 && !(allP2P && oneHost) && !shmOK
+	if net && !s.channelsGiven {
+		// As for host ranks: a few channels keep the socket connections
+		// busy; 64 would be 256 sockets and as many polling proxies.
+		s.channels = min(s.channels, netChannels)
+		s.minChannels = min(s.minChannels, s.channels)
+	}
 	layout := s.layout()
 	var self, prevBase, nextBase uint64
 	var via string
 	switch {
 	case n == 1:
 		via = "none"
-	case allP2P:
+	case allP2P && oneHost:
 		via = "P2P/IPC"
 		self, prevBase, nextBase, g.cleanup, err = shareIPC(ctx, bs, dev, layout, prev, next)
-	case envShmDisable.Int(0, 0, 1) != 1:
+	case shmOK:
 		via = "SHM/direct"
 		self, prevBase, nextBase, g.cleanup, err = shareShm(ctx, bs, tag, dev, layout, prev, next)
-	default:
-		err = fmt.Errorf("%w: no transport between the GPUs: peer access is unavailable or NCCL_P2P_DISABLE=1, and NCCL_SHM_DISABLE=1", errs.ErrNotSupported)
+	default: // as NCCL: p2p, then shm, then the network
+		via = "NET/Socket"
+		self, nextBase, g.cleanup, err = shareNet(ctx, g, dev, layout, prev, next)
 	}
 	if err != nil {
 		return nil, err
@@ -146,7 +155,11 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 		self, prevBase, nextBase = uint64(p), uint64(p), uint64(p)
 		g.cleanup = func() error { return dev.Free(p) }
 	}
-	table, err := p2p.Upload(dev, layout.Conns(self, prevBase, nextBase))
+	conns := layout.Conns(self, prevBase, nextBase)
+	if net {
+		conns = layout.NetConns(self, nextBase)
+	}
+	table, err := p2p.Upload(dev, conns)
 	if err != nil {
 		g.cleanup()
 		return nil, err
@@ -332,6 +345,54 @@ func shareShm(ctx context.Context, bs *transport.Bootstrap, tag string, dev *cud
 		bases[r] = uint64(p)
 	}
 	return bases[rank], bases[prev], bases[next], cleanup, nil
+}
+
+// shareNet connects this rank's GPU to its neighbours through the net
+// transport: two regions of host memory registered with CUDA — its own
+// (the receive side, which the proxy from prev fills) and a mirror of the
+// neighbours' (which the kernel fills and the proxy to next forwards) —
+// driven by proxies over sockets. It returns the regions' device
+// addresses for p2p.Layout.NetConns.
+func shareNet(ctx context.Context, g *procGroup, dev *cuda.Device, l p2p.Layout, prev, next int) (self, mirror uint64, cleanup func() error, err error) {
+	bs := g.bs
+	own, mir := mem.Alloc(int(l.Bytes()), 4096), mem.Alloc(int(l.Bytes()), 4096)
+	send, recv, err := l.NetViews(own, mir)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	var registered [][]byte
+	var nt *transport.Net
+	cleanup = func() error {
+		var errs []error
+		if nt != nil {
+			errs = append(errs, nt.Close())
+		}
+		for _, m := range registered {
+			errs = append(errs, dev.UnregisterHost(m))
+		}
+		runtime.KeepAlive(own)
+		runtime.KeepAlive(mir)
+		return errors.Join(errs...)
+	}
+	var bases [2]uint64
+	for i, m := range [][]byte{own, mir} {
+		p, err := dev.RegisterHost(m)
+		if err != nil {
+			cleanup()
+			return 0, 0, nil, err
+		}
+		registered, bases[i] = append(registered, m), uint64(p)
+	}
+	sw, rw, err := transport.ConnectSockets(ctx, bs, bs.Rank(), prev, next, l.Channels, transport.SocketsPerConn(), true, true)
+	if err == nil {
+		nt, err = transport.NewNet(bs.Rank(), prev, next, send, sw, recv, rw, g.fail, &g.abort)
+	}
+	if err != nil {
+		cleanup()
+		return 0, 0, nil, err
+	}
+	g.net = true
+	return bases[0], bases[1], cleanup, nil
 }
 
 // splitInfo is what a rank tells the others in Split.

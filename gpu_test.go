@@ -513,9 +513,16 @@ func gpuChildMain(mode string) int {
 // TestGPUProcesses: one process per GPU, through CUDA IPC and, with
 // NCCL_P2P_DISABLE=1, through host shared memory registered with CUDA.
 func TestGPUProcesses(t *testing.T) {
-	for _, p2pOff := range []string{"0", "1"} {
-		t.Run("NCCL_P2P_DISABLE="+p2pOff, func(t *testing.T) {
-			t.Setenv("NCCL_P2P_DISABLE", p2pOff)
+	for name, env := range map[string][]string{
+		"P2P": nil,
+		"SHM": {"NCCL_P2P_DISABLE=1"},
+		"NET": {"NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_SOCKET_IFNAME=lo"}, // sockets and proxies
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, kv := range env {
+				k, v, _ := strings.Cut(kv, "=")
+				t.Setenv(k, v)
+			}
 			id, kids := startRanks(t, 2, func(int) string { return "gpu-check" })
 			for r, k := range kids {
 				if err := waitExit(t, k, 90*time.Second); err != nil {
@@ -530,6 +537,16 @@ func TestGPUProcesses(t *testing.T) {
 // TestGPUProcessKilled: kill -9 one GPU rank while the other is inside
 // all-reduces; the survivor's Wait fails naming it, its kernel aborted.
 func TestGPUProcessKilled(t *testing.T) {
+	t.Run("P2P", testGPUProcessKilled)
+	t.Run("NET", func(t *testing.T) {
+		t.Setenv("NCCL_P2P_DISABLE", "1")
+		t.Setenv("NCCL_SHM_DISABLE", "1")
+		t.Setenv("NCCL_SOCKET_IFNAME", "lo")
+		testGPUProcessKilled(t)
+	})
+}
+
+func testGPUProcessKilled(t *testing.T) {
 	_, kids := startRanks(t, 2, func(int) string { return "gpu-loop" })
 	for r, k := range kids {
 		if !k.stdout.Scan() || k.stdout.Text() != "ready" {

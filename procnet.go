@@ -103,8 +103,10 @@ func connectNet(ctx context.Context, bs *transport.Bootstrap, rank, prev, next i
 	} else if sends, recvs, err = transport.ConnectSockets(ctx, bs, rank, prev, next, s.channels, transport.SocketsPerConn(), send, recv); err != nil {
 		return nil, "", err
 	}
-	nt, err := transport.NewNet(rank, prev, next, s.sizes, sm, sends, rm, recvs, fail, stop)
-	if err != nil {
+	sc, err1 := transport.NetConns(sm, s.sizes)
+	rc, err2 := transport.NetConns(rm, s.sizes)
+	nt, err := transport.NewNet(rank, prev, next, sc, sends, rc, recvs, fail, stop)
+	if err = errors.Join(err1, err2, err); err != nil {
 		for _, w := range sends {
 			w.Close()
 		}

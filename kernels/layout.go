@@ -71,13 +71,16 @@ type Conn struct {
 	State    uint64 // local: send and receive step, kept across launches
 	RecvLL   uint64 // local LL FIFO of the connection from prev
 	SendLL   uint64 // remote LL FIFO of the connection to next
+	// SendPosts: a net connection's NSteps post entries (beside SendTail,
+	// in host memory a proxy reads); 0 for the others.
+	SendPosts uint64
 }
 
 // EncodeConns appends the device encoding of conns (one per channel).
 func EncodeConns(dst []byte, conns []Conn) []byte {
 	for _, c := range conns {
 		var b [ConnBytes]byte
-		for i, v := range []uint64{c.RecvBuf, c.RecvTail, c.RecvHead, c.SendBuf, c.SendTail, c.SendHead, c.State, c.RecvLL, c.SendLL} {
+		for i, v := range []uint64{c.RecvBuf, c.RecvTail, c.RecvHead, c.SendBuf, c.SendTail, c.SendHead, c.State, c.RecvLL, c.SendLL, c.SendPosts} {
 			binary.LittleEndian.PutUint64(b[8*i:], v)
 		}
 		dst = append(dst, b[:]...)

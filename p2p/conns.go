@@ -17,64 +17,6 @@ type Ring struct {
 	tables  []cuda.Ptr // per rank: its RingoConn table, one per channel
 }
 
-// Layout is where a rank keeps its connections: one region per rank, in
-// which channel c occupies [c·Stride, (c+1)·Stride):
-//
-//	tail  (128 B)  steps produced into this rank's incoming connection
-//	head  (128 B)  steps consumed from this rank's outgoing connection
-//	state (128 B)  this rank's send and receive step (kept across launches)
-//	LL in          LL FIFO of the incoming connection
-//	Simple         Simple FIFO of the incoming connection (write) or of the
-//	               outgoing one (read)
-//
-// The same layout serves ranks of one process (regions in GPU memory, seen
-// directly), of several (GPU memory through CUDA IPC) and GPUs without peer
-// access (host shared memory registered with CUDA).
-type Layout struct {
-	Channels    int
-	SimpleBytes int  // Simple FIFO per connection (NCCL_BUFFSIZE)
-	LLBytes     int  // LL FIFO per connection (NCCL_LL_BUFFSIZE)
-	Read        bool // Simple slots in the sender's region, read by the receiver
-}
-
-const (
-	tailOff  = 0
-	headOff  = 128
-	stateOff = 256
-	llOff    = 384
-)
-
-// Stride is the bytes of one channel's part of a region, page aligned.
-func (l Layout) Stride() int64 {
-	s := int64(llOff + l.LLBytes + l.SimpleBytes)
-	return (s + 4095) / 4096 * 4096
-}
-
-// Bytes is the size of a region.
-func (l Layout) Bytes() int64 { return l.Stride() * int64(l.Channels) }
-
-// Conns wires one rank's connections from the base addresses, as this
-// rank's GPU sees them, of its own region and its predecessor's and
-// successor's (all the same on a ring of one).
-func (l Layout) Conns(self, prev, next uint64) []kernels.Conn {
-	stride := uint64(l.Stride())
-	simple := uint64(llOff + l.LLBytes)
-	at := func(base uint64, c int, off uint64) uint64 { return base + uint64(c)*stride + off }
-	conns := make([]kernels.Conn, l.Channels)
-	for c := range conns {
-		in, out := at(self, c, simple), at(next, c, simple) // write: slots at the receiver
-		if l.Read {
-			in, out = at(prev, c, simple), at(self, c, simple) // read: slots at the sender
-		}
-		conns[c] = kernels.Conn{
-			RecvBuf: in, RecvTail: at(self, c, tailOff), RecvHead: at(prev, c, headOff),
-			SendBuf: out, SendTail: at(next, c, tailOff), SendHead: at(self, c, headOff),
-			State: at(self, c, stateOff), RecvLL: at(self, c, llOff), SendLL: at(next, c, llOff),
-		}
-	}
-	return conns
-}
-
 // Options shape the connections of an in-process ring.
 type Options struct {
 	Layout

@@ -46,7 +46,9 @@ func TestNetOverFakeRDMA(t *testing.T) {
 					port := rdma.Port{Device: fmt.Sprintf("fake_%d", r), Port: 1}
 					wires[r], err = rdma.Connect(ctx, bs, fabric, port, r, prev, next, sizes, sm, rm, nil)
 					if err == nil {
-						nets[r], err = transport.NewNet(r, prev, next, sizes, sm, wires[r].Sends, rm, wires[r].Recvs,
+						sc, _ := transport.NetConns(sm, sizes)
+						rc, _ := transport.NetConns(rm, sizes)
+						nets[r], err = transport.NewNet(r, prev, next, sc, wires[r].Sends, rc, wires[r].Recvs,
 							func(err error) { fails <- err }, nil)
 					}
 					errc <- err

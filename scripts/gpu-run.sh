@@ -15,11 +15,12 @@
 #   procs   ringo bench with one process per GPU (-procs) over CUDA IPC and,
 #           with NCCL_P2P_DISABLE=1, over shared memory; NCCL's all_reduce_perf
 #           with NCCL_P2P_DISABLE=1 beside the latter
-#   net     the socket transport: host ranks in two processes over loopback
-#           TCP (NCCL_SHM_DISABLE=1) at defaults and with the seed article's
-#           NCCL_NSOCKS_PERTHREAD=4 NCCL_SOCKET_NTHREADS=2, ringo tcp (raw TCP,
-#           both ways) for the ceiling, and NCCL's all_reduce_perf forced onto
-#           its socket transport both ways, into OUT/net.txt (RINGO_NET_FLAGS)
+#   net     the socket transport over loopback TCP, at defaults and with the
+#           seed article's NCCL_NSOCKS_PERTHREAD=4 NCCL_SOCKET_NTHREADS=2:
+#           ringo tcp (raw TCP, both ways) for the ceiling, ringo's host ranks
+#           (NCCL_SHM_DISABLE=1) and GPU ranks, one process per GPU
+#           (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1), and NCCL's all_reduce_perf
+#           forced onto its socket transport, into OUT/net.txt (RINGO_NET_FLAGS)
 #   torch   bench/pytorch: collectives.py on NCCL and on ringo's library
 #           (LD_PRELOAD), ddp_train.py on both (RINGO_DDP_STEPS), compare.py
 #   fault   bench/pytorch/fault.py: a rank killed mid-training, on ringo (must
@@ -116,6 +117,10 @@ for stage in $stages; do
 			NCCL_SHM_DISABLE=1 NCCL_SOCKET_IFNAME=lo timeout 300 "$here/ringo" bench --ranks 2 $nf 2>&1
 			echo "--- ringo, host buffers, 2 processes, sockets over lo, $tuned"
 			env $tuned NCCL_SHM_DISABLE=1 NCCL_SOCKET_IFNAME=lo timeout 300 "$here/ringo" bench --ranks 2 $nf 2>&1
+			echo "--- ringo, GPU buffers, one process per GPU, NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1, defaults"
+			NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 timeout 300 "$here/ringo" bench --gpus 0,1 --procs $nf 2>&1
+			echo "--- ringo, GPU buffers, one process per GPU, NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1, $tuned"
+			env $tuned NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 timeout 300 "$here/ringo" bench --gpus 0,1 --procs $nf 2>&1
 			echo "--- NCCL, GPU buffers, -g 2, NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1, defaults"
 			NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 LD_LIBRARY_PATH=$(nccl_lib) timeout 300 "$here/all_reduce_perf" -g 2 $nf 2>&1
 			echo "--- NCCL, GPU buffers, -g 2, NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1, $tuned"

@@ -87,6 +87,30 @@ func NewConn(b []byte, s Sizes) (*Conn, error) {
 	return c, nil
 }
 
+// ConnView places a connection's words and slots in memory laid out by
+// someone else — a GPU's connection regions in host memory, which its
+// kernels write and poll without ringing bells (the Conn's waits poll).
+type ConnView struct {
+	Head, Tail *atomic.Uint64
+	Posts      []atomic.Uint64 // NSteps post entries
+	Simple     []byte          // NSteps Simple slots
+	LL         []atomic.Uint64 // NSteps LL slots
+}
+
+// NewConnView returns the connection of v, whose parts must have the sizes
+// s gives.
+func NewConnView(v ConnView, s Sizes) (*Conn, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if v.Head == nil || v.Tail == nil || len(v.Posts) != ring.NSteps || len(v.Simple) != s.Simple || 8*len(v.LL) != s.LL {
+		return nil, fmt.Errorf("connection view: %d post entries, %d Simple bytes, %d LL bytes; want %d, %d, %d",
+			len(v.Posts), len(v.Simple), 8*len(v.LL), ring.NSteps, s.Simple, s.LL)
+	}
+	return &Conn{head: v.Head, tail: v.Tail, posts: v.Posts, simple: v.Simple, ll: v.LL,
+		simpleSlot: s.Simple / ring.NSteps, llSlot: s.LL / ring.NSteps / 8}, nil
+}
+
 // parkingBells makes c's bells park their sleepers (both ends of c are
 // goroutines of this process).
 func (c *Conn) parkingBells() *Conn {

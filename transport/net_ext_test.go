@@ -40,8 +40,9 @@ func TestSocketsCarryEveryPost(t *testing.T) {
 					prev, next := (r+n-1)%n, (r+1)%n
 					sends, recvs, err := transport.ConnectSockets(ctx, bs, r, prev, next, nch, 3, true, true)
 					if err == nil {
-						nets[r], err = transport.NewNet(r, prev, next, sizes, transport.NetMem(nch, sizes), sends,
-							transport.NetMem(nch, sizes), recvs, func(err error) { fails <- err }, nil)
+						sc, _ := transport.NetConns(transport.NetMem(nch, sizes), sizes)
+						rc, _ := transport.NetConns(transport.NetMem(nch, sizes), sizes)
+						nets[r], err = transport.NewNet(r, prev, next, sc, sends, rc, recvs, func(err error) { fails <- err }, nil)
 					}
 					errc <- err
 				}()

@@ -50,7 +50,9 @@ func netRingB(t testing.TB, n, nch, nsock int) (nets []*Net, fails []chan error)
 				return
 			}
 			sm, rm := NetMem(nch, netSizes), NetMem(nch, netSizes)
-			nets[r], errc[r] = NewNet(r, prev, next, netSizes, sm, sends, rm, recvs, func(err error) { fails[r] <- err }, nil)
+			sc, _ := NetConns(sm, netSizes)
+			rc, _ := NetConns(rm, netSizes)
+			nets[r], errc[r] = NewNet(r, prev, next, sc, sends, rc, recvs, func(err error) { fails[r] <- err }, nil)
 		}()
 	}
 	wg.Wait()

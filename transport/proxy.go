@@ -53,7 +53,7 @@ type sendProgress struct {
 }
 
 // NetMem allocates the memory of nch net connections of sizes s: one
-// zeroed, 128-byte aligned block per channel, for NewNet's Conns and for the
+// zeroed, 128-byte aligned block per channel, for NetConns and for the
 // wires made over them.
 func NetMem(nch int, s Sizes) [][]byte {
 	m := make([][]byte, nch)
@@ -63,32 +63,38 @@ func NetMem(nch int, s Sizes) [][]byte {
 	return m
 }
 
-// NewNet starts the proxies of rank's net connections: sendMem and
-// sendWires (one per channel, or none when rank's sends are not net) to
-// next, recvMem and recvWires from prev. fail is called at most once per
-// broken connection, never after Close; once stop (the communicator's
-// abort, may be nil) is set, Close no longer waits for posts to leave.
-func NewNet(rank, prev, next int, s Sizes, sendMem [][]byte, sendWires []SendWire, recvMem [][]byte, recvWires []RecvWire, fail func(error), stop *Abort) (*Net, error) {
-	if len(sendMem) != len(sendWires) || len(recvMem) != len(recvWires) {
-		return nil, fmt.Errorf("net: %d send memories for %d wires, %d receive memories for %d wires", len(sendMem), len(sendWires), len(recvMem), len(recvWires))
+// NetConns lays a connection of sizes s over each block of m.
+func NetConns(m [][]byte, s Sizes) ([]*Conn, error) {
+	cs := make([]*Conn, len(m))
+	for i, b := range m {
+		c, err := NewConn(b, s)
+		if err != nil {
+			return nil, fmt.Errorf("net: %w", err)
+		}
+		cs[i] = c
+	}
+	return cs, nil
+}
+
+// NewNet starts the proxies of rank's net connections: send and sendWires
+// (one per channel, or none when rank's sends are not net) to next, recv
+// and recvWires from prev. The connections are this process's (NetConns:
+// their bells then park) or views of a GPU's (NewConnView: polled). fail
+// is called at most once per broken connection, never after Close; once
+// stop (the communicator's abort, may be nil) is set, Close no longer
+// waits for posts to leave.
+func NewNet(rank, prev, next int, send []*Conn, sendWires []SendWire, recv []*Conn, recvWires []RecvWire, fail func(error), stop *Abort) (*Net, error) {
+	if len(send) != len(sendWires) || len(recv) != len(recvWires) {
+		return nil, fmt.Errorf("net: %d send connections for %d wires, %d receive connections for %d wires", len(send), len(sendWires), len(recv), len(recvWires))
 	}
 	if stop == nil {
 		stop = new(Abort)
 	}
-	n := &Net{rank: rank, prev: prev, next: next, sendW: sendWires, recvW: recvWires, fail: fail, stop: stop}
-	for _, b := range sendMem {
-		c, err := NewConn(b, s)
-		if err != nil {
-			return nil, fmt.Errorf("net: %w", err)
+	n := &Net{rank: rank, prev: prev, next: next, send: send, sendW: sendWires, recv: recv, recvW: recvWires, fail: fail, stop: stop}
+	for _, c := range append(append([]*Conn(nil), send...), recv...) {
+		if c.data.seq != nil {
+			c.parkingBells()
 		}
-		n.send = append(n.send, c.parkingBells())
-	}
-	for _, b := range recvMem {
-		c, err := NewConn(b, s)
-		if err != nil {
-			return nil, fmt.Errorf("net: %w", err)
-		}
-		n.recv = append(n.recv, c.parkingBells())
 	}
 	n.sendAt = make([]sendProgress, len(n.send))
 	n.ctx, n.cancel = context.WithCancel(context.Background())

@@ -45,6 +45,9 @@ func (a *Abort) Err() error {
 // between processes as well as goroutines. The producer calls Ring after
 // every post; it costs one atomic load unless someone sleeps.
 //
+// The zero Bell is polled: its sleepers only yield, since the other end —
+// a GPU — never rings (ConnView).
+//
 // A Bell whose both ends are in this process (a net connection's, between
 // the executor and a proxy) parks the sleeping goroutine on a channel
 // instead: a goroutine asleep in a futex holds its thread and processor,
@@ -57,6 +60,9 @@ type Bell struct {
 
 // Ring wakes the sleeper, if any.
 func (b Bell) Ring() {
+	if b.sleepers == nil {
+		return // a polled bell (ConnView): nobody sleeps on it
+	}
 	if b.sleepers.Load() != 0 {
 		if b.local != nil {
 			select {
@@ -121,6 +127,13 @@ func (w *Waiter) WaitAtLeast(c *atomic.Uint64, want uint64, bell Bell) error {
 			}
 			continue
 		}
+		if bell.sleepers == nil { // polled
+			runtime.Gosched()
+			if err := w.Check(); err != nil {
+				return err
+			}
+			continue
+		}
 		bell.sleepers.Add(1)
 		tok := bell.seq.Load()
 		if c.Load() < want {
@@ -144,6 +157,13 @@ func (w *Waiter) WaitFlag(word *atomic.Uint64, flag uint32, bell Bell) (uint64, 
 		}
 		if n < w.polls {
 			if err := w.pause(n); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if bell.sleepers == nil { // polled
+			runtime.Gosched()
+			if err := w.Check(); err != nil {
 				return 0, err
 			}
 			continue

@@ -184,19 +184,38 @@ func (d *Device) Free(p Ptr) error {
 	return d.Do(func() error { return check("free device memory", C.cuMemFree(C.CUdeviceptr(p))) })
 }
 
-// Memset sets n bytes at p to v (synchronously).
+// Memset sets n bytes at p to v, and returns once they are set.
 func (d *Device) Memset(p Ptr, v byte, n int64) error {
-	return d.Do(func() error { return check("memset", C.cuMemsetD8(C.CUdeviceptr(p), C.uchar(v), C.size_t(n))) })
+	return d.Do(func() error {
+		if err := check("memset", C.cuMemsetD8(C.CUdeviceptr(p), C.uchar(v), C.size_t(n))); err != nil {
+			return err
+		}
+		return settled("memset")
+	})
 }
 
-// CopyHtoD copies src to device address dst (synchronously).
+// CopyHtoD copies src to device address dst, and returns once the data is
+// there.
 func (d *Device) CopyHtoD(dst Ptr, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
 	return d.Do(func() error {
-		return check("copy to device", C.cuMemcpyHtoD(C.CUdeviceptr(dst), unsafe.Pointer(&src[0]), C.size_t(len(src))))
+		if err := check("copy to device", C.cuMemcpyHtoD(C.CUdeviceptr(dst), unsafe.Pointer(&src[0]), C.size_t(len(src)))); err != nil {
+			return err
+		}
+		return settled("copy to device")
 	})
+}
+
+// settled waits for the legacy default stream. The driver's "synchronous"
+// cuMemsetD8, and cuMemcpyHtoD from pageable memory, may return before the
+// device memory is written (the copy returns once the data is staged for
+// DMA); ringo's kernels run on non-blocking streams, which do not wait for
+// the legacy stream, so without this a kernel launched next could read the
+// old bytes — as TestGPUAllCollectives caught, a few elements at a time.
+func settled(what string) error {
+	return check(what+": waiting for the device", C.cuStreamSynchronize(nil))
 }
 
 // CopyDtoH copies len(dst) bytes from device address src (synchronously).

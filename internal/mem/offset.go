@@ -24,3 +24,7 @@ func Offset(base, sub []byte) (int, bool) {
 func Addr(b []byte) uintptr {
 	return uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 }
+
+// AddrOf returns the address of *p (for checking that two views of memory
+// agree).
+func AddrOf[T any](p *T) uintptr { return uintptr(unsafe.Pointer(p)) }

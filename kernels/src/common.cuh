@@ -55,7 +55,8 @@ struct RingoConn {
   uint64_t* state;        // local: [0] send step, [1] recv step, kept across launches
   char* recvLL;           // local: LL FIFO of the connection from prev
   char* sendLL;           // remote: LL FIFO of the connection to next
-  uint64_t pad[7];
+  uint64_t* sendPosts;    // net connections only (else null): NSTEPS post entries beside sendTail, for the proxy
+  uint64_t pad[6];
 };
 static_assert(sizeof(RingoConn) == 128, "RingoConn layout");
 
@@ -82,6 +83,13 @@ __device__ __forceinline__ uint64_t ringoLoadAcquire(const uint64_t* p) {
 
 __device__ __forceinline__ void ringoStoreRelaxed(uint64_t* p, uint64_t v) {
   asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+// ringoPackPost packs a net connection's post entry as transport.packPost
+// does: bytes in the low 32 bits, then the slots covered, the slots
+// skipped and the protocol, a byte each.
+__device__ __forceinline__ uint64_t ringoPackPost(uint64_t skip, uint64_t slots, uint64_t bytes, uint32_t proto) {
+  return (bytes & 0xffffffffull) | (slots & 0xff) << 32 | (skip & 0xff) << 40 | (uint64_t)(proto & 0xff) << 48;
 }
 
 __device__ __forceinline__ uint32_t ringoLoadVolatile32(const volatile uint32_t* p) { return *p; }

@@ -3,7 +3,8 @@
 // step that wrote it ({data0, flag, data1, flag}, one 16-byte store), so a
 // receiver knows its data has arrived when both flags match: no fence, no
 // tail. One primitive call moves one slot. Credits return through head as
-// in Simple. The flag of step s is s+1; a slot is never cleared, except that
+// in Simple; on a net connection (sendPosts set) the step is also posted
+// with a tail, for the proxy that forwards it. The flag of step s is s+1; a slot is never cleared, except that
 // the writer of 8 steps every 2^31 rewrites its whole slot with the current
 // flag, so an old line can never carry a future flag (as NCCL does).
 #pragma once
@@ -128,8 +129,17 @@ __device__ void runLL(const R& r, const RingoConn& c, const RingoStep* steps, ui
     if (sends && (sendStep & RINGO_LL_CLEAN_MASK) == RINGO_LL_CLEAN_MASK) {
       for (int64_t w = (s.bytes + 7) / 8 + tid; w < lines; w += blockDim.x) llStore(sl + 16 * w, 0, sf);
     }
+    const bool posts = sends && c.sendPosts != nullptr;
+    if (posts) __threadfence_system();  // every line out before the tail below
     if (__syncthreads_or(aborted)) return;
     if (recvs && tid == 0) ringoStoreRelaxed(c.recvHead, recvStep + 1);
+    if (posts && tid == 0) {
+      // A proxy forwards the step: its raw lines, as the bytes of whole
+      // 8-byte data words (the proxy counts 8 raw bytes per 4 of those).
+      c.sendPosts[sendStep % RINGO_NSTEPS] = ringoPackPost(0, 1, (uint64_t)((s.bytes + 7) / 8 * 8), RINGO_PROTO_LL);
+      __threadfence_system();
+      ringoStoreRelaxed(c.sendTail, sendStep + 1);
+    }
     if (sends) sendStep++;
     if (recvs) recvStep++;
   }

@@ -13,6 +13,8 @@
 //
 // Counters persist across launches in the rank's channel state, rounded up
 // at the start of each launch so that a two-slot slice never wraps the FIFO.
+// On a net connection (sendPosts set) the poster also records, before each
+// tail, what the post carries, for the proxy that forwards it.
 #pragma once
 #include "prims.cuh"
 
@@ -38,6 +40,7 @@ __device__ void runSimple(const R& r, const RingoConn& c, const RingoStep* steps
   }
   __syncthreads();
   uint64_t sendStep = st.sendStep, recvStep = st.recvStep;
+  uint64_t posted = c.state[0];  // the poster's: the tail of the last post (net connections)
   for (uint32_t i = 0; i < nsteps; i++) {
     const RingoStep s = steps[i];
     if (s.prim == PrimCopy || s.prim == PrimReduceCopy) {
@@ -66,6 +69,13 @@ __device__ void runSimple(const R& r, const RingoConn& c, const RingoStep* steps
       if (__syncthreads_or(aborted)) return;
       if (poster) {
         if (sends) {
+          if (c.sendPosts != nullptr) {  // a proxy forwards the post: say what it carries
+            const int64_t off = min((int64_t)k * s.sliceBytes, s.bytes);
+            const int64_t n = min(off + s.sliceBytes, s.bytes) - off;
+            c.sendPosts[posted % RINGO_NSTEPS] =
+                ringoPackPost(sendStep - posted, sendStep + sps - posted, (uint64_t)n, RINGO_PROTO_SIMPLE);
+            posted = sendStep + sps;
+          }
           __threadfence_system();
           ringoStoreRelaxed(c.sendTail, sendStep + sps);
         }
