@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 
 	"github.com/ringo-ccl/ringo/internal/env"
@@ -141,6 +142,7 @@ type peerInfo struct {
 	Pid      int    `json:"pid"`
 	ShmDev   uint64 `json:"shm_dev"`
 	ShmOff   bool   `json:"shm_off"` // NCCL_SHM_DISABLE=1
+	CPUs     int    `json:"cpus"`    // for the channels of a ring with net links
 	Settings string `json:"settings"`
 	GPU      string `json:"gpu,omitempty"`    // a GPU rank's device: "ordinal/UUID"
 	Access   []bool `json:"access,omitempty"` // GPU rank: whether its GPU reaches each rank's GPU
@@ -156,7 +158,7 @@ func exchangePeers(ctx context.Context, bs *transport.Bootstrap, s *settings, gp
 	if err != nil {
 		dev = 0 // no /dev/shm: this rank shares memory with nobody
 	}
-	me := peerInfo{Host: hostID(), Pid: os.Getpid(), ShmDev: dev, ShmOff: envShmDisable.Int(0, 0, 1) == 1 || dev == 0,
+	me := peerInfo{Host: hostID(), Pid: os.Getpid(), ShmDev: dev, ShmOff: envShmDisable.Int(0, 0, 1) == 1 || dev == 0, CPUs: runtime.NumCPU(),
 		Settings: s.fingerprint(), GPU: gpu}
 	blob, _ := json.Marshal(me)
 	blobs, err := bs.AllGather(ctx, blob)
@@ -218,9 +220,13 @@ func connectProcs(ctx context.Context, bs *transport.Bootstrap, tag string, s *s
 	}
 	recvShm, sendShm := shmLink(prev, rank), shmLink(rank, next)
 	if anyNet && !s.channelsGiven {
-		// A socket connection is bound by its proxies' and the executor's
+		// A net connection is bound by its proxies' and the executor's
 		// round trips, not by one core: channels run side by side.
-		s.channels = min(max(s.channels, netChannels), s.channelsMax)
+		cpus := peers[0].CPUs
+		for _, p := range peers {
+			cpus = min(cpus, p.CPUs)
+		}
+		s.channels = min(max(s.channels, hostNetChannels(cpus)), s.channelsMax)
 	}
 	trs := transport.Pair{Rank: rank}
 	if anyShm {
