@@ -20,6 +20,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/internal/sys"
 	"github.com/ringo-ccl/ringo/p2p"
+	"github.com/ringo-ccl/ringo/rdma"
 	"github.com/ringo-ccl/ringo/shm"
 	"github.com/ringo-ccl/ringo/transport"
 )
@@ -138,8 +139,9 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 		via = "SHM/direct"
 		self, prevBase, nextBase, g.cleanup, err = shareShm(ctx, bs, tag, dev, layout, prev, next)
 	default: // as NCCL: p2p, then shm, then the network
-		via = "NET/Socket"
-		self, nextBase, g.cleanup, err = shareNet(ctx, g, dev, layout, prev, next)
+		var kind string
+		self, nextBase, kind, g.cleanup, err = shareNet(ctx, g, dev, layout, prev, next)
+		via = "NET/" + kind
 	}
 	if err != nil {
 		return nil, err
@@ -353,12 +355,12 @@ func shareShm(ctx context.Context, bs *transport.Bootstrap, tag string, dev *cud
 // neighbours' (which the kernel fills and the proxy to next forwards) —
 // driven by proxies over sockets. It returns the regions' device
 // addresses for p2p.Layout.NetConns.
-func shareNet(ctx context.Context, g *procGroup, dev *cuda.Device, l p2p.Layout, prev, next int) (self, mirror uint64, cleanup func() error, err error) {
+func shareNet(ctx context.Context, g *procGroup, dev *cuda.Device, l p2p.Layout, prev, next int) (self, mirror uint64, kind string, cleanup func() error, err error) {
 	bs := g.bs
 	own, mir := mem.Alloc(int(l.Bytes()), 4096), mem.Alloc(int(l.Bytes()), 4096)
 	send, recv, err := l.NetViews(own, mir)
 	if err != nil {
-		return 0, 0, nil, err
+		return 0, 0, "", nil, err
 	}
 	var registered [][]byte
 	var nt *transport.Net
@@ -379,20 +381,59 @@ func shareNet(ctx context.Context, g *procGroup, dev *cuda.Device, l p2p.Layout,
 		p, err := dev.RegisterHost(m)
 		if err != nil {
 			cleanup()
-			return 0, 0, nil, err
+			return 0, 0, "", nil, err
 		}
 		registered, bases[i] = append(registered, m), uint64(p)
 	}
-	sw, rw, err := transport.ConnectSockets(ctx, bs, bs.Rank(), prev, next, l.Channels, transport.SocketsPerConn(), true, true)
+	sw, rw, kind, after, err := netWires(ctx, g, l, own, mir, prev, next)
 	if err == nil {
 		nt, err = transport.NewNet(bs.Rank(), prev, next, send, sw, recv, rw, g.fail, &g.abort)
+		if err != nil {
+			for _, w := range sw {
+				w.Close()
+			}
+			for _, w := range rw {
+				w.Close()
+			}
+		}
 	}
 	if err != nil {
-		cleanup()
-		return 0, 0, nil, err
+		errors.Join(cleanup(), after())
+		return 0, 0, "", nil, err
 	}
+	free := cleanup
+	cleanup = func() error { return errors.Join(free(), after()) }
 	g.net = true
-	return bases[0], bases[1], cleanup, nil
+	return bases[0], bases[1], kind, cleanup, nil
+}
+
+// netWires connects a GPU rank's net connections over RDMA, when every
+// rank has a port (chooseWire), or sockets: the RDMA wires register the
+// host-mapped regions — the FIFOs are staged in host memory; GPUDirect
+// (FIFOs in GPU memory, registered through dma-buf or nvidia-peermem) is
+// not done. It returns the wire's name for NCCL_DEBUG and what releases
+// what the wires share, after them.
+func netWires(ctx context.Context, g *procGroup, l p2p.Layout, own, mir []byte, prev, next int) (sw []transport.SendWire, rw []transport.RecvWire, kind string, after func() error, err error) {
+	bs := g.bs
+	after = func() error { return nil }
+	ib, port, err := chooseWire(ctx, bs)
+	if err != nil {
+		return nil, nil, "", after, err
+	}
+	if !ib {
+		sw, rw, err = transport.ConnectSockets(ctx, bs, bs.Rank(), prev, next, l.Channels, transport.SocketsPerConn(), true, true)
+		return sw, rw, "Socket", after, err
+	}
+	var sm, rm [][]byte
+	for c := range l.Channels {
+		sm, rm = append(sm, l.ChannelRegion(mir, c)), append(rm, l.ChannelRegion(own, c))
+	}
+	p, _ := rdma.Hardware()
+	w, err := rdma.Connect(ctx, bs, p, port, bs.Rank(), prev, next, transport.Sizes{Simple: l.SimpleBytes, LL: l.LLBytes}, sm, rm, &g.abort)
+	if err != nil {
+		return nil, nil, "", after, err
+	}
+	return w.Sends, w.Recvs, fmt.Sprintf("IB/%s:%d", port.Device, port.Port), w.Close, nil
 }
 
 // splitInfo is what a rank tells the others in Split.

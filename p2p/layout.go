@@ -70,6 +70,12 @@ func (l Layout) Conns(self, prev, next uint64) []kernels.Conn {
 	return conns
 }
 
+// ChannelRegion returns channel c's part of a region laid out by l.
+func (l Layout) ChannelRegion(region []byte, c int) []byte {
+	stride := int(l.Stride())
+	return region[c*stride : (c+1)*stride : (c+1)*stride]
+}
+
 // NetConns wires the connections of a rank whose neighbours are reached
 // through a net transport's proxies: its own region (self, as its GPU sees
 // it) receives, and a mirror region (mirror) stands in for both neighbours'
@@ -96,7 +102,6 @@ func (l Layout) NetViews(own, mirror []byte) (send, recv []*transport.Conn, err 
 		return nil, nil, fmt.Errorf("p2p: net regions of %d and %d bytes, want %d, 128-byte aligned", len(own), len(mirror), l.Bytes())
 	}
 	sizes := transport.Sizes{Simple: l.SimpleBytes, LL: l.LLBytes}
-	stride := int(l.Stride())
 	view := func(slots, head, tail []byte) transport.ConnView {
 		return transport.ConnView{
 			Head:   mem.Word(head, headOff),
@@ -107,7 +112,7 @@ func (l Layout) NetViews(own, mirror []byte) (send, recv []*transport.Conn, err 
 		}
 	}
 	for c := range l.Channels {
-		o, m := own[c*stride:(c+1)*stride], mirror[c*stride:(c+1)*stride]
+		o, m := l.ChannelRegion(own, c), l.ChannelRegion(mirror, c)
 		s, err1 := transport.NewConnView(view(m, o, m), sizes)
 		r, err2 := transport.NewConnView(view(o, m, o), sizes)
 		if err1 != nil || err2 != nil {

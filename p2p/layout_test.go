@@ -2,11 +2,13 @@ package p2p_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/p2p"
+	"github.com/ringo-ccl/ringo/rdma"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/transport"
 	"github.com/ringo-ccl/ringo/transport/wiretest"
@@ -52,10 +54,38 @@ func TestNetConnsMatchViews(t *testing.T) {
 	}
 }
 
-// TestNetViewsCarryPosts: two ranks' views, joined by the socket transport
-// and its proxies, carry wiretest's scripts both ways (the test plays both
-// GPUs through the views' own methods).
+// TestNetViewsCarryPosts: two ranks' views, joined by a net transport's
+// proxies, carry wiretest's scripts both ways (the test plays both GPUs
+// through the views' own methods) — over sockets, and over RDMA wires (the
+// fake fabric) registered on the regions' channel parts, as GPU ranks use
+// them.
 func TestNetViewsCarryPosts(t *testing.T) {
+	sizes := transport.Sizes{Simple: netLayout.SimpleBytes, LL: netLayout.LLBytes}
+	t.Run("sockets", func(t *testing.T) {
+		viewsRing(t, func(ctx context.Context, bs *transport.Bootstrap, r int, _, _ []byte) ([]transport.SendWire, []transport.RecvWire, error) {
+			return transport.ConnectSockets(ctx, bs, r, 1-r, 1-r, netLayout.Channels, 2, true, true)
+		})
+	})
+	t.Run("rdma", func(t *testing.T) {
+		fabric := rdma.NewFabric()
+		viewsRing(t, func(ctx context.Context, bs *transport.Bootstrap, r int, own, mirror []byte) ([]transport.SendWire, []transport.RecvWire, error) {
+			var sm, rm [][]byte
+			for c := range netLayout.Channels {
+				sm, rm = append(sm, netLayout.ChannelRegion(mirror, c)), append(rm, netLayout.ChannelRegion(own, c))
+			}
+			w, err := rdma.Connect(ctx, bs, fabric, rdma.Port{Device: fmt.Sprint("fake_", r), Port: 1}, r, 1-r, 1-r, sizes, sm, rm, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			t.Cleanup(func() { w.Close() })
+			return w.Sends, w.Recvs, nil
+		})
+	})
+}
+
+// viewsRing connects two ranks' net views with the wires wires makes and
+// runs wiretest's scripts over them.
+func viewsRing(t *testing.T, wires func(ctx context.Context, bs *transport.Bootstrap, r int, own, mirror []byte) ([]transport.SendWire, []transport.RecvWire, error)) {
 	sizes := transport.Sizes{Simple: netLayout.SimpleBytes, LL: netLayout.LLBytes}
 	id, err := transport.NewUniqueID()
 	if err != nil {
@@ -80,8 +110,7 @@ func TestNetViewsCarryPosts(t *testing.T) {
 			if err == nil {
 				var sw []transport.SendWire
 				var rw []transport.RecvWire
-				sw, rw, err = transport.ConnectSockets(ctx, bs, r, 1-r, 1-r, netLayout.Channels, 2, true, true)
-				if err == nil {
+				if sw, rw, err = wires(ctx, bs, r, own, mirror); err == nil {
 					nets[r], err = transport.NewNet(r, 1-r, 1-r, send, sw, recv, rw, func(err error) { fails <- err }, nil)
 				}
 			}

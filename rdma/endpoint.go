@@ -72,7 +72,7 @@ func (e *endpoint) init(dev Device, role uint8, conn []byte, s transport.Sizes, 
 		return fmt.Errorf("%w: connection memory is %d bytes, need %d", errs.ErrInvalidArgument, len(conn), s.Bytes())
 	}
 	e.cfg, e.dev, e.role = cfg, dev, role
-	e.conn = conn[:s.Bytes():s.Bytes()]
+	e.conn = conn[:len(conn):len(conn)] // all of it: a GPU's connection region is larger than s.Bytes()
 	e.ctrl = mem.Alloc(ctrlBytes, 64)
 	dir := "send to"
 	if role == roleRecv {
