@@ -77,6 +77,9 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 	if err != nil {
 		return nil, err
 	}
+	if !s.ringGiven {
+		s.ring = hostRing(peers) // each host's ranks in a row
+	}
 	local := 0
 	for _, p := range peers {
 		if p.Pid == peers[rank].Pid {
