@@ -137,12 +137,21 @@ func (n *Net) Close() error {
 		}
 	}
 	n.cancel()
-	var errs []error
+	// All at once: a wire's Close may wait a moment for its peer's.
+	var ws []interface{ Close() error }
 	for _, w := range n.sendW {
-		errs = append(errs, w.Close())
+		ws = append(ws, w)
 	}
 	for _, w := range n.recvW {
-		errs = append(errs, w.Close())
+		ws = append(ws, w)
+	}
+	errc := make(chan error, len(ws))
+	for _, w := range ws {
+		go func() { errc <- w.Close() }()
+	}
+	var errs []error
+	for range ws {
+		errs = append(errs, <-errc)
 	}
 	n.wg.Wait()
 	return errors.Join(errs...)

@@ -365,13 +365,35 @@ func (w *sockWire) close(bye []byte) error {
 		w.socks[0].SetWriteDeadline(time.Now().Add(byeWait))
 		w.socks[0].Write(bye)
 		w.mu.Unlock()
+		// Half-close, and read what the peer still sends until it closes
+		// too (at most lingerWait): closing a socket with unread data —
+		// credits that came in after the last read — resets the
+		// connection, and the reset can destroy data the peer has not read
+		// yet, the last posts of a collective it is still finishing.
+		var wg sync.WaitGroup
+		for _, c := range w.socks {
+			if tc, ok := c.(*net.TCPConn); ok {
+				tc.CloseWrite()
+			}
+			c.SetReadDeadline(time.Now().Add(lingerWait))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				io.Copy(io.Discard, c)
+			}()
+		}
+		wg.Wait()
 		closeAll(w.socks)
 	})
 	return nil
 }
 
-// byeWait bounds a goodbye's write.
-const byeWait = 200 * time.Millisecond
+// byeWait bounds a goodbye's write; lingerWait how long a closing end
+// reads what its peer still sends.
+const (
+	byeWait    = 200 * time.Millisecond
+	lingerWait = 500 * time.Millisecond
+)
 
 // ErrWireClosed is what a wire's calls return once it is closed, or once
 // the other end has closed its end and said goodbye.
