@@ -128,8 +128,7 @@ func (w *Waiter) WaitAtLeast(c *atomic.Uint64, want uint64, bell Bell) error {
 			continue
 		}
 		if bell.sleepers == nil { // polled
-			runtime.Gosched()
-			if err := w.Check(); err != nil {
+			if err := w.pollNap(n); err != nil {
 				return err
 			}
 			continue
@@ -162,8 +161,7 @@ func (w *Waiter) WaitFlag(word *atomic.Uint64, flag uint32, bell Bell) (uint64, 
 			continue
 		}
 		if bell.sleepers == nil { // polled
-			runtime.Gosched()
-			if err := w.Check(); err != nil {
+			if err := w.pollNap(n); err != nil {
 				return 0, err
 			}
 			continue
@@ -195,6 +193,26 @@ func (w *Waiter) nap(bell Bell, tok uint32) {
 	case <-bell.tick.C:
 	}
 }
+
+// pollNap is a polled bell's sleep after the n-th unsuccessful poll (the
+// other end, a GPU, never rings): yield for a while, then sleep a few
+// microseconds at a time. Sleeping matters: a goroutine that only yields
+// keeps its processor busy, and with every processor busy Go's scheduler
+// looks at the sockets only every 10 ms (measured: GPU ranks over sockets
+// with GOMAXPROCS=4 took 10 ms a call at any size).
+func (w *Waiter) pollNap(n int) error {
+	if n < w.polls+pollYields {
+		runtime.Gosched()
+	} else {
+		time.Sleep(pollSleep)
+	}
+	return w.Check()
+}
+
+const (
+	pollYields = 256                  // yields before a polled wait sleeps
+	pollSleep  = 2 * time.Microsecond // a polled wait's nap (the timer's resolution rounds it up)
+)
 
 // pause is called after the n-th unsuccessful poll while spinning or
 // yielding.
