@@ -19,14 +19,19 @@
 //
 // # The protocol
 //
-// Each end of a connection registers its connection memory (the whole
-// region transport.NewConn lays out, transport.Sizes.Bytes() bytes; the
-// same layout at both ends) and a small control region of its own:
+// Each end of a connection registers its connection memory (the region a
+// transport.Conn lies in — transport.NewConn's block for host ranks, a
+// channel's part of a GPU rank's host-mapped region for GPU ranks — at
+// least transport.Sizes.Bytes() bytes, with the same layout and length at
+// both ends) and a small control region of its own:
 //
 //	header ring  NSteps × 32 bytes   receiver: written by the sender, one entry per FIFO step mod NSteps
 //	header src   16 × 32 bytes       sender: headers being written
 //	credit word  8 bytes             sender: the receiver's head, written by the receiver
 //	credit src   16 × 8 bytes        receiver: heads being written
+//
+// Connect sets up a rank's wires, every rank at once, through the
+// bootstrap; transport.Net's proxies then drive them.
 //
 // Setup: NewSender / NewReceiver register memory, create the queue pair
 // (INIT) with a send and a receive completion queue, and post receives;
@@ -84,7 +89,8 @@
 // internal/verbs compile and link against rdma-core 44 (libibverbs-dev),
 // but no machine this was written on has an RDMA device, so the verbs
 // path has not run on hardware; the ibverbs-tagged tests skip with a
-// message saying so. The wire registers host connection memory; using a
-// GPU-resident FIFO needs the region from RegisterGPU to be passed in,
-// which is not wired up yet.
+// message saying so. The wire registers host memory only — GPU ranks' FIFOs
+// are staged in host memory registered with CUDA; a GPU-resident FIFO
+// (GPUDirect) needs the region from RegisterGPU passed in, which is not
+// wired up yet.
 package rdma
