@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/p2p"
@@ -87,46 +86,18 @@ func TestNetViewsCarryPosts(t *testing.T) {
 // runs wiretest's scripts over them.
 func viewsRing(t *testing.T, wires func(ctx context.Context, bs *transport.Bootstrap, r int, own, mirror []byte) ([]transport.SendWire, []transport.RecvWire, error)) {
 	sizes := transport.Sizes{Simple: netLayout.SimpleBytes, LL: netLayout.LLBytes}
-	id, err := transport.NewUniqueID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const n = 2
-	nets := make([]*transport.Net, n)
-	fails := make(chan error, 8)
-	errc := make(chan error, n)
-	for r := range n {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			bs, err := transport.Join(ctx, id, n, r)
-			if err != nil {
-				errc <- err
-				return
-			}
-			t.Cleanup(func() { bs.Close() })
-			own, mirror := mem.Alloc(int(netLayout.Bytes()), 4096), mem.Alloc(int(netLayout.Bytes()), 4096)
-			send, recv, err := netLayout.NetViews(own, mirror)
-			if err == nil {
-				var sw []transport.SendWire
-				var rw []transport.RecvWire
-				if sw, rw, err = wires(ctx, bs, r, own, mirror); err == nil {
-					nets[r], err = transport.NewNet(r, 1-r, 1-r, send, sw, recv, rw, func(err error) { fails <- err }, nil)
-				}
-			}
-			errc <- err
-		}()
-	}
-	for range n {
-		if err := <-errc; err != nil {
-			t.Fatal(err)
+	nets, fails := wiretest.Connect(t, 2, func(ctx context.Context, bs *transport.Bootstrap, r int, fail func(error)) (*transport.Net, error) {
+		own, mirror := mem.Alloc(int(netLayout.Bytes()), 4096), mem.Alloc(int(netLayout.Bytes()), 4096)
+		send, recv, err := netLayout.NetViews(own, mirror)
+		if err != nil {
+			return nil, err
 		}
-	}
-	defer func() {
-		for _, x := range nets {
-			x.Close()
+		sw, rw, err := wires(ctx, bs, r, own, mirror)
+		if err != nil {
+			return nil, err
 		}
-	}()
+		return transport.NewNet(r, 1-r, 1-r, send, sw, recv, rw, fail, nil)
+	})
 	wiretest.Ring(t, nets, netLayout.Channels, 200, sizes, fails)
 }
 

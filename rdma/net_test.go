@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ringo-ccl/ringo/rdma"
 	"github.com/ringo-ccl/ringo/ring"
@@ -23,48 +22,19 @@ func TestNetOverFakeRDMA(t *testing.T) {
 		t.Run(fmt.Sprint(n, "ranks"), func(t *testing.T) {
 			const nch = 2
 			fabric := rdma.NewFabric()
-			id, err := transport.NewUniqueID()
-			if err != nil {
-				t.Fatal(err)
-			}
-			nets := make([]*transport.Net, n)
-			wires := make([]*rdma.Wires, n)
-			fails := make(chan error, n*nch)
-			errc := make(chan error, n)
-			for r := range n {
-				go func() {
-					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-					defer cancel()
-					bs, err := transport.Join(ctx, id, n, r)
-					if err != nil {
-						errc <- err
-						return
-					}
-					t.Cleanup(func() { bs.Close() })
-					prev, next := (r+n-1)%n, (r+1)%n
-					sm, rm := transport.NetMem(nch, sizes), transport.NetMem(nch, sizes)
-					port := rdma.Port{Device: fmt.Sprintf("fake_%d", r), Port: 1}
-					wires[r], err = rdma.Connect(ctx, bs, fabric, port, r, prev, next, sizes, sm, rm, nil)
-					if err == nil {
-						sc, _ := transport.NetConns(sm, sizes)
-						rc, _ := transport.NetConns(rm, sizes)
-						nets[r], err = transport.NewNet(r, prev, next, sc, wires[r].Sends, rc, wires[r].Recvs,
-							func(err error) { fails <- err }, nil)
-					}
-					errc <- err
-				}()
-			}
-			for range n {
-				if err := <-errc; err != nil {
-					t.Fatal(err)
+			nets, fails := wiretest.Connect(t, n, func(ctx context.Context, bs *transport.Bootstrap, r int, fail func(error)) (*transport.Net, error) {
+				prev, next := (r+n-1)%n, (r+1)%n
+				sm, rm := transport.NetMem(nch, sizes), transport.NetMem(nch, sizes)
+				port := rdma.Port{Device: fmt.Sprintf("fake_%d", r), Port: 1}
+				w, err := rdma.Connect(ctx, bs, fabric, port, r, prev, next, sizes, sm, rm, nil)
+				if err != nil {
+					return nil, err
 				}
-			}
-			defer func() {
-				for r := range n {
-					nets[r].Close()
-					wires[r].Close()
-				}
-			}()
+				t.Cleanup(func() { w.Close() })
+				sc, _ := transport.NetConns(sm, sizes)
+				rc, _ := transport.NetConns(rm, sizes)
+				return transport.NewNet(r, prev, next, sc, w.Sends, rc, w.Recvs, fail, nil)
+			})
 			wiretest.Ring(t, nets, nch, 300, sizes, fails)
 		})
 	}

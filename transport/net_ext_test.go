@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/transport"
@@ -20,43 +19,16 @@ func TestSocketsCarryEveryPost(t *testing.T) {
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprint(n, "ranks"), func(t *testing.T) {
 			const nch = 2
-			id, err := transport.NewUniqueID()
-			if err != nil {
-				t.Fatal(err)
-			}
-			nets := make([]*transport.Net, n)
-			fails := make(chan error, n*nch)
-			errc := make(chan error, n)
-			for r := range n {
-				go func() {
-					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-					defer cancel()
-					bs, err := transport.Join(ctx, id, n, r)
-					if err != nil {
-						errc <- err
-						return
-					}
-					t.Cleanup(func() { bs.Close() })
-					prev, next := (r+n-1)%n, (r+1)%n
-					sends, recvs, err := transport.ConnectSockets(ctx, bs, r, prev, next, nch, 3, true, true)
-					if err == nil {
-						sc, _ := transport.NetConns(transport.NetMem(nch, sizes), sizes)
-						rc, _ := transport.NetConns(transport.NetMem(nch, sizes), sizes)
-						nets[r], err = transport.NewNet(r, prev, next, sc, sends, rc, recvs, func(err error) { fails <- err }, nil)
-					}
-					errc <- err
-				}()
-			}
-			for range n {
-				if err := <-errc; err != nil {
-					t.Fatal(err)
+			nets, fails := wiretest.Connect(t, n, func(ctx context.Context, bs *transport.Bootstrap, r int, fail func(error)) (*transport.Net, error) {
+				prev, next := (r+n-1)%n, (r+1)%n
+				sends, recvs, err := transport.ConnectSockets(ctx, bs, r, prev, next, nch, 3, true, true)
+				if err != nil {
+					return nil, err
 				}
-			}
-			defer func() {
-				for _, x := range nets {
-					x.Close()
-				}
-			}()
+				sc, _ := transport.NetConns(transport.NetMem(nch, sizes), sizes)
+				rc, _ := transport.NetConns(transport.NetMem(nch, sizes), sizes)
+				return transport.NewNet(r, prev, next, sc, sends, rc, recvs, fail, nil)
+			})
 			wiretest.Ring(t, nets, nch, 400, sizes, fails)
 		})
 	}

@@ -171,3 +171,54 @@ func Ring(t testing.TB, nets []*transport.Net, nch, posts int, s transport.Sizes
 	default:
 	}
 }
+
+// Connect makes the n ranks of a ring in this process, each with its own
+// bootstrap of one fresh communicator, and has build make each rank's Net
+// (build's fail reports the Net's failures on the returned channel). It
+// fails the test unless every rank succeeds; the nets are closed when the
+// test ends, before whatever build registered with t.Cleanup.
+func Connect(t testing.TB, n int, build func(ctx context.Context, bs *transport.Bootstrap, r int, fail func(error)) (*transport.Net, error)) ([]*transport.Net, <-chan error) {
+	t.Helper()
+	id, err := transport.NewUniqueID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nets := make([]*transport.Net, n)
+	fails := make(chan error, 64*n)
+	fail := func(err error) {
+		select {
+		case fails <- err:
+		default:
+		}
+	}
+	errc := make(chan error, n)
+	for r := range n {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			bs, err := transport.Join(ctx, id, n, r)
+			if err != nil {
+				errc <- err
+				return
+			}
+			t.Cleanup(func() { bs.Close() })
+			nets[r], err = build(ctx, bs, r, fail)
+			errc <- err
+		}()
+	}
+	var errs []error
+	for range n {
+		errs = append(errs, <-errc)
+	}
+	t.Cleanup(func() {
+		for _, x := range nets {
+			if x != nil {
+				x.Close()
+			}
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return nets, fails
+}
