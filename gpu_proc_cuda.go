@@ -20,7 +20,6 @@ import (
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/internal/sys"
 	"github.com/ringo-ccl/ringo/p2p"
-	"github.com/ringo-ccl/ringo/rdma"
 	"github.com/ringo-ccl/ringo/shm"
 	"github.com/ringo-ccl/ringo/transport"
 )
@@ -356,17 +355,17 @@ func shareShm(ctx context.Context, bs *transport.Bootstrap, tag string, dev *cud
 // transport: two regions of host memory registered with CUDA — its own
 // (the receive side, which the proxy from prev fills) and a mirror of the
 // neighbours' (which the kernel fills and the proxy to next forwards) —
-// driven by proxies over sockets. It returns the regions' device
-// addresses for p2p.Layout.NetConns.
+// driven by proxies (startNet; an RDMA wire registers the regions' channel
+// parts: the FIFOs are staged in host memory, GPUDirect is not done). It
+// returns the regions' device addresses for p2p.Layout.NetConns.
 func shareNet(ctx context.Context, g *procGroup, dev *cuda.Device, l p2p.Layout, prev, next int) (self, mirror uint64, kind string, cleanup func() error, err error) {
-	bs := g.bs
 	own, mir := mem.Alloc(int(l.Bytes()), 4096), mem.Alloc(int(l.Bytes()), 4096)
 	send, recv, err := l.NetViews(own, mir)
 	if err != nil {
 		return 0, 0, "", nil, err
 	}
 	var registered [][]byte
-	var nt *transport.Net
+	var nt transport.Transport
 	cleanup = func() error {
 		var errs []error
 		if nt != nil {
@@ -388,55 +387,17 @@ func shareNet(ctx context.Context, g *procGroup, dev *cuda.Device, l p2p.Layout,
 		}
 		registered, bases[i] = append(registered, m), uint64(p)
 	}
-	sw, rw, kind, after, err := netWires(ctx, g, l, own, mir, prev, next)
-	if err == nil {
-		nt, err = transport.NewNet(bs.Rank(), prev, next, send, sw, recv, rw, g.fail, &g.abort)
-		if err != nil {
-			for _, w := range sw {
-				w.Close()
-			}
-			for _, w := range rw {
-				w.Close()
-			}
-		}
-	}
-	if err != nil {
-		errors.Join(cleanup(), after())
-		return 0, 0, "", nil, err
-	}
-	free := cleanup
-	cleanup = func() error { return errors.Join(free(), after()) }
-	g.net = true
-	return bases[0], bases[1], kind, cleanup, nil
-}
-
-// netWires connects a GPU rank's net connections over RDMA, when every
-// rank has a port (chooseWire), or sockets: the RDMA wires register the
-// host-mapped regions — the FIFOs are staged in host memory; GPUDirect
-// (FIFOs in GPU memory, registered through dma-buf or nvidia-peermem) is
-// not done. It returns the wire's name for NCCL_DEBUG and what releases
-// what the wires share, after them.
-func netWires(ctx context.Context, g *procGroup, l p2p.Layout, own, mir []byte, prev, next int) (sw []transport.SendWire, rw []transport.RecvWire, kind string, after func() error, err error) {
-	bs := g.bs
-	after = func() error { return nil }
-	ib, port, err := chooseWire(ctx, bs)
-	if err != nil {
-		return nil, nil, "", after, err
-	}
-	if !ib {
-		sw, rw, err = transport.ConnectSockets(ctx, bs, bs.Rank(), prev, next, l.Channels, transport.SocketsPerConn(), true, true)
-		return sw, rw, "Socket", after, err
-	}
 	var sm, rm [][]byte
 	for c := range l.Channels {
 		sm, rm = append(sm, l.ChannelRegion(mir, c)), append(rm, l.ChannelRegion(own, c))
 	}
-	p, _ := rdma.Hardware()
-	w, err := rdma.Connect(ctx, bs, p, port, bs.Rank(), prev, next, transport.Sizes{Simple: l.SimpleBytes, LL: l.LLBytes}, sm, rm, &g.abort)
-	if err != nil {
-		return nil, nil, "", after, err
+	sizes := transport.Sizes{Simple: l.SimpleBytes, LL: l.LLBytes}
+	if nt, kind, err = startNet(ctx, g, prev, next, l.Channels, sizes, send, sm, recv, rm); err != nil {
+		cleanup()
+		return 0, 0, "", nil, err
 	}
-	return w.Sends, w.Recvs, fmt.Sprintf("IB/%s:%d", port.Device, port.Port), w.Close, nil
+	g.net = true
+	return bases[0], bases[1], kind, cleanup, nil
 }
 
 // splitInfo is what a rank tells the others in Split.

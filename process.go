@@ -246,7 +246,7 @@ func connectProcs(ctx context.Context, bs *transport.Bootstrap, tag string, s *s
 	}
 	via := "SHM"
 	if anyNet {
-		nt, kind, err := connectNet(ctx, bs, rank, prev, next, s, !recvShm, !sendShm, g.fail, &g.abort)
+		nt, kind, err := connectNet(ctx, g, prev, next, s, !recvShm, !sendShm)
 		if err != nil {
 			trs.Close()
 			return nil, err

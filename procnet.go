@@ -80,16 +80,10 @@ func chooseWire(ctx context.Context, bs *transport.Bootstrap) (ib bool, port rdm
 	return ib, port, nil
 }
 
-// connectNet makes rank's net connections — from prev when recv, to next
-// when send — driven by proxies that report a broken connection to fail,
-// over RDMA or sockets (chooseWire); it returns the transport and the wire's
-// name for NCCL_DEBUG. A rank with neither side takes part in the exchanges
-// only.
-func connectNet(ctx context.Context, bs *transport.Bootstrap, rank, prev, next int, s *settings, recv, send bool, fail func(error), stop *transport.Abort) (transport.Transport, string, error) {
-	ib, port, err := chooseWire(ctx, bs)
-	if err != nil {
-		return nil, "", err
-	}
+// connectNet makes a host rank's net connections — from prev when recv, to
+// next when send — in memory of its own, and starts them (startNet). A rank
+// with neither side takes part in the exchanges only.
+func connectNet(ctx context.Context, g *procGroup, prev, next int, s *settings, recv, send bool) (transport.Transport, string, error) {
 	var sm, rm [][]byte
 	if send {
 		sm = transport.NetMem(s.channels, s.sizes)
@@ -97,24 +91,42 @@ func connectNet(ctx context.Context, bs *transport.Bootstrap, rank, prev, next i
 	if recv {
 		rm = transport.NetMem(s.channels, s.sizes)
 	}
+	sc, err1 := transport.NetConns(sm, s.sizes)
+	rc, err2 := transport.NetConns(rm, s.sizes)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, "", err
+	}
+	return startNet(ctx, g, prev, next, s.channels, s.sizes, sc, sm, rc, rm)
+}
+
+// startNet connects nch channels' net connections of g's rank over RDMA
+// or sockets (chooseWire) and starts their proxies, which report a broken
+// connection to g: send (to next) and recv (from prev), either of which may
+// be empty, lying in sendMem and recvMem (one block per channel, which an
+// RDMA wire registers). It returns the transport — closing it releases the
+// wires and what they share — and the wire's name for NCCL_DEBUG.
+func startNet(ctx context.Context, g *procGroup, prev, next, nch int, sizes transport.Sizes, send []*transport.Conn, sendMem [][]byte, recv []*transport.Conn, recvMem [][]byte) (transport.Transport, string, error) {
+	bs := g.bs
+	ib, port, err := chooseWire(ctx, bs)
+	if err != nil {
+		return nil, "", err
+	}
 	var sends []transport.SendWire
 	var recvs []transport.RecvWire
 	kind, after := "Socket", func() error { return nil }
 	if ib {
 		p, _ := rdma.Hardware()
-		w, err := rdma.Connect(ctx, bs, p, port, rank, prev, next, s.sizes, sm, rm, stop)
+		w, err := rdma.Connect(ctx, bs, p, port, bs.Rank(), prev, next, sizes, sendMem, recvMem, &g.abort)
 		if err != nil {
 			return nil, "", err
 		}
 		sends, recvs, after = w.Sends, w.Recvs, w.Close
 		kind = fmt.Sprintf("IB/%s:%d", port.Device, port.Port)
-	} else if sends, recvs, err = transport.ConnectSockets(ctx, bs, rank, prev, next, s.channels, transport.SocketsPerConn(), send, recv); err != nil {
+	} else if sends, recvs, err = transport.ConnectSockets(ctx, bs, bs.Rank(), prev, next, nch, transport.SocketsPerConn(), len(send) > 0, len(recv) > 0); err != nil {
 		return nil, "", err
 	}
-	sc, err1 := transport.NetConns(sm, s.sizes)
-	rc, err2 := transport.NetConns(rm, s.sizes)
-	nt, err := transport.NewNet(rank, prev, next, sc, sends, rc, recvs, fail, stop)
-	if err = errors.Join(err1, err2, err); err != nil {
+	nt, err := transport.NewNet(bs.Rank(), prev, next, send, sends, recv, recvs, g.fail, &g.abort)
+	if err != nil {
 		for _, w := range sends {
 			w.Close()
 		}

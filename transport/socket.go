@@ -159,10 +159,10 @@ func ConnectSockets(ctx context.Context, ex Exchanger, rank, prev, next, nch, ns
 			for _, cs := range socks {
 				closeAll(cs)
 			}
-			return nil, nil, err
+			return sends, nil, err // the deferred clean-up closes the send wires
 		}
 		if err = <-accepted; err != nil {
-			return nil, nil, err
+			return sends, nil, err
 		}
 		for _, cs := range socks {
 			recvs = append(recvs, newSockRecv(cs))
@@ -222,15 +222,12 @@ func acceptSockets(ctx context.Context, ln *net.TCPListener, token [sockTokenLen
 	defer bind(ctx, ln)()
 	socks := make([][]net.Conn, nch)
 	missing := nch // channels not yet complete
-	var mu sync.Mutex
 	for missing > 0 {
 		c, err := ln.Accept()
 		if err != nil {
-			mu.Lock()
 			for _, cs := range socks {
 				closeAll(cs)
 			}
-			mu.Unlock()
 			return nil, fmt.Errorf("socket transport: waiting for rank %d's connections (%d channels incomplete): %w", prev, missing, endedBy(ctx, err))
 		}
 		tuneConn(c)

@@ -45,8 +45,9 @@ func (a *Abort) Err() error {
 // between processes as well as goroutines. The producer calls Ring after
 // every post; it costs one atomic load unless someone sleeps.
 //
-// The zero Bell is polled: its sleepers only yield, since the other end —
-// a GPU — never rings (ConnView).
+// The zero Bell is polled: its sleepers yield, then sleep a few
+// microseconds at a time (pollNap), since the other end — a GPU — never
+// rings (ConnView).
 //
 // A Bell whose both ends are in this process (a net connection's, between
 // the executor and a proxy) parks the sleeping goroutine on a channel
@@ -127,19 +128,7 @@ func (w *Waiter) WaitAtLeast(c *atomic.Uint64, want uint64, bell Bell) error {
 			}
 			continue
 		}
-		if bell.sleepers == nil { // polled
-			if err := w.pollNap(n); err != nil {
-				return err
-			}
-			continue
-		}
-		bell.sleepers.Add(1)
-		tok := bell.seq.Load()
-		if c.Load() < want {
-			w.nap(bell, tok)
-		}
-		bell.sleepers.Add(^uint32(0))
-		if err := w.Check(); err != nil {
+		if err := w.sleep(n, bell, func() bool { return c.Load() >= want }); err != nil {
 			return err
 		}
 	}
@@ -160,22 +149,28 @@ func (w *Waiter) WaitFlag(word *atomic.Uint64, flag uint32, bell Bell) (uint64, 
 			}
 			continue
 		}
-		if bell.sleepers == nil { // polled
-			if err := w.pollNap(n); err != nil {
-				return 0, err
-			}
-			continue
-		}
-		bell.sleepers.Add(1)
-		tok := bell.seq.Load()
-		if uint32(word.Load()>>32) != flag {
-			w.nap(bell, tok)
-		}
-		bell.sleepers.Add(^uint32(0))
-		if err := w.Check(); err != nil {
+		if err := w.sleep(n, bell, func() bool { return uint32(word.Load()>>32) == flag }); err != nil {
 			return 0, err
 		}
 	}
+}
+
+// sleep is a wait's n-th unsuccessful poll once spinning and yielding are
+// over: it naps on bell — unless ready turns true while the sleeper
+// registers, so a post between the poll and the nap is not slept through —
+// or, on a polled bell, yields or sleeps briefly (pollNap); then it checks
+// whether the call must end.
+func (w *Waiter) sleep(n int, bell Bell, ready func() bool) error {
+	if bell.sleepers == nil {
+		return w.pollNap(n)
+	}
+	bell.sleepers.Add(1)
+	tok := bell.seq.Load()
+	if !ready() {
+		w.nap(bell, tok)
+	}
+	bell.sleepers.Add(^uint32(0))
+	return w.Check()
 }
 
 // nap sleeps on bell for at most a tick, or until it rings (the futex
