@@ -107,7 +107,7 @@ mpi-deps:
 # Each fuzz target, FUZZTIME each: package:target.
 FUZZ_TARGETS := ring:FuzzPlan internal/env:FuzzParseList transport:FuzzDecodeFrame \
 	transport:FuzzDecodeHello transport:FuzzParseUniqueID transport:FuzzIfSpec capi:FuzzParseConfig \
-	rdma:FuzzParseHCA rdma:FuzzDecodeHeader transport:FuzzSocketRecv
+	rdma:FuzzParseHCA rdma:FuzzDecodeHeader transport:FuzzSocketRecv ring:FuzzSchedule
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -134,6 +134,7 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 	spec := ring.Spec{
 		Coll: call.Coll, Ring: c.cfg.ring, Rank: c.rank, Root: call.Root,
 		Count: call.Count, EltSize: elt, Channels: c.cfg.channels, Proto: proto, BuffSize: c.cfg.buffSize(proto),
+		Variant: c.cfg.variant,
 	}
 	if err := c.plan.Build(spec); err != nil {
 		return errs.Invalid(call.Coll.String(), c.rank, "%v", err)

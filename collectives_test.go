@@ -67,26 +67,32 @@ func allReduceVsRef[T ringo.Elem](t *testing.T, comms []*ringo.Comm, count int, 
 
 // TestEveryTypeAndOp runs all five collectives for all 12 datatypes and all
 // ops with inputs chosen so every result is exactly representable, and
-// compares bit for bit, in and out of place, over both protocols.
+// compares bit for bit, in and out of place, over both protocols — on four
+// ranks with the ring, and on two with the one-shot variant.
 func TestEveryTypeAndOp(t *testing.T) {
-	for _, proto := range []string{"Simple", "LL"} {
-		cfg := &ringo.Config{Protocol: proto, BuffSize: 8 * 512, LLBuffSize: 8 * 256, Channels: 2}
-		comms := newComms(t, 4, cfg)
-		rng := rand.New(rand.NewPCG(9, 10))
-		t.Run(proto, func(t *testing.T) {
-			everyOp[int8](t, comms, rng)
-			everyOp[uint8](t, comms, rng)
-			everyOp[int32](t, comms, rng)
-			everyOp[uint32](t, comms, rng)
-			everyOp[int64](t, comms, rng)
-			everyOp[uint64](t, comms, rng)
-			everyOp[ringo.Float16](t, comms, rng)
-			everyOp[float32](t, comms, rng)
-			everyOp[float64](t, comms, rng)
-			everyOp[ringo.BFloat16](t, comms, rng)
-			everyOp[ringo.Float8E4M3](t, comms, rng)
-			everyOp[ringo.Float8E5M2](t, comms, rng)
-		})
+	for _, v := range []struct {
+		variant string
+		n       int
+	}{{"ring", 4}, {"oneshot", 2}} {
+		for _, proto := range []string{"Simple", "LL"} {
+			cfg := &ringo.Config{Protocol: proto, BuffSize: 8 * 512, LLBuffSize: 8 * 256, Channels: 2, Variant: v.variant}
+			comms := newComms(t, v.n, cfg)
+			rng := rand.New(rand.NewPCG(9, 10))
+			t.Run(v.variant+"/"+proto, func(t *testing.T) {
+				everyOp[int8](t, comms, rng)
+				everyOp[uint8](t, comms, rng)
+				everyOp[int32](t, comms, rng)
+				everyOp[uint32](t, comms, rng)
+				everyOp[int64](t, comms, rng)
+				everyOp[uint64](t, comms, rng)
+				everyOp[ringo.Float16](t, comms, rng)
+				everyOp[float32](t, comms, rng)
+				everyOp[float64](t, comms, rng)
+				everyOp[ringo.BFloat16](t, comms, rng)
+				everyOp[ringo.Float8E4M3](t, comms, rng)
+				everyOp[ringo.Float8E5M2](t, comms, rng)
+			})
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ringo-ccl/ringo/internal/env"
+	"github.com/ringo-ccl/ringo/p2p"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/transport"
 	"github.com/ringo-ccl/ringo/tune"
@@ -21,8 +22,11 @@ type Config struct {
 	Channels int
 
 	// Protocol restricts the protocols in NCCL_PROTO's syntax: "LL",
-	// "Simple", "LL,Simple", "^LL". "": NCCL_PROTO, else ringo picks by
-	// message size. The host path has Simple and LL.
+	// "LL128", "Simple", "LL,Simple", "^LL". "": NCCL_PROTO, else ringo
+	// picks by message size. The host path has Simple and LL; the GPU path
+	// also LL128, used by default only over NVLink between distinct GPUs of
+	// one compute capability (a selection that includes LL128 forces it on
+	// any GPU-memory link, as NCCL_PROTO does in NCCL).
 	Protocol string
 
 	// BuffSize is the Simple FIFO of each connection in bytes (all 8
@@ -33,12 +37,22 @@ type Config struct {
 	// NCCL_LL_BUFFSIZE, else DefaultLLBuffSize.
 	LLBuffSize int
 
+	// LL128BuffSize is the LL128 FIFO of each GPU connection in bytes, a
+	// multiple of 1024. 0: NCCL_LL128_BUFFSIZE, else
+	// DefaultGPULL128BuffSize.
+	LL128BuffSize int
+
 	// Timeout bounds every call whose context has no deadline. 0:
 	// RINGO_TIMEOUT, else DefaultTimeout. Negative: no bound.
 	Timeout time.Duration
 
 	// Ring is the ring order, a permutation of the ranks. nil: 0, 1, …, n−1.
 	Ring []int
+
+	// Variant names the plan generator (package ring): "ring" (NCCL's
+	// Ring algorithm) or "oneshot" (all-reduce of two ranks in one
+	// exchange). "": RINGO_VARIANT, else "ring".
+	Variant string
 }
 
 // Defaults for host communicators; GPU communicators take NCCL's.
@@ -47,25 +61,29 @@ const (
 	DefaultLLBuffSize    = 256 << 10
 	DefaultGPUBuffSize   = 4 << 20   // NCCL_BUFFSIZE's default
 	DefaultGPULLBuffSize = 512 << 10 // NCCL_LL_BUFFSIZE's default
-	DefaultGPUChannels   = 64        // measured best on 2×H200 NV18 (BENCHMARKS.md)
-	DefaultTimeout       = 5 * time.Minute
+	// DefaultGPULL128BuffSize is NCCL_LL128_BUFFSIZE's default: 8 slots of
+	// 4800 lines, 576000 data bytes each.
+	DefaultGPULL128BuffSize = 4915200
+	DefaultGPUChannels      = 64 // measured best on 2×H200 NV18 (BENCHMARKS.md)
+	DefaultTimeout          = 5 * time.Minute
 )
 
 // defaults are what a kind of communicator assumes for what the
 // configuration and the environment leave open.
 type defaults struct {
-	channels   int
-	simple, ll int
-	protos     [3]bool // protocols the executor has, indexed by ring.Protocol
-	what       string  // "the host path", "the GPU path"
-	gpu        bool    // choose with the tuner's cost model
+	channels          int
+	simple, ll, ll128 int
+	protos            [3]bool // protocols the executor has, indexed by ring.Protocol
+	what              string  // "the host path", "the GPU path"
+	gpu               bool    // choose with the tuner's cost model
 }
 
 var (
 	hostDefaults = defaults{channels: 1, simple: DefaultBuffSize, ll: DefaultLLBuffSize,
 		protos: [3]bool{ring.LL: true, ring.Simple: true}, what: "the host path"}
 	gpuDefaults = defaults{channels: DefaultGPUChannels, simple: DefaultGPUBuffSize, ll: DefaultGPULLBuffSize,
-		protos: [3]bool{ring.LL: true, ring.Simple: true}, what: "the GPU path", gpu: true}
+		ll128: DefaultGPULL128BuffSize, protos: [3]bool{ring.LL: true, ring.LL128: true, ring.Simple: true},
+		what: "the GPU path", gpu: true}
 )
 
 // llMaxBytes is the largest message (bytes per rank buffer) for which the
@@ -81,9 +99,12 @@ var (
 	envProto       = env.Var{Name: "PROTO", NCCL: true}
 	envBuffSize    = env.Var{Name: "BUFFSIZE", NCCL: true}
 	envLLBuffSize  = env.Var{Name: "LL_BUFFSIZE", NCCL: true}
+	envLL128Buff   = env.Var{Name: "LL128_BUFFSIZE", NCCL: true}
 	envTimeout     = env.Var{Name: "TIMEOUT"}
 	envAlgo        = env.Var{Name: "ALGO", NCCL: true}
 	envTuneFile    = env.Var{Name: "TUNE_FILE"}
+	envP2PRead     = env.Var{Name: "P2P_READ_ENABLE", NCCL: true}
+	envVariant     = env.Var{Name: "VARIANT"}
 )
 
 // algoNames are NCCL's algorithms; ringo has Ring.
@@ -97,10 +118,13 @@ type settings struct {
 	minChannels int
 	model       *tune.Model // the GPU path's cost model; nil on the host
 	protos      [3]bool     // allowed, indexed by ring.Protocol
+	protoFrom   string      // what chose protos ("Config.Protocol", "NCCL_PROTO"); "": the defaults
 	sizes       transport.Sizes
+	ll128Size   int // the LL128 FIFO of a GPU connection
 	timeout     time.Duration
 	ring        ring.Ring
 	ringGiven   bool // ring came from Config.Ring, not the default
+	variant     ring.Variant
 
 	channelsGiven bool // channels came from Config.Channels
 	channelsMax   int  // otherwise: NCCL_MAX_NCHANNELS or MaxChannels
@@ -148,7 +172,7 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 		if !ok {
 			return bad("Protocol %q leaves no protocol %s has (%s)", c.Protocol, d.what, d.protoList())
 		}
-		s.protos = u
+		s.protos, s.protoFrom = u, "Config.Protocol"
 	default:
 		s.protos = d.protos
 		if v, name, ok := envProto.Lookup(); ok {
@@ -163,7 +187,7 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 			case !any:
 				env.Warnf("%s=%q leaves no protocol %s has; using %s", name, v, d.what, d.protoList())
 			default:
-				s.protos = u
+				s.protos, s.protoFrom = u, name
 			}
 		}
 	}
@@ -182,6 +206,23 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 	}
 	if err := s.sizes.Validate(); err != nil {
 		return bad("%v", err)
+	}
+	if d.ll128 > 0 {
+		s.ll128Size = envLL128Buff.Int(d.ll128, ring.NSteps*128, maxBuff)
+		if s.ll128Size%(ring.NSteps*128) != 0 {
+			_, name, _ := envLL128Buff.Lookup()
+			env.Warnf("%s=%d is not a multiple of %d; using %d", name, s.ll128Size, ring.NSteps*128, d.ll128)
+			s.ll128Size = d.ll128
+		}
+	}
+	if c.LL128BuffSize != 0 {
+		if d.ll128 == 0 {
+			return bad("LL128BuffSize %d: %s has no LL128", c.LL128BuffSize, d.what)
+		}
+		if c.LL128BuffSize < 0 || c.LL128BuffSize > maxBuff || c.LL128BuffSize%(ring.NSteps*128) != 0 {
+			return bad("LL128BuffSize %d is not a multiple of %d in 1…%d", c.LL128BuffSize, ring.NSteps*128, maxBuff)
+		}
+		s.ll128Size = c.LL128BuffSize
 	}
 
 	s.timeout = envTimeout.Duration(DefaultTimeout)
@@ -207,6 +248,30 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 				env.Warnf("%s=%q: %v; using the built-in model (%s)", name, path, err, s.model.Machine)
 			} else {
 				s.model = m
+			}
+		}
+	}
+
+	switch {
+	case c.Variant != "":
+		v, err := ring.ParseVariant(c.Variant)
+		if err == nil {
+			err = (&ring.Spec{Ring: ring.Identity(n), Variant: v}).ValidVariant()
+		}
+		if err != nil {
+			return bad("Variant: %v", err)
+		}
+		s.variant = v
+	default:
+		if val, name, ok := envVariant.Lookup(); ok {
+			v, err := ring.ParseVariant(val)
+			if err == nil {
+				err = (&ring.Spec{Ring: ring.Identity(n), Variant: v}).ValidVariant()
+			}
+			if err != nil {
+				env.Warnf("%s=%q: %v; using ring", name, val, err)
+			} else {
+				s.variant = v
 			}
 		}
 	}
@@ -238,7 +303,8 @@ func (d defaults) protoList() string {
 
 // fingerprint is the part of the settings every rank must share.
 func (s *settings) fingerprint() string {
-	return fmt.Sprintf("channels=%d protos=%v buffsize=%d llbuffsize=%d ring=%v", s.channels, s.protos, s.sizes.Simple, s.sizes.LL, s.ring.Order)
+	return fmt.Sprintf("channels=%d protos=%v buffsize=%d llbuffsize=%d ll128buffsize=%d ring=%v variant=%v",
+		s.channels, s.protos, s.sizes.Simple, s.sizes.LL, s.ll128Size, s.ring.Order, s.variant)
 }
 
 // gpuChoice picks the protocol and channel count of a GPU collective moving
@@ -247,8 +313,10 @@ func (s *settings) gpuChoice(coll ring.Collective, n int, bytes int64) (ring.Pro
 	if ch, ok := s.model.Choose(coll, n, bytes, s.protos, s.minChannels, s.channels); ok {
 		return ch.Proto, ch.Channels
 	}
-	if s.protos[ring.Simple] {
-		return ring.Simple, s.channels
+	for _, p := range []ring.Protocol{ring.Simple, ring.LL128} {
+		if s.protos[p] {
+			return p, s.channels
+		}
 	}
 	return ring.LL, s.channels
 }
@@ -268,8 +336,64 @@ func (s *settings) protocol(bytes int64) ring.Protocol {
 
 // buffSize is the FIFO size of protocol p.
 func (s *settings) buffSize(p ring.Protocol) int {
-	if p == ring.LL {
+	switch p {
+	case ring.LL:
 		return s.sizes.LL
+	case ring.LL128:
+		return s.ll128Size
 	}
 	return s.sizes.Simple
+}
+
+// layout is the GPU connections' layout the settings ask for.
+func (s *settings) layout() p2p.Layout {
+	l := p2p.Layout{Channels: s.channels, SimpleBytes: s.sizes.Simple, LLBytes: s.sizes.LL, Read: envP2PRead.Int(0, 0, 1) == 1}
+	if s.protos[ring.LL128] {
+		l.LL128Bytes = s.ll128Size
+	}
+	return l
+}
+
+// ll128Link is what a GPU communicator's connections mean for LL128.
+type ll128Link struct {
+	hostMemory bool   // FIFOs in host memory (shared memory, a net transport): LL128 cannot run
+	unsafe     string // otherwise, why a 128-byte line may arrive torn ("" where it cannot)
+}
+
+// placeLL128 decides whether a GPU communicator keeps LL128 once its
+// connections are known: where it is safe; where it is not but a selection
+// (Config.Protocol, NCCL_PROTO) names it and the FIFOs are GPU memory, with
+// a warning, as NCCL does; never over host memory. A Config.Protocol left
+// with no protocol is an error; NCCL_PROTO falls back to the others.
+func (s *settings) placeLL128(l ll128Link) error {
+	if !s.protos[ring.LL128] {
+		return nil
+	}
+	switch {
+	case l.unsafe == "" && !l.hostMemory:
+		env.Infof("LL128 on: NVLink between distinct GPUs of one compute capability")
+		return nil
+	case !l.hostMemory && s.protoFrom != "":
+		env.Warnf("%s forces LL128 where %s: a 128-byte line may arrive torn and results be wrong", s.protoFrom, l.unsafe)
+		return nil
+	}
+	why := l.unsafe
+	if l.hostMemory {
+		why = "the connections' FIFOs are in host memory"
+	}
+	s.protos[ring.LL128] = false
+	env.Infof("LL128 off: %s", why)
+	if s.protos != [3]bool{} {
+		if s.protoFrom != "" {
+			env.Warnf("%s selects LL128, but %s; not using it", s.protoFrom, why)
+		}
+		return nil
+	}
+	if s.protoFrom == "Config.Protocol" {
+		return fmt.Errorf("%w: config: Protocol selects only LL128, but %s", ErrInvalidArgument, why)
+	}
+	s.protos = gpuDefaults.protos
+	s.protos[ring.LL128] = false
+	env.Warnf("%s selects only LL128, but %s; using LL, Simple", s.protoFrom, why)
+	return nil
 }

@@ -118,6 +118,9 @@ func TestBadConfig(t *testing.T) {
 		{4, &ringo.Config{Ring: []int{0, 1, 2}}, "Ring has 3 ranks"},
 		{4, &ringo.Config{Ring: []int{0, 1, 2, 5}}, "rank 5, outside [0, 4)"},
 		{3, &ringo.Config{Ring: []int{0, 1, 1}}, "rank 1 twice"},
+		{2, &ringo.Config{Variant: "tree"}, `unknown variant "tree"`},
+		{3, &ringo.Config{Variant: "oneshot"}, "oneshot needs 2 ranks"},
+		{2, &ringo.Config{LL128BuffSize: 8192}, "the host path has no LL128"},
 	}
 	for _, c := range cases {
 		_, err := ringo.NewLocal(c.n, c.cfg)

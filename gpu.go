@@ -224,6 +224,7 @@ func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
 	spec := ring.Spec{
 		Coll: call.Coll, Ring: c.cfg.ring, Rank: c.rank, Root: call.Root, Count: call.Count,
 		EltSize: call.Type.Size(), Channels: channels, Proto: proto, BuffSize: c.cfg.buffSize(proto),
+		Variant: c.cfg.variant,
 	}
 	if err := c.plan.Build(spec); err != nil {
 		return errs.Invalid(op, c.rank, "%v", err)

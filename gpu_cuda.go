@@ -13,10 +13,7 @@ import (
 	"github.com/ringo-ccl/ringo/p2p"
 )
 
-var (
-	envP2PDisable = env.Var{Name: "P2P_DISABLE", NCCL: true}
-	envP2PRead    = env.Var{Name: "P2P_READ_ENABLE", NCCL: true}
-)
+var envP2PDisable = env.Var{Name: "P2P_DISABLE", NCCL: true}
 
 // NewLocalGPUs makes one rank per entry of gpus, rank r on GPU gpus[r], all
 // in this process and connected through GPU peer-to-peer access (NVLink or
@@ -41,6 +38,13 @@ func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		if devs[r], err = cuda.Open(g); err != nil {
 			return fail(r, err)
 		}
+	}
+	var link ll128Link
+	for i := 0; i < n && n > 1 && link.unsafe == ""; i++ {
+		link.unsafe = p2p.LL128Unsafe(devs[s.ring.At(i, 0)], devs[s.ring.At(i, 1)])
+	}
+	if err := s.placeLL128(link); err != nil {
+		return fail(-1, err)
 	}
 	pr, err := p2p.Connect(devs, s.ring.Order, p2p.Options{Layout: s.layout(), Disabled: envP2PDisable.Int(0, 0, 1) == 1})
 	if err != nil {
@@ -93,11 +97,6 @@ func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		w.gpus = append(w.gpus, exec)
 	}
 	return comms, nil
-}
-
-// layout is the connections' layout the settings ask for.
-func (s *settings) layout() p2p.Layout {
-	return p2p.Layout{Channels: s.channels, SimpleBytes: s.sizes.Simple, LLBytes: s.sizes.LL, Read: envP2PRead.Int(0, 0, 1) == 1}
 }
 
 func open(dev int) (*cuda.Device, error) {

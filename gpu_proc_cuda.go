@@ -64,7 +64,8 @@ func NewGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Co
 
 // gpuPeer is what GPU ranks tell each other after the first exchange.
 type gpuPeer struct {
-	P2P bool // whether this rank's GPU and its successor's reach each other
+	P2P   bool   // whether this rank's GPU and its successor's reach each other
+	LL128 string // why LL128 is not safe on that link ("" where it is)
 }
 
 // connectGPUs lays out this rank's connections, shares them with its ring
@@ -101,27 +102,42 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 	}
 	// Can this rank's GPU and its successor's reach each other?
 	p2pOK := envP2PDisable.Int(0, 0, 1) != 1
+	ll128 := "" // a ring of one has no link
 	if ord := cuda.ByUUID(peers[next].GPU); ord < 0 {
 		p2pOK = false // the successor's GPU is not visible here
-	} else if p2pOK && ord != dev.Ordinal {
+	} else if n > 1 {
 		nd, err := cuda.Open(ord)
-		p2pOK = err == nil && p2p.EnablePeers(dev, nd) == nil
+		switch {
+		case err != nil:
+			p2pOK, ll128 = false, err.Error()
+		case p2pOK:
+			p2pOK = p2p.EnablePeers(dev, nd) == nil
+			ll128 = p2p.LL128Unsafe(dev, nd)
+		}
 	}
-	blob, _ := json.Marshal(gpuPeer{P2P: p2pOK})
+	blob, _ := json.Marshal(gpuPeer{P2P: p2pOK, LL128: ll128})
 	blobs, err := bs.AllGather(ctx, blob)
 	if err != nil {
 		return nil, fmt.Errorf("exchanging peer access: %w", err)
 	}
 	allP2P := true
-	for _, b := range blobs {
+	var link ll128Link
+	for r, b := range blobs {
 		var p gpuPeer
 		if err := json.Unmarshal(b, &p); err != nil {
 			return nil, fmt.Errorf("malformed peer access: %v", err)
 		}
 		allP2P = allP2P && p.P2P
+		if link.unsafe == "" && p.LL128 != "" {
+			link.unsafe = fmt.Sprintf("rank %d: %s", r, p.LL128)
+		}
 	}
 	shmOK := oneHost && envShmDisable.Int(0, 0, 1) != 1
 	net := n > 1 && !(allP2P && oneHost) && !shmOK
+	link.hostMemory = n > 1 && !(allP2P && oneHost)
+	if err := s.placeLL128(link); err != nil {
+		return nil, err
+	}
 	if net && !s.channelsGiven {
 		// As for host ranks: a few channels keep the socket connections
 		// busy; 64 would be 256 sockets and as many polling proxies.

@@ -103,12 +103,28 @@ func checkedOptions(counts ...int64) bench.Options {
 func TestGPUAllCollectives(t *testing.T) {
 	g := testGPUs(t)
 	counts := []int64{0, 1, 2, 3, 7, 13, 97, 1021, 4099, 65537}
-	for _, proto := range []string{"Simple", "LL"} {
+	for _, proto := range []string{"Simple", "LL", "LL128"} {
 		for _, gpus := range [][]int{g, append(append([]int{}, g...), g...)} {
 			t.Run(fmt.Sprint(proto, gpus), func(t *testing.T) {
 				sweepGPUs(t, gpus, &ringo.Config{Protocol: proto}, checkedOptions(counts...))
 			})
 		}
+	}
+}
+
+// TestGPUOneShot: the one-shot variant (all-reduce of two ranks in one
+// exchange) gives the ring's results, every protocol, type and op.
+func TestGPUOneShot(t *testing.T) {
+	g := testGPUs(t)
+	if len(g) != 2 {
+		t.Skip("the one-shot variant needs 2 ranks")
+	}
+	o := checkedOptions(0, 1, 7, 1021, 65537, 1048583)
+	o.Colls = []ringo.Collective{ringo.CollAllReduce}
+	for _, proto := range []string{"Simple", "LL", "LL128"} {
+		t.Run(proto, func(t *testing.T) {
+			sweepGPUs(t, g, &ringo.Config{Protocol: proto, Variant: "oneshot"}, o)
+		})
 	}
 }
 
@@ -127,7 +143,7 @@ func TestGPUUnaligned(t *testing.T) {
 	o := checkedOptions(13, 1021, 65537, 1048583)
 	o.Types = []ringo.DataType{ringo.Float32, ringo.Half, ringo.Int8, ringo.Float64}
 	o.Ops = []reduce.OpKind{reduce.Sum, reduce.Max}
-	for _, proto := range []string{"Simple", "LL"} {
+	for _, proto := range []string{"Simple", "LL", "LL128"} {
 		for _, u := range []int64{1, 3} {
 			o.Unalign = u
 			sweepGPUs(t, testGPUs(t), &ringo.Config{Protocol: proto}, o)
@@ -153,7 +169,8 @@ func TestGPUChannelsAndBuffers(t *testing.T) {
 	o := checkedOptions(1, 4099, 1<<20+7)
 	o.Types = []ringo.DataType{ringo.Float32, ringo.Half}
 	o.Ops = []reduce.OpKind{reduce.Sum, reduce.Avg}
-	for _, cfg := range []*ringo.Config{{Channels: 1}, {Channels: 3, BuffSize: 1 << 16}, {Channels: 64}} {
+	for _, cfg := range []*ringo.Config{{Channels: 1}, {Channels: 3, BuffSize: 1 << 16}, {Channels: 64},
+		{Channels: 2, Protocol: "LL128", LL128BuffSize: 8 << 10}} { // LL128 slots of 8 lines
 		sweepGPUs(t, testGPUs(t), cfg, o)
 	}
 	t.Setenv("NCCL_P2P_READ_ENABLE", "1")
@@ -511,12 +528,16 @@ func gpuChildMain(mode string) int {
 }
 
 // TestGPUProcesses: one process per GPU, through CUDA IPC and, with
-// NCCL_P2P_DISABLE=1, through host shared memory registered with CUDA.
+// NCCL_P2P_DISABLE=1, through host shared memory registered with CUDA;
+// LL128 forced through CUDA IPC, and refused (with a warning, LL and
+// Simple instead) over host memory.
 func TestGPUProcesses(t *testing.T) {
 	for name, env := range map[string][]string{
-		"P2P": nil,
-		"SHM": {"NCCL_P2P_DISABLE=1"},
-		"NET": {"NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_SOCKET_IFNAME=lo"}, // sockets and proxies
+		"P2P":       nil,
+		"P2P-LL128": {"NCCL_PROTO=LL128"},
+		"SHM":       {"NCCL_P2P_DISABLE=1"},
+		"SHM-LL128": {"NCCL_P2P_DISABLE=1", "NCCL_PROTO=LL128"},
+		"NET":       {"NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_SOCKET_IFNAME=lo"}, // sockets and proxies
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, kv := range env {
@@ -527,6 +548,9 @@ func TestGPUProcesses(t *testing.T) {
 			for r, k := range kids {
 				if err := waitExit(t, k, 90*time.Second); err != nil {
 					t.Fatalf("rank %d: %v; stderr: %s", r, err, k.stderr.String())
+				}
+				if name == "SHM-LL128" && !strings.Contains(k.stderr.String(), "NCCL_PROTO selects only LL128") {
+					t.Errorf("rank %d did not warn that LL128 cannot run over shared memory: %s", r, k.stderr.String())
 				}
 			}
 			noLeftovers(t, id)

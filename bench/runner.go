@@ -153,7 +153,7 @@ func (rr *rankRun) measure(coll ringo.Collective, t ringo.DataType, k reduce.OpK
 		m := Measure{TimeUs: sec * 1e6, Wrong: -1}
 		if sec > 0 {
 			m.AlgBW = float64(bytes) / 1e9 / sec
-			m.BusBW = m.AlgBW * busFactor(coll, rr.n)
+			m.BusBW = m.AlgBW * coll.BusFactor(rr.n)
 		}
 		if rr.o.Check > 0 {
 			wrong := int64(0)
@@ -177,18 +177,6 @@ func (rr *rankRun) measure(coll ringo.Collective, t ringo.DataType, k reduce.OpK
 		}
 	}
 	return row, nil
-}
-
-// busFactor converts algorithm bandwidth to bus bandwidth (nccl-tests'
-// PERFORMANCE.md).
-func busFactor(coll ringo.Collective, n int) float64 {
-	switch coll {
-	case ringo.CollAllReduce:
-		return 2 * float64(n-1) / float64(n)
-	case ringo.CollAllGather, ringo.CollReduceScatter:
-		return float64(n-1) / float64(n)
-	}
-	return 1
 }
 
 // op returns this rank's operator for kind k (mulsum scalars differ by rank).

@@ -1,7 +1,9 @@
 // Package kernels holds ringo's CUDA kernels: the sources in src/ (one
 // concept per file: common.cuh the layouts shared with Go, reduce.cuh the
 // element operations, copy.cuh the vectorized reduce-copy, prims_simple.cuh
-// the Simple protocol, ring.cu the entry points), the fatbin nvcc makes of
+// the Simple protocol, prims_ll.cuh and prims_ll128.cuh the lines of the two
+// flag protocols and prims_flagged.cuh their step loop, ring.cu the entry
+// points), the fatbin nvcc makes of
 // them (ringo.fatbin, committed; `make kernels` regenerates it, and CI
 // checks that it is up to date), and the Go twins of the structures the
 // kernels read: plan steps, connections, launch geometry.

@@ -74,13 +74,15 @@ type Conn struct {
 	// SendPosts: a net connection's NSteps post entries (beside SendTail,
 	// in host memory a proxy reads); 0 for the others.
 	SendPosts uint64
+	RecvLL128 uint64 // local LL128 FIFO of the connection from prev (0: LL128 off)
+	SendLL128 uint64 // remote LL128 FIFO of the connection to next
 }
 
 // EncodeConns appends the device encoding of conns (one per channel).
 func EncodeConns(dst []byte, conns []Conn) []byte {
 	for _, c := range conns {
 		var b [ConnBytes]byte
-		for i, v := range []uint64{c.RecvBuf, c.RecvTail, c.RecvHead, c.SendBuf, c.SendTail, c.SendHead, c.State, c.RecvLL, c.SendLL, c.SendPosts} {
+		for i, v := range []uint64{c.RecvBuf, c.RecvTail, c.RecvHead, c.SendBuf, c.SendTail, c.SendHead, c.State, c.RecvLL, c.SendLL, c.SendPosts, c.RecvLL128, c.SendLL128} {
 			binary.LittleEndian.PutUint64(b[8*i:], v)
 		}
 		dst = append(dst, b[:]...)

@@ -18,6 +18,8 @@ import (
 //	head  (128 B)  steps consumed from this rank's outgoing connection
 //	state (128 B)  this rank's send and receive step (kept across launches)
 //	LL in          LL FIFO of the incoming connection
+//	LL128 in       LL128 FIFO of the incoming connection (none where LL128
+//	               is off: host memory, or links it is not safe on)
 //	Simple         Simple FIFO of the incoming connection (write) or of the
 //	               outgoing one (read)
 //
@@ -28,6 +30,7 @@ type Layout struct {
 	Channels    int
 	SimpleBytes int  // Simple FIFO per connection (NCCL_BUFFSIZE)
 	LLBytes     int  // LL FIFO per connection (NCCL_LL_BUFFSIZE)
+	LL128Bytes  int  // LL128 FIFO per connection (NCCL_LL128_BUFFSIZE); 0: none
 	Read        bool // Simple slots in the sender's region, read by the receiver
 }
 
@@ -41,9 +44,12 @@ const (
 
 // Stride is the bytes of one channel's part of a region, page aligned.
 func (l Layout) Stride() int64 {
-	s := int64(llOff + l.LLBytes + l.SimpleBytes)
+	s := l.simpleOff() + int64(l.SimpleBytes)
 	return (s + 4095) / 4096 * 4096
 }
+
+func (l Layout) ll128Off() int64  { return int64(llOff + l.LLBytes) }
+func (l Layout) simpleOff() int64 { return l.ll128Off() + int64(l.LL128Bytes) }
 
 // Bytes is the size of a region.
 func (l Layout) Bytes() int64 { return l.Stride() * int64(l.Channels) }
@@ -53,7 +59,7 @@ func (l Layout) Bytes() int64 { return l.Stride() * int64(l.Channels) }
 // successor's (all the same on a ring of one).
 func (l Layout) Conns(self, prev, next uint64) []kernels.Conn {
 	stride := uint64(l.Stride())
-	simple := uint64(llOff + l.LLBytes)
+	simple, ll128 := uint64(l.simpleOff()), uint64(l.ll128Off())
 	at := func(base uint64, c int, off uint64) uint64 { return base + uint64(c)*stride + off }
 	conns := make([]kernels.Conn, l.Channels)
 	for c := range conns {
@@ -65,6 +71,9 @@ func (l Layout) Conns(self, prev, next uint64) []kernels.Conn {
 			RecvBuf: in, RecvTail: at(self, c, tailOff), RecvHead: at(prev, c, headOff),
 			SendBuf: out, SendTail: at(next, c, tailOff), SendHead: at(self, c, headOff),
 			State: at(self, c, stateOff), RecvLL: at(self, c, llOff), SendLL: at(next, c, llOff),
+		}
+		if l.LL128Bytes > 0 {
+			conns[c].RecvLL128, conns[c].SendLL128 = at(self, c, ll128), at(next, c, ll128)
 		}
 	}
 	return conns
@@ -88,6 +97,7 @@ func (l Layout) NetConns(self, mirror uint64) []kernels.Conn {
 	conns := w.Conns(self, mirror, mirror)
 	for c := range conns {
 		conns[c].SendPosts = mirror + uint64(c)*uint64(l.Stride()) + postsOff
+		conns[c].RecvLL128, conns[c].SendLL128 = 0, 0 // no proxy forwards LL128
 	}
 	return conns
 }
@@ -107,7 +117,7 @@ func (l Layout) NetViews(own, mirror []byte) (send, recv []*transport.Conn, err 
 			Head:   mem.Word(head, headOff),
 			Tail:   mem.Word(tail, tailOff),
 			Posts:  mem.Slice[atomic.Uint64](tail[postsOff : postsOff+8*ring.NSteps]),
-			Simple: slots[llOff+l.LLBytes : llOff+l.LLBytes+l.SimpleBytes],
+			Simple: slots[l.simpleOff() : l.simpleOff()+int64(l.SimpleBytes)],
 			LL:     mem.Slice[atomic.Uint64](slots[llOff : llOff+l.LLBytes]),
 		}
 	}

@@ -102,3 +102,33 @@ func viewsRing(t *testing.T, wires func(ctx context.Context, bs *transport.Boots
 }
 
 func addrOf[T any](p *T) uintptr { return mem.AddrOf(p) }
+
+// TestConnsLL128: with an LL128 FIFO the layout places it between the LL
+// and Simple FIFOs of every channel, wires it from the receiver's region
+// (recv) and the successor's (send), and keeps every region's channels
+// page-aligned; without one, the kernel gets no LL128 FIFO.
+func TestConnsLL128(t *testing.T) {
+	l := p2p.Layout{Channels: 3, SimpleBytes: ring.NSteps * 4096, LLBytes: ring.NSteps * 1024, LL128Bytes: ring.NSteps * 2048}
+	const self, prev, next = 1 << 32, 2 << 32, 3 << 32
+	stride := uint64(l.Stride())
+	if stride%4096 != 0 || stride < 384+uint64(l.LLBytes+l.LL128Bytes+l.SimpleBytes) {
+		t.Fatalf("stride %d", stride)
+	}
+	for c, k := range l.Conns(self, prev, next) {
+		base := uint64(c) * stride
+		ll128 := base + 384 + uint64(l.LLBytes)
+		simple := ll128 + uint64(l.LL128Bytes)
+		if k.RecvLL128 != self+ll128 || k.SendLL128 != next+ll128 || k.RecvBuf != self+simple || k.SendBuf != next+simple {
+			t.Errorf("channel %d: LL128 %#x→%#x, Simple %#x→%#x", c, k.RecvLL128, k.SendLL128, k.RecvBuf, k.SendBuf)
+		}
+		if k.RecvLL != self+base+384 || k.RecvLL+uint64(l.LLBytes) != k.RecvLL128 {
+			t.Errorf("channel %d: LL FIFO at %#x overlaps LL128 at %#x", c, k.RecvLL, k.RecvLL128)
+		}
+	}
+	l.LL128Bytes = 0
+	for c, k := range l.Conns(self, prev, next) {
+		if k.RecvLL128 != 0 || k.SendLL128 != 0 {
+			t.Errorf("channel %d: LL128 FIFOs %#x, %#x without LL128", c, k.RecvLL128, k.SendLL128)
+		}
+	}
+}

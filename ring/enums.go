@@ -114,3 +114,11 @@ func (p Prim) Reduces() bool {
 	}
 	return false
 }
+
+// ParseCollective reads a collective's name as String writes it
+// (case-insensitive).
+func ParseCollective(s string) (Collective, error) { return parseName(s, numCollectives) }
+
+// ParseProtocol reads a protocol's name as String writes it
+// (case-insensitive).
+func ParseProtocol(s string) (Protocol, error) { return parseName(s, numProtocols) }

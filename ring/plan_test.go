@@ -215,6 +215,8 @@ func TestValidate(t *testing.T) {
 		{"buffer", func(s *Spec) { s.BuffSize = 1000 }, "buffer size 1000"},
 		{"LL128 buffer", func(s *Spec) { s.Proto, s.BuffSize = LL128, 8*16 }, "multiple of 1024"},
 		{"buffer too small", func(s *Spec) { s.EltSize, s.BuffSize = 1000, 8*64 }, "too small"},
+		{"variant", func(s *Spec) { s.Variant = 7 }, "unknown variant"},
+		{"oneshot on 4 ranks", func(s *Spec) { s.Variant = OneShot }, "oneshot needs 2 ranks"},
 	}
 	for _, c := range cases {
 		s := ok

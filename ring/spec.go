@@ -26,6 +26,7 @@ type Spec struct {
 	Channels int      // 1…MaxChannels
 	Proto    Protocol // Simple, LL or LL128
 	BuffSize int      // bytes of the protocol's FIFO per connection, all NSteps slots
+	Variant  Variant  // the plan generator; the zero value is NCCL's ring
 }
 
 // InputLen returns the element count of the rank's input buffer.
@@ -80,6 +81,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.Channels < 1 || s.Channels > MaxChannels {
 		return bad("%d channels, need 1…%d", s.Channels, MaxChannels)
+	}
+	if err := s.ValidVariant(); err != nil {
+		return bad("%v", err)
 	}
 	if !s.Proto.Valid() {
 		return bad("unknown protocol %d", s.Proto)

@@ -16,6 +16,10 @@ func (g *gen) run() {
 		g.oneRank()
 		return
 	}
+	if s.Coll == AllReduce && s.Variant == OneShot {
+		g.oneShot()
+		return
+	}
 	switch s.Coll {
 	case AllReduce:
 		g.allReduce(n)

@@ -67,7 +67,7 @@ func newVerifier(plans []*Plan) (*verifier, error) {
 			return nil, fmt.Errorf("verify: plans[%d] is rank %d's plan", r, s.Rank)
 		}
 		if s.Coll != s0.Coll || s.Count != s0.Count || s.EltSize != s0.EltSize || s.Channels != s0.Channels ||
-			s.Proto != s0.Proto || s.BuffSize != s0.BuffSize || (s.Coll.Rooted() && s.Root != s0.Root) ||
+			s.Proto != s0.Proto || s.BuffSize != s0.BuffSize || s.Variant != s0.Variant || (s.Coll.Rooted() && s.Root != s0.Root) ||
 			!sameOrder(s.Ring, s0.Ring) {
 			return nil, fmt.Errorf("verify: rank %d's spec differs from rank 0's", r)
 		}

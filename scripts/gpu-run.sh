@@ -9,6 +9,15 @@
 #   lib     the same all_reduce_perf on ringo's libnccl.so.2 (same flags), then
 #           every type and operation (-d all -o all) with checking
 #   compare ringo bench's table beside NCCL's, and ringo's library's (when run)
+#   tune    ringo tune for the protocols in RINGO_TUNE_PROTOS (default LL128),
+#           the others kept from tune/h200x2.json, into OUT/tune.json
+#   protos  ringo bench and all_reduce_perf side by side at their defaults and
+#           with each protocol forced (NCCL: Ring+LL/LL128/Simple), unchecked
+#           (RINGO_PROTOS_FLAGS), then ringo's default checked up to 1 GiB,
+#           into OUT/protos/; ringo's tuner reads OUT/tune.json when the tune
+#           stage wrote it
+#   variants ringo bench with each plan variant beside the ring (RINGO_VARIANT;
+#           RINGO_VARIANT_FLAGS), into OUT/variants/; ringo topo (text, JSON)
 #   perf    every nccl-tests *_perf in the bundle on NCCL and on ringo's library:
 #           the same flags, then every type and op (RINGO_ALL_FLAGS), into
 #           OUT/perf/ with a comparison per collective
@@ -82,6 +91,42 @@ for stage in $stages; do
 		if [ -s "$out/lib.txt" ]; then
 			"$here/ringo" compare -a nccl -b libnccl-ringo "$out/nccl.txt" "$out/lib.txt" | tee "$out/compare-lib.txt"
 		fi
+		;;
+	tune)
+		timeout 400 "$here/ringo" tune --gpus 0,1 -protos "${RINGO_TUNE_PROTOS:-LL128}" -base "$repo/tune/h200x2.json" \
+			-o "$out/tune.json" 2>&1 | tee "$out/tune.log" || status=1
+		;;
+	protos)
+		mkdir -p "$out/protos"
+		pf=${RINGO_PROTOS_FLAGS:--b 8 -e 8G -f 2 -n 20 -w 5}
+		[ -s "$out/tune.json" ] && export RINGO_TUNE_FILE=$out/tune.json
+		for p in default LL LL128 Simple; do
+			re="" ne=""
+			[ $p = default ] || re="NCCL_PROTO=$p" ne="NCCL_ALGO=Ring NCCL_PROTO=$p"
+			env $re timeout 300 "$here/ringo" bench --gpus 0,1 $pf -c 0 >"$out/protos/ringo-$p.txt" 2>&1 || status=1
+			env $ne LD_LIBRARY_PATH=$(nccl_lib) timeout 300 "$here/all_reduce_perf" -g 2 $pf -c 0 >"$out/protos/nccl-$p.txt" 2>&1 || status=1
+			"$here/ringo" compare -a "nccl-$p" -b "ringo-$p" "$out/protos/nccl-$p.txt" "$out/protos/ringo-$p.txt" >"$out/protos/compare-$p.txt" || status=1
+			echo "$p: $(grep -h '^# geometric' "$out/protos/compare-$p.txt" | tr -s ' ' | tr '\n' ' ')"
+		done
+		timeout 300 "$here/ringo" bench --gpus 0,1 -b 8 -e 1G -f 4 -n 2 -w 1 -c 1 >"$out/protos/ringo-default-checked.txt" 2>&1 || status=1
+		grep -E '^# (Out of|Avg)' "$out/protos/ringo-default-checked.txt"
+		;;
+	variants)
+		mkdir -p "$out/variants"
+		"$here/ringo" topo >"$out/variants/topo.txt" 2>&1 || status=1
+		"$here/ringo" topo -json >"$out/variants/topo.json" 2>&1 || status=1
+		cat "$out/variants/topo.txt"
+		vf=${RINGO_VARIANT_FLAGS:--b 8 -e 64M -f 2 -n 20 -w 5 -c 1}
+		[ -s "$out/tune.json" ] && export RINGO_TUNE_FILE=$out/tune.json
+		for v in ring oneshot; do
+			for p in default LL; do
+				pe=""
+				[ $p = default ] || pe="NCCL_PROTO=$p"
+				env $pe RINGO_VARIANT=$v timeout 200 "$here/ringo" bench --gpus 0,1 $vf >"$out/variants/$v-$p.txt" 2>&1 || status=1
+				echo "$v $p: $(grep -hE '^# (Out of|Avg)' "$out/variants/$v-$p.txt" | tr -s ' ' | tr '\n' ' ')"
+			done
+		done
+		"$here/ringo" compare -a ring -b oneshot "$out/variants/ring-default.txt" "$out/variants/oneshot-default.txt" | tail -40
 		;;
 	perf)
 		mkdir -p "$out/perf"

@@ -103,32 +103,35 @@ func (m *Model) Write(path string) error {
 	return f.Close()
 }
 
-// ProtocolOf parses a protocol name.
-func ProtocolOf(s string) (ring.Protocol, error) {
-	for p := ring.LL; p <= ring.Simple; p++ {
-		if p.String() == s {
-			return p, nil
-		}
+// Sweep returns the all-reduce sizes (bytes of float32) at which `ringo
+// tune` measures protocol p: 8 B by factors of 4 up to 1 GiB, and only up
+// to 4 MiB for LL, whose time grows fast (a geometric sweep: package sim
+// simulates the same sizes).
+func Sweep(p ring.Protocol) []int64 {
+	top := int64(1 << 30)
+	if p == ring.LL {
+		top = 4 << 20
 	}
-	return 0, fmt.Errorf("tune: unknown protocol %q", s)
+	var s []int64
+	for b := int64(8); b <= top; b *= 4 {
+		s = append(s, b)
+	}
+	return s
 }
 
-// busFactor converts a collective's bytes (of the larger buffer) into bus
-// bytes, as nccl-tests' bus bandwidth counts them.
-func busFactor(c ring.Collective, n int) float64 {
-	switch c {
-	case ring.AllReduce:
-		return 2 * float64(n-1) / float64(n)
-	case ring.AllGather, ring.ReduceScatter:
-		return float64(n-1) / float64(n)
+// ProtocolOf parses a protocol name.
+func ProtocolOf(s string) (ring.Protocol, error) {
+	p, err := ring.ParseProtocol(s)
+	if err != nil {
+		return 0, fmt.Errorf("tune: %w", err)
 	}
-	return 1
+	return p, nil
 }
 
 // Predict returns e's time in microseconds for bytes of collective c on n
 // ranks.
 func (e *Entry) Predict(c ring.Collective, n int, bytes int64) float64 {
-	return e.LatencyUs + float64(bytes)*busFactor(c, n)/(e.BusBW*1e3)
+	return e.LatencyUs + float64(bytes)*c.BusFactor(n)/(e.BusBW*1e3)
 }
 
 // Choice is the tuner's pick.
@@ -138,11 +141,34 @@ type Choice struct {
 	PredictedUs float64
 }
 
+// MinChannelBytes is the least a collective must move per channel for the
+// tuner to spread it over more than two channels (or the fewest allowed, if
+// more): NCCL's thread thresholds (bytes per thread: LL 8 × ranks on a
+// ring, LL128 8, Simple 64) times the 512 threads that move data. The line
+// fits are least reliable there — a channel with a few words to move costs
+// its block's launch and flag round trips, which a fit over the whole sweep
+// underestimates (measured on 2×H200: LL over 32 channels took 10–12 µs
+// from 16 to 64 KiB where its fit said 8.3–8.6, and 8 channels 8.5–9).
+// Two, not one: there one channel was measured slower than two at every
+// small size (LL 9.7–10.1 µs against 7.6–7.7 in both tuning runs).
+func MinChannelBytes(p ring.Protocol, n int) int64 {
+	const threads = 512
+	switch p {
+	case ring.LL:
+		return int64(8 * max(n, 1) * threads)
+	case ring.LL128:
+		return 8 * threads
+	}
+	return 64 * threads
+}
+
 // Choose returns the protocol and channel count with the smallest
 // predicted time among the allowed protocols, with between minChannels and
-// maxChannels channels. A protocol measured only outside that range is
-// predicted by its entry with the nearest channel count and run with the
-// nearest count in range. ok is false when no allowed protocol was measured.
+// maxChannels channels, and no more than leave every channel
+// MinChannelBytes (beyond minChannels). A protocol measured only outside
+// that range is predicted by its entry with the nearest channel count and
+// run with the nearest count in range. ok is false when no allowed protocol
+// was measured.
 func (m *Model) Choose(c ring.Collective, n int, bytes int64, allowed [3]bool, minChannels, maxChannels int) (Choice, bool) {
 	best, ok := Choice{PredictedUs: math.Inf(1)}, false
 	for p := range allowed {
@@ -151,20 +177,22 @@ func (m *Model) Choose(c ring.Collective, n int, bytes int64, allowed [3]bool, m
 		}
 		var in, near *Entry // best entry in range; entry nearest the range
 		dist := math.MaxInt
+		// The most channels this message keeps busy.
+		busy := max(minChannels, min(2, maxChannels), int(min(bytes/MinChannelBytes(ring.Protocol(p), n), int64(maxChannels))))
 		for i := range m.Entries {
 			e := &m.Entries[i]
 			if e.Proto != ring.Protocol(p).String() {
 				continue
 			}
-			if e.Channels >= minChannels && e.Channels <= maxChannels {
+			if e.Channels >= minChannels && e.Channels <= min(maxChannels, busy) {
 				if in == nil || e.Predict(c, n, bytes) < in.Predict(c, n, bytes) {
 					in = e
 				}
 				continue
 			}
 			d := minChannels - e.Channels
-			if e.Channels > maxChannels {
-				d = e.Channels - maxChannels
+			if e.Channels > busy {
+				d = e.Channels - busy
 			}
 			if d < dist {
 				near, dist = e, d
@@ -174,7 +202,7 @@ func (m *Model) Choose(c ring.Collective, n int, bytes int64, allowed [3]bool, m
 		if e != nil {
 			ch = e.Channels
 		} else if near != nil {
-			e, ch = near, min(max(near.Channels, minChannels), maxChannels)
+			e, ch = near, min(max(near.Channels, minChannels), busy)
 		} else {
 			continue
 		}

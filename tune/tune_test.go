@@ -37,7 +37,12 @@ func TestChoose(t *testing.T) {
 		bytes int64
 		proto ring.Protocol
 		ch    int
-	}{{8, ring.LL, 8}, {256 << 10, ring.LL, 8}, {4 << 20, ring.Simple, 16}, {1 << 30, ring.Simple, 64}}
+	}{
+		{8, ring.LL, 2},         // too little for more than two channels (LL: 8 KiB each on 2 ranks)
+		{40 << 10, ring.LL, 5},  // five channels' worth
+		{256 << 10, ring.LL, 8}, // enough for the measured 8
+		{4 << 20, ring.Simple, 16}, {1 << 30, ring.Simple, 64},
+	}
 	for _, c := range cases {
 		got, ok := m.Choose(ring.AllReduce, 2, c.bytes, all, 1, 64)
 		if !ok || got.Proto != c.proto || got.Channels != c.ch {
@@ -52,6 +57,12 @@ func TestChoose(t *testing.T) {
 	}
 	if _, ok := m.Choose(ring.AllReduce, 2, 8, [3]bool{ring.LL128: true}, 1, 64); ok {
 		t.Error("chose with no allowed protocol measured")
+	}
+	if got, _ := m.Choose(ring.AllReduce, 2, 64<<10, [3]bool{ring.Simple: true}, 1, 64); got.Channels != 2 {
+		t.Errorf("Simple, 64 KiB: %+v, want 2 channels (32 KiB each)", got)
+	}
+	if MinChannelBytes(ring.LL, 4) != 16<<10 || MinChannelBytes(ring.LL128, 2) != 4<<10 || MinChannelBytes(ring.Simple, 2) != 32<<10 {
+		t.Error("MinChannelBytes is not NCCL's thresholds × 512 threads")
 	}
 	// Forced to 3 channels: Simple's nearest measurement predicts, the
 	// count is the forced one.

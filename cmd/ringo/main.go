@@ -3,6 +3,7 @@
 //	ringo bench [flags]         sweep a collective over sizes and print nccl-tests' table
 //	ringo compare A.txt B.txt   two such tables side by side, with ratios
 //	ringo tune [-o model.json]  measure the GPU cost model (RINGO_TUNE_FILE uses it)
+//	ringo plan [--show] [-json] a collective's plan, or its schedule document
 //
 // Run "ringo bench -h" for the flags.
 package main
@@ -25,6 +26,8 @@ func main() {
 		err = compareMain(os.Args[2:])
 	case "tune":
 		err = tuneMain(os.Args[2:])
+	case "plan":
+		err = planMain(os.Args[2:])
 	case "tcp":
 		err = tcpMain(os.Args[2:])
 	case "help", "-h", "--help":
@@ -48,5 +51,6 @@ commands:
   bench     sweep collectives over message sizes; prints nccl-tests' table
   compare   two nccl-tests tables side by side, with ratios
   tune      measure the GPU cost model (protocols × channels) and write it as JSON
+  plan      show a collective's plan — every rank's steps per channel — or its schedule document (-json)
   tcp       raw TCP throughput over loopback, both ways at once: the socket transport's anchor`)
 }

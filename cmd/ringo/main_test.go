@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -68,6 +69,48 @@ func TestBenchFormatsAndErrors(t *testing.T) {
 		out, err := exec.Command(bin, args...).CombinedOutput()
 		if err == nil {
 			t.Errorf("%v succeeded:\n%s", args, out)
+		}
+	}
+}
+
+// TestPlanShow: ringo plan prints a plan's steps, writes its schedule
+// document, reads that document back (checked), and refuses bad flags and
+// documents with a message naming what is wrong.
+func TestPlanShow(t *testing.T) {
+	bin := buildRingo(t)
+	out, err := exec.Command(bin, "plan", "--show", "-ranks", "2", "-b", "64K", "-proto", "LL", "-variant", "oneshot").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "variant oneshot") || strings.Count(string(out), "recvReduceCopy") != 4 {
+		t.Fatalf("plan --show: %v\n%s", err, out)
+	}
+	doc, err := exec.Command(bin, "plan", "-ranks", "3", "-b", "3K", "-channels", "2", "-json").Output()
+	if err != nil || !strings.HasPrefix(string(doc), `{"format": "ringo-schedule", "version": 1`) {
+		t.Fatalf("plan -json: %v\n%s", err, doc)
+	}
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(path, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command(bin, "plan", "-schedule", path, "-rank", "2").CombinedOutput()
+	if err != nil || strings.Count(string(out), "\n") != 2+2*5 {
+		t.Fatalf("plan -schedule: %v\n%s", err, out)
+	}
+	broken := strings.Replace(string(doc), `"op":"recv"`, `"op":"send"`, 1)
+	if err := os.WriteFile(path, []byte(broken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "-schedule", path}, "schedule: "},
+		{[]string{"plan", "-coll", "alltoall"}, `-coll: unknown name "alltoall"`},
+		{[]string{"plan", "-variant", "oneshot", "-ranks", "3"}, "oneshot needs 2 ranks"},
+		{[]string{"plan", "-proto", "LL64"}, "-proto: unknown name"},
+		{[]string{"plan", "-rank", "5"}, "-rank 5"},
+	} {
+		out, err := exec.Command(bin, c.args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("%v: %v, want an error containing %q:\n%s", c.args, err, c.want, out)
 		}
 	}
 }

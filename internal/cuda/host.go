@@ -97,6 +97,16 @@ func (d *Device) CanAccessPeer(peer *Device) (bool, error) {
 	return ok != 0, err
 }
 
+// PeerAtomics reports whether the link from d to peer carries native
+// atomic operations — NVLink does, PCIe peer access does not — which the
+// driver reports without NVML.
+func (d *Device) PeerAtomics(peer *Device) (bool, error) {
+	var v C.int
+	err := check(fmt.Sprintf("ask GPU %d's link to GPU %d for native atomics", d.Ordinal, peer.Ordinal),
+		C.cuDeviceGetP2PAttribute(&v, C.CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, C.CUdevice(d.dev), C.CUdevice(peer.dev)))
+	return v != 0, err
+}
+
 // EnablePeerAccess lets kernels running on d access peer's memory. Enabling
 // it twice is not an error.
 func (d *Device) EnablePeerAccess(peer *Device) error {

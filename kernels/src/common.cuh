@@ -1,7 +1,7 @@
 // common.cuh: what the host (Go, package kernels) and the device share —
 // the encoding of a plan's steps, a rank's connections on one channel, and
 // the launch geometry. Every struct here has a Go twin in kernels/layout.go;
-// TestLayout checks the offsets against the sizes asserted below.
+// kernels_test.go checks the encodings against the sizes asserted below.
 #pragma once
 #include <stdint.h>
 
@@ -56,7 +56,9 @@ struct RingoConn {
   char* recvLL;           // local: LL FIFO of the connection from prev
   char* sendLL;           // remote: LL FIFO of the connection to next
   uint64_t* sendPosts;    // net connections only (else null): NSTEPS post entries beside sendTail, for the proxy
-  uint64_t pad[6];
+  char* recvLL128;        // local: LL128 FIFO of the connection from prev (null where LL128 is off)
+  char* sendLL128;        // remote: LL128 FIFO of the connection to next
+  uint64_t pad[4];
 };
 static_assert(sizeof(RingoConn) == 128, "RingoConn layout");
 
@@ -70,7 +72,7 @@ struct RingoGeom {
   uint32_t slotBytes;      // one FIFO slot of the plan's protocol
   uint8_t slotsPerSlice;
   uint8_t slicesPerStep;
-  uint8_t proto;           // 0 LL, 2 Simple (ring.Protocol)
+  uint8_t proto;           // 0 LL, 1 LL128, 2 Simple (ring.Protocol)
   uint8_t pad;
 };
 static_assert(sizeof(RingoGeom) == 8, "RingoGeom layout");

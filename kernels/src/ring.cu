@@ -1,10 +1,10 @@
 // ring.cu: the kernels. One launch runs one collective for one rank: block
 // b runs channel b's program (a list of steps from the planner, package
-// ring) over that rank's connections, with the plan's protocol (LL or
-// Simple). There is one kernel per datatype and
+// ring) over that rank's connections, with the plan's protocol (LL, LL128
+// or Simple). There is one kernel per datatype and
 // operator, named ringo_<type>_<op>, and ringo_copy for the collectives that
 // only move bytes.
-#include "prims_ll.cuh"
+#include "prims_flagged.cuh"
 #include "prims_simple.cuh"
 
 template <typename T, typename R>
@@ -17,7 +17,9 @@ __device__ __forceinline__ void ringoKernel(const RingoConn* conns, const char* 
   memcpy(&g, &geom, sizeof(g));
   const R r(arg);
   if (g.proto == RINGO_PROTO_LL) {
-    runLL<T, R>(r, conns[blockIdx.x], steps, pc.count, in, out, g, abortFlag);
+    runFlagged<T, R, ProtoLL>(r, conns[blockIdx.x], steps, pc.count, in, out, g, abortFlag);
+  } else if (g.proto == RINGO_PROTO_LL128) {
+    runFlagged<T, R, ProtoLL128>(r, conns[blockIdx.x], steps, pc.count, in, out, g, abortFlag);
   } else {
     runSimple<T, R>(r, conns[blockIdx.x], steps, pc.count, in, out, g, abortFlag);
   }

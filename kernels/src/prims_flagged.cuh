@@ -1,0 +1,75 @@
+// prims_flagged.cuh: one channel's program with a flag protocol, LL or
+// LL128 (the policy P: its FIFOs, how it moves a step's lines, whether it
+// cleans slots). A receiver knows its data has arrived from the flags in
+// the lines themselves, so one primitive call moves one slot with no fence
+// and no tail. Credits return through head as in Simple; on a net
+// connection (sendPosts set; LL only) the step is also posted with a tail,
+// for the proxy that forwards it.
+#pragma once
+#include "prims_ll.cuh"
+#include "prims_ll128.cuh"
+
+template <typename T, typename R, typename P>
+__device__ bool flaggedStep(const R& r, uint32_t prim, const char* rl, uint64_t rs, char* sl, uint64_t ss,
+                            const char* in, char* out, int64_t bytes, const volatile uint32_t* abortFlag) {
+  switch (prim) {
+    case PrimSend:
+      return P::template move<T, R, false, true, false, false, true>(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
+    case PrimRecv:
+      return P::template move<T, R, true, false, false, true, false>(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
+    case PrimRecvReduceSend:
+      return P::template move<T, R, true, true, false, false, true>(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
+    case PrimRecvReduceCopy:
+      return P::template move<T, R, true, true, true, true, false>(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
+    case PrimRecvReduceCopySend:
+      return P::template move<T, R, true, true, true, true, true>(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
+    case PrimRecvCopySend:
+      return P::template move<T, R, true, false, false, true, true>(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
+    case PrimCopySend:
+      if (out == in)
+        return P::template move<T, R, false, true, false, false, true>(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
+      return P::template move<T, R, false, true, false, true, true>(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
+  }
+  return true;
+}
+
+template <typename T, typename R, typename P>
+__device__ void runFlagged(const R& r, const RingoConn& c, const RingoStep* steps, uint32_t nsteps, const char* in,
+                           char* out, RingoGeom g, const volatile uint32_t* abortFlag) {
+  const int tid = threadIdx.x;
+  uint64_t sendStep = c.state[0], recvStep = c.state[1];
+  for (uint32_t i = 0; i < nsteps; i++) {
+    const RingoStep s = steps[i];
+    if (s.prim == PrimCopy || s.prim == PrimReduceCopy) {
+      if (tid < RINGO_NWORKERS) runStep<T, R>(r, s.prim, nullptr, nullptr, in + s.inOff, out + s.outOff, s.bytes);
+      __syncthreads();
+      continue;
+    }
+    const bool recvs = primRecvs(s.prim), sends = primSends(s.prim);
+    bool aborted = false;
+    // Credit: head + NSTEPS ≥ sendStep + 1.
+    if (sends && tid == 0 && sendStep + 1 > RINGO_NSTEPS)
+      aborted = !spinUntil(c.sendHead, sendStep + 1 - RINGO_NSTEPS, abortFlag);
+    if (__syncthreads_or(aborted)) return;
+    const char* rl = P::recvFifo(c) + (recvStep % RINGO_NSTEPS) * g.slotBytes;
+    char* sl = P::sendFifo(c) + (sendStep % RINGO_NSTEPS) * g.slotBytes;
+    aborted = !flaggedStep<T, R, P>(r, s.prim, rl, recvStep, sl, sendStep, in + s.inOff, out + s.outOff, s.bytes,
+                                    abortFlag);
+    if (sends) P::clean(sl, sendStep, s.bytes, g.slotBytes);
+    const bool posts = sends && c.sendPosts != nullptr;
+    if (posts) __threadfence_system();  // every line out before the tail below
+    if (__syncthreads_or(aborted)) return;
+    if (recvs && tid == 0) ringoStoreRelaxed(c.recvHead, recvStep + 1);
+    if (posts && tid == 0) {
+      c.sendPosts[sendStep % RINGO_NSTEPS] = ringoPackPost(0, 1, P::postBytes(s.bytes), P::id);
+      __threadfence_system();
+      ringoStoreRelaxed(c.sendTail, sendStep + 1);
+    }
+    if (sends) sendStep++;
+    if (recvs) recvStep++;
+  }
+  if (tid == 0) {
+    c.state[0] = sendStep;
+    c.state[1] = recvStep;
+  }
+}

@@ -1,0 +1,256 @@
+package ring
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// The schedule format: every rank's plan of one collective as a versioned
+// JSON document, the form in which plans are shown (ringo plan --show),
+// simulated (ringo sim) and written by hand or by other tools. Its fields
+// are those of Spec, Plan, Channel and Step, with enums by name:
+//
+//	{"format": "ringo-schedule", "version": 1,
+//	 "collective": "allreduce", "variant": "ring", "ring": [0, 1], "root": 0,
+//	 "count": 1024, "elt_size": 4, "proto": "Simple", "buff_size": 4194304, "channels": 1,
+//	 "ranks": [{"rank": 0, "channels": [{"offset": 0, "count": 1024, "steps": [
+//	     {"op": "send", "chunk": 1, "recv": -1, "send": 1, "in": 512, "out": 512, "count": 512, "slice": 256},
+//	     …]}]},
+//	   …]}
+//
+// A step's counts and offsets are in elements; "recv" and "send" are the
+// ranks it receives from and sends to (-1: none); "slice" is the elements of
+// each of the plan's slices. The derived geometry (slot and slice sizes)
+// follows from the spec fields, as in Plan.Build. Schedule.Plans checks a
+// document completely — fields, then Verify over all ranks — so a schedule
+// that would deadlock or compute a wrong result is refused, not run.
+const (
+	ScheduleFormat  = "ringo-schedule"
+	ScheduleVersion = 1
+)
+
+// MaxScheduleElems bounds the elements, all ranks' buffers together, of a
+// schedule that Plans accepts: Verify tracks every element.
+const MaxScheduleElems = 1 << 26
+
+// Schedule is the schedule format's document.
+type Schedule struct {
+	Format     string         `json:"format"`
+	Version    int            `json:"version"`
+	Collective string         `json:"collective"`
+	Variant    string         `json:"variant"`
+	Ring       []int          `json:"ring"`
+	Root       int            `json:"root"`
+	Count      int64          `json:"count"`
+	EltSize    int            `json:"elt_size"`
+	Proto      string         `json:"proto"`
+	BuffSize   int            `json:"buff_size"`
+	Channels   int            `json:"channels"`
+	Ranks      []RankSchedule `json:"ranks"`
+}
+
+// RankSchedule is one rank's program.
+type RankSchedule struct {
+	Rank     int               `json:"rank"`
+	Channels []ChannelSchedule `json:"channels"`
+}
+
+// ChannelSchedule is one rank's program on one channel.
+type ChannelSchedule struct {
+	Offset int64          `json:"offset"`
+	Count  int64          `json:"count"`
+	Steps  []StepSchedule `json:"steps"`
+}
+
+// StepSchedule is one primitive call.
+type StepSchedule struct {
+	Op    string `json:"op"`
+	Chunk int32  `json:"chunk"`
+	Recv  int32  `json:"recv"`
+	Send  int32  `json:"send"`
+	In    int64  `json:"in"`
+	Out   int64  `json:"out"`
+	Count int64  `json:"count"`
+	Slice int64  `json:"slice"`
+}
+
+// NewSchedule returns the schedule of plans, plans[r] being rank r's plan of
+// one collective.
+func NewSchedule(plans []*Plan) (*Schedule, error) {
+	if len(plans) == 0 {
+		return nil, fmt.Errorf("schedule: no plans")
+	}
+	s0 := plans[0].Spec
+	d := &Schedule{
+		Format: ScheduleFormat, Version: ScheduleVersion,
+		Collective: s0.Coll.String(), Variant: s0.Variant.String(), Ring: append([]int(nil), s0.Ring.Order...),
+		Root: s0.Root, Count: s0.Count, EltSize: s0.EltSize, Proto: s0.Proto.String(), BuffSize: s0.BuffSize,
+		Channels: s0.Channels,
+	}
+	for r, p := range plans {
+		s := p.Spec
+		s.Rank = s0.Rank
+		if s.Coll != s0.Coll || s.Variant != s0.Variant || !sameOrder(s.Ring, s0.Ring) || s.Count != s0.Count ||
+			s.EltSize != s0.EltSize || s.Proto != s0.Proto || s.BuffSize != s0.BuffSize || s.Channels != s0.Channels ||
+			(s.Coll.Rooted() && s.Root != s0.Root) || p.Spec.Rank != r {
+			return nil, fmt.Errorf("schedule: plans[%d] is not rank %d's plan of rank 0's collective", r, r)
+		}
+		rs := RankSchedule{Rank: r}
+		for _, ch := range p.Channels {
+			cs := ChannelSchedule{Offset: ch.Offset, Count: ch.Count, Steps: make([]StepSchedule, 0, len(ch.Steps))}
+			for _, st := range ch.Steps {
+				cs.Steps = append(cs.Steps, StepSchedule{Op: st.Prim.String(), Chunk: st.Chunk, Recv: st.RecvPeer,
+					Send: st.SendPeer, In: st.InOff, Out: st.OutOff, Count: st.Count, Slice: st.SliceLen})
+			}
+			rs.Channels = append(rs.Channels, cs)
+		}
+		d.Ranks = append(d.Ranks, rs)
+	}
+	return d, nil
+}
+
+// Plans returns every rank's plan of the schedule, after checking it: the
+// format and version, every name and field, and then, symbolically, that the
+// ranks' programs together run to completion and compute the collective
+// (Verify).
+func (d *Schedule) Plans() ([]*Plan, error) {
+	bad := func(format string, a ...any) ([]*Plan, error) {
+		return nil, fmt.Errorf("schedule: %s", fmt.Sprintf(format, a...))
+	}
+	if d.Format != ScheduleFormat || d.Version != ScheduleVersion {
+		return bad("format %q version %d, want %q version %d", d.Format, d.Version, ScheduleFormat, ScheduleVersion)
+	}
+	coll, err := ParseCollective(d.Collective)
+	if err != nil {
+		return bad("collective: %v", err)
+	}
+	proto, err := ParseProtocol(d.Proto)
+	if err != nil {
+		return bad("proto: %v", err)
+	}
+	variant, err := ParseVariant(d.Variant)
+	if err != nil {
+		return bad("%v", err)
+	}
+	spec := Spec{Coll: coll, Ring: Ring{Order: append([]int(nil), d.Ring...)}, Root: d.Root, Count: d.Count,
+		EltSize: d.EltSize, Channels: d.Channels, Proto: proto, BuffSize: d.BuffSize, Variant: variant}
+	if n := int64(len(d.Ring)); d.Count < 0 || d.Count > MaxScheduleElems/max(n*n, 1) {
+		return bad("count %d on %d ranks: more than Verify checks (%d elements in all)", d.Count, n, int64(MaxScheduleElems))
+	}
+	if len(d.Ranks) != spec.Ring.Size() {
+		return bad("%d rank programs for a ring of %d", len(d.Ranks), spec.Ring.Size())
+	}
+	plans := make([]*Plan, len(d.Ranks))
+	for r, rs := range d.Ranks {
+		if rs.Rank != r {
+			return bad("ranks[%d] is rank %d's program", r, rs.Rank)
+		}
+		spec.Rank = r
+		p, err := New(spec)
+		if err != nil {
+			return bad("%v", err)
+		}
+		if len(rs.Channels) != spec.Channels {
+			return bad("rank %d has %d channels, the schedule %d", r, len(rs.Channels), spec.Channels)
+		}
+		for c, cs := range rs.Channels {
+			ch := &p.Channels[c]
+			ch.Offset, ch.Count, ch.Steps = cs.Offset, cs.Count, ch.Steps[:0]
+			for i, ss := range cs.Steps {
+				prim, err := parseName(ss.Op, numPrims)
+				if err != nil {
+					return bad("rank %d channel %d step %d: op: %v", r, c, i, err)
+				}
+				if !peerOK(ss.Recv, prim.Recvs(), len(d.Ranks)) || !peerOK(ss.Send, prim.Sends(), len(d.Ranks)) {
+					return bad("rank %d channel %d step %d: %v with recv %d, send %d", r, c, i, prim, ss.Recv, ss.Send)
+				}
+				if ss.Count < 0 || ss.In < 0 || ss.Out < 0 || ss.Slice < 0 || (ss.Count > 0 && ss.Slice == 0) {
+					return bad("rank %d channel %d step %d: negative offset or count, or no slice length", r, c, i)
+				}
+				ch.Steps = append(ch.Steps, Step{Prim: prim, Chunk: ss.Chunk, RecvPeer: ss.Recv, SendPeer: ss.Send,
+					InOff: ss.In, OutOff: ss.Out, Count: ss.Count, SliceLen: ss.Slice})
+			}
+		}
+		plans[r] = p
+	}
+	if err := Verify(plans); err != nil {
+		return bad("%v", err)
+	}
+	return plans, nil
+}
+
+// peerOK: a step names a peer in range exactly when it uses one.
+func peerOK(peer int32, uses bool, n int) bool {
+	if !uses {
+		return peer == -1
+	}
+	return peer >= 0 && int(peer) < n
+}
+
+// ReadSchedule decodes a schedule document, refusing unknown fields.
+func ReadSchedule(r io.Reader) (*Schedule, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var d Schedule
+	if err := dec.Decode(&d); err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
+	}
+	return &d, nil
+}
+
+// Write encodes the schedule as JSON, one step per line.
+func (d *Schedule) Write(w io.Writer) error {
+	ringJSON, _ := json.Marshal(d.Ring)
+	var b strings.Builder
+	fmt.Fprintf(&b, "{\"format\": %q, \"version\": %d,\n \"collective\": %q, \"variant\": %q, \"ring\": %s, \"root\": %d,\n",
+		d.Format, d.Version, d.Collective, d.Variant, ringJSON, d.Root)
+	fmt.Fprintf(&b, " \"count\": %d, \"elt_size\": %d, \"proto\": %q, \"buff_size\": %d, \"channels\": %d,\n \"ranks\": [",
+		d.Count, d.EltSize, d.Proto, d.BuffSize, d.Channels)
+	for r, rs := range d.Ranks {
+		fmt.Fprintf(&b, "%s\n  {\"rank\": %d, \"channels\": [", comma(r), rs.Rank)
+		for c, cs := range rs.Channels {
+			fmt.Fprintf(&b, "%s\n   {\"offset\": %d, \"count\": %d, \"steps\": [", comma(c), cs.Offset, cs.Count)
+			for i, st := range cs.Steps {
+				sb, err := json.Marshal(st)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(&b, "%s\n    %s", comma(i), sb)
+			}
+			b.WriteString("]}")
+		}
+		b.WriteString("]}")
+	}
+	b.WriteString("\n ]\n}\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func comma(i int) string {
+	if i == 0 {
+		return ""
+	}
+	return ","
+}
+
+// enum is what parseName reads: the generated String of Collective,
+// Protocol and Prim.
+type enum interface {
+	~uint8
+	String() string
+}
+
+// parseName returns the value of E, below n, whose String is s
+// (case-insensitive).
+func parseName[E enum](s string, n E) (E, error) {
+	var names []string
+	for v := E(0); v < n; v++ {
+		if strings.EqualFold(v.String(), s) {
+			return v, nil
+		}
+		names = append(names, v.String())
+	}
+	return 0, fmt.Errorf("unknown name %q (valid: %s)", s, strings.Join(names, ", "))
+}

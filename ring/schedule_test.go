@@ -1,0 +1,137 @@
+package ring
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestScheduleRoundTrip: every collective's and variant's plans survive the
+// schedule format unchanged, and the document reads back.
+func TestScheduleRoundTrip(t *testing.T) {
+	specs := []Spec{
+		{Coll: AllReduce, Ring: Ring{Order: []int{2, 0, 1}}, Count: 1000, EltSize: 4, Channels: 2, Proto: Simple, BuffSize: 8 * 512},
+		{Coll: AllReduce, Ring: Identity(2), Count: 999, EltSize: 2, Channels: 3, Proto: LL, BuffSize: 8 * 256, Variant: OneShot},
+		{Coll: ReduceScatter, Ring: Identity(4), Count: 77, EltSize: 8, Channels: 1, Proto: LL128, BuffSize: 8 * 1024},
+		{Coll: Broadcast, Ring: Identity(3), Root: 2, Count: 500, EltSize: 1, Channels: 2, Proto: Simple, BuffSize: 8 * 64},
+	}
+	for _, s := range specs {
+		plans := plansFor(t, s)
+		d, err := NewSchedule(plans)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := d.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if lines := strings.Count(buf.String(), `"op"`); lines != strings.Count(buf.String(), "\n    {") {
+			t.Errorf("%d steps on %d step lines", lines, strings.Count(buf.String(), "\n    {"))
+		}
+		back, err := ReadSchedule(&buf)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, buf.String())
+		}
+		got, err := back.Plans()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := range plans {
+			if !samePlan(got[r], plans[r]) {
+				t.Fatalf("%+v rank %d: plan changed through the schedule", s, r)
+			}
+		}
+	}
+}
+
+func samePlan(a, b *Plan) bool {
+	if a.Spec.Rank != b.Spec.Rank || len(a.Channels) != len(b.Channels) || a.SlotBytes != b.SlotBytes || a.SlicesPerStep != b.SlicesPerStep {
+		return false
+	}
+	for c := range a.Channels {
+		x, y := a.Channels[c], b.Channels[c]
+		if x.Offset != y.Offset || x.Count != y.Count || len(x.Steps) != len(y.Steps) {
+			return false
+		}
+		for i := range x.Steps {
+			if x.Steps[i] != y.Steps[i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestScheduleRefusesBadDocuments: a schedule that does not parse, names
+// nothing, or would hang or compute a wrong result is an error saying what
+// is wrong.
+func TestScheduleRefusesBadDocuments(t *testing.T) {
+	good := func() *Schedule {
+		d, err := NewSchedule(plansFor(t, Spec{Coll: AllReduce, Ring: Identity(3), Count: 100, EltSize: 4, Channels: 1, Proto: Simple, BuffSize: 8 * 512}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	cases := []struct {
+		name string
+		mod  func(d *Schedule)
+		want string
+	}{
+		{"version", func(d *Schedule) { d.Version = 2 }, "version 2"},
+		{"collective", func(d *Schedule) { d.Collective = "alltoall" }, `unknown name "alltoall"`},
+		{"proto", func(d *Schedule) { d.Proto = "LL64" }, `proto: unknown name "LL64"`},
+		{"variant", func(d *Schedule) { d.Variant = "tree" }, "unknown variant"},
+		{"ranks", func(d *Schedule) { d.Ranks = d.Ranks[:2] }, "2 rank programs for a ring of 3"},
+		{"rank order", func(d *Schedule) { d.Ranks[0].Rank = 1 }, "ranks[0] is rank 1's"},
+		{"channels", func(d *Schedule) { d.Ranks[1].Channels = nil }, "rank 1 has 0 channels"},
+		{"op", func(d *Schedule) { d.Ranks[0].Channels[0].Steps[0].Op = "jump" }, `step 0: op: unknown name "jump"`},
+		{"peer", func(d *Schedule) { d.Ranks[0].Channels[0].Steps[0].Send = 7 }, "send with recv -1, send 7"},
+		{"negative", func(d *Schedule) { d.Ranks[0].Channels[0].Steps[1].Count = -5 }, "negative offset or count"},
+		{"wrong data", func(d *Schedule) { d.Ranks[2].Channels[0].Steps[0].In += 4 }, "schedule: verify"},
+		{"deadlock", func(d *Schedule) {
+			st := d.Ranks[1].Channels[0].Steps
+			d.Ranks[1].Channels[0].Steps = st[1:]
+		}, "schedule: verify"},
+		{"spec", func(d *Schedule) { d.Channels = 0 }, "0 channels"},
+	}
+	for _, c := range cases {
+		d := good()
+		c.mod(d)
+		if _, err := d.Plans(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+	if _, err := ReadSchedule(strings.NewReader(`{"format": "ringo-schedule", "extra": 1}`)); err == nil || !strings.Contains(err.Error(), "unknown field") {
+		t.Errorf("unknown field: %v", err)
+	}
+	if _, err := NewSchedule(nil); err == nil {
+		t.Error("a schedule of no plans")
+	}
+}
+
+// FuzzSchedule: no document makes ReadSchedule or Plans panic or hang, and
+// what Plans accepts has passed Verify.
+func FuzzSchedule(f *testing.F) {
+	for _, s := range []Spec{
+		{Coll: AllReduce, Ring: Identity(2), Count: 10, EltSize: 4, Channels: 1, Proto: LL, BuffSize: 8 * 256, Variant: OneShot},
+		{Coll: AllGather, Ring: Identity(3), Count: 9, EltSize: 2, Channels: 2, Proto: Simple, BuffSize: 8 * 64},
+	} {
+		plans := make([]*Plan, s.Ring.Size())
+		for r := range plans {
+			s.Rank = r
+			plans[r], _ = New(s)
+		}
+		d, _ := NewSchedule(plans)
+		var buf bytes.Buffer
+		d.Write(&buf)
+		f.Add(buf.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := ReadSchedule(bytes.NewReader(b))
+		if err != nil || d.Count > 1<<16 || len(d.Ring) > 16 {
+			return
+		}
+		d.Plans()
+	})
+}

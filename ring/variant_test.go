@@ -1,0 +1,67 @@
+package ring
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestOneShot: the one-shot all-reduce verifies symbolically on both ring
+// orders of two ranks, every protocol, counts that span several chunks and
+// channels; each rank's program is one send and one reduce per chunk, both
+// with the other rank.
+func TestOneShot(t *testing.T) {
+	protos := []struct {
+		p Protocol
+		b int
+	}{{Simple, 8 * 512}, {LL, 8 * 256}, {LL128, 8 * 1024}}
+	for _, order := range [][]int{{0, 1}, {1, 0}} {
+		for _, pr := range protos {
+			for _, count := range []int64{0, 1, 7, 255, 1000, 4099} {
+				for _, ch := range []int{1, 3} {
+					s := Spec{Coll: AllReduce, Ring: Ring{Order: order}, Count: count, EltSize: 4, Channels: ch,
+						Proto: pr.p, BuffSize: pr.b, Variant: OneShot}
+					plans := plansFor(t, s)
+					if err := Verify(plans); err != nil {
+						t.Fatalf("%+v: %v", s, err)
+					}
+					for r, p := range plans {
+						for c, chn := range p.Channels {
+							for i, st := range chn.Steps {
+								want := Send
+								if i%2 == 1 {
+									want = RecvReduceCopy
+								}
+								if st.Prim != want || (st.SendPeer != -1 && int(st.SendPeer) != 1-r) || (st.RecvPeer != -1 && int(st.RecvPeer) != 1-r) {
+									t.Fatalf("%+v rank %d channel %d step %d: %+v", s, r, c, i, st)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	// The ring's other collectives are unchanged by the variant.
+	s := Spec{Coll: ReduceScatter, Ring: Identity(2), Count: 100, EltSize: 4, Channels: 2, Proto: Simple, BuffSize: 8 * 512}
+	ring, one := plansFor(t, s), []*Plan(nil)
+	s.Variant = OneShot
+	one = plansFor(t, s)
+	if len(ring[0].Channels[0].Steps) != len(one[0].Channels[0].Steps) || ring[0].Channels[0].Steps[0] != one[0].Channels[0].Steps[0] {
+		t.Fatal("oneshot changed reduce-scatter")
+	}
+}
+
+func TestParseVariant(t *testing.T) {
+	for v := range numVariants {
+		got, err := ParseVariant(strings.ToUpper(v.String()))
+		if err != nil || got != v {
+			t.Errorf("%v: %v, %v", v, got, err)
+		}
+	}
+	if _, err := ParseVariant("tree"); err == nil || !strings.Contains(err.Error(), "valid: ring, oneshot") {
+		t.Errorf("tree: %v", err)
+	}
+	if s := Variant(9).String(); s != "Variant(9)" {
+		t.Errorf("%q", s)
+	}
+}
