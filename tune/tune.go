@@ -26,6 +26,10 @@ type Entry struct {
 	Channels  int     `json:"channels"`
 	LatencyUs float64 `json:"latency_us"` // time of an empty collective
 	BusBW     float64 `json:"busbw_gbs"`  // bus bandwidth it tends to, GB/s
+	// Us is the measured all-reduce time (µs) at each size of
+	// Sweep(Proto), the points the line was fitted to; absent from models
+	// written before ringo tune kept them.
+	Us []float64 `json:"us,omitempty"`
 }
 
 // Model is a set of entries for one kind of machine.
@@ -57,11 +61,20 @@ func Parse(b []byte) (*Model, error) {
 		return nil, fmt.Errorf("tune: model %q has no entries", m.Machine)
 	}
 	for _, e := range m.Entries {
-		if _, err := ProtocolOf(e.Proto); err != nil {
+		p, err := ProtocolOf(e.Proto)
+		if err != nil {
 			return nil, err
 		}
 		if e.Channels < 1 || e.Channels > ring.MaxChannels || !(e.LatencyUs >= 0) || !(e.BusBW > 0) {
 			return nil, fmt.Errorf("tune: bad entry %+v", e)
+		}
+		if n := len(e.Us); n != 0 && n != len(Sweep(p)) {
+			return nil, fmt.Errorf("tune: %s entry of %d channels has %d measured times, its sweep %d sizes", e.Proto, e.Channels, n, len(Sweep(p)))
+		}
+		for _, us := range e.Us {
+			if !(us > 0) {
+				return nil, fmt.Errorf("tune: %s entry of %d channels has a measured time of %v µs", e.Proto, e.Channels, us)
+			}
 		}
 	}
 	sort.Slice(m.Entries, func(i, j int) bool {

@@ -82,7 +82,9 @@ func TestDefaultAndRoundTrip(t *testing.T) {
 		t.Fatalf("round trip: %v", err)
 	}
 	for _, bad := range []string{`{}`, `{"entries":[{"proto":"Fast","channels":1,"latency_us":1,"busbw_gbs":1}]}`,
-		`{"entries":[{"proto":"LL","channels":0,"latency_us":1,"busbw_gbs":1}]}`, `not json`} {
+		`{"entries":[{"proto":"LL","channels":0,"latency_us":1,"busbw_gbs":1}]}`, `not json`,
+		`{"entries":[{"proto":"LL","channels":1,"latency_us":1,"busbw_gbs":1,"us":[1,2]}]}`,
+		`{"entries":[{"proto":"LL","channels":1,"latency_us":1,"busbw_gbs":1,"us":[1,2,3,4,5,6,7,8,9,-1]}]}`} {
 		if _, err := Parse([]byte(bad)); err == nil {
 			t.Errorf("accepted %s", bad)
 		}

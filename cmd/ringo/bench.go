@@ -42,6 +42,8 @@ type benchFlags struct {
 	channels  int
 	proto     string
 	format    string
+	csv       string // also write rank 0's rows here as bench.Point CSV
+	label     string // the CSV rows' series label
 }
 
 func parseBenchFlags(args []string) (*benchFlags, error) {
@@ -67,6 +69,8 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs.IntVar(&f.channels, "channels", 0, "channels per collective (0: NCCL_MIN/MAX_NCHANNELS or 1)")
 	fs.StringVar(&f.proto, "proto", "", "protocols allowed, NCCL_PROTO syntax (LL, Simple, ^LL); empty: by size")
 	fs.StringVar(&f.format, "format", "table", "output: table, csv or json")
+	fs.StringVar(&f.csv, "csv", "", "also write the out-of-place results to this file as CSV (size_bytes,…,label), as ringo plot reads it")
+	fs.StringVar(&f.label, "label", "ringo", "series label of the -csv rows")
 	fs.SetOutput(os.Stderr)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -74,15 +78,9 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	var err error
-	if o.MinBytes, err = parseSize(*minB); err != nil {
-		return nil, fmt.Errorf("-b: %w", err)
-	}
-	if o.MaxBytes, err = parseSize(*maxB); err != nil {
-		return nil, fmt.Errorf("-e: %w", err)
-	}
-	if o.StepBytes, err = parseSize(*step); err != nil {
-		return nil, fmt.Errorf("-i: %w", err)
+	err := parseSizes(sizeFlag{"-b", *minB, &o.MinBytes}, sizeFlag{"-e", *maxB, &o.MaxBytes}, sizeFlag{"-i", *step, &o.StepBytes})
+	if err != nil {
+		return nil, err
 	}
 	if o.Colls, err = bench.ParseColls(*colls); err != nil {
 		return nil, fmt.Errorf("-coll: %w", err)
@@ -114,6 +112,24 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		return nil, fmt.Errorf("-procs needs -gpus")
 	}
 	return f, nil
+}
+
+// sizeFlag is a size flag's name, its text and where its value goes.
+type sizeFlag struct {
+	name, text string
+	v          *int64
+}
+
+// parseSizes parses size flags, naming the first that does not parse.
+func parseSizes(flags ...sizeFlag) error {
+	for _, f := range flags {
+		v, err := parseSize(f.text)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		*f.v = v
+	}
+	return nil
 }
 
 // parseSize parses a non-negative byte count with a K, M or G suffix.
@@ -410,6 +426,9 @@ func printFooter(w io.Writer, f *benchFlags, rows []bench.Row) error {
 		err = bench.WriteCSV(w, rows)
 	case "json":
 		err = bench.WriteJSON(w, rows)
+	}
+	if err == nil && f.csv != "" && w != io.Discard {
+		err = writePointsFile(f.csv, bench.Points(rows, f.label))
 	}
 	if err == nil && !ok {
 		err = errChecksFailed

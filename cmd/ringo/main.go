@@ -4,6 +4,9 @@
 //	ringo compare A.txt B.txt   two such tables side by side, with ratios
 //	ringo tune [-o model.json]  measure the GPU cost model (RINGO_TUNE_FILE uses it)
 //	ringo plan [--show] [-json] a collective's plan, or its schedule document
+//	ringo sim [flags]           predict a sweep with the cost model (package sim)
+//	ringo plot -o out.svg IN... busbw-versus-size chart of CSV files and tables
+//	ringo topo [-json]          the GPUs, their links and NICs, and the ring order
 //
 // Run "ringo bench -h" for the flags.
 package main
@@ -30,6 +33,12 @@ func main() {
 		err = planMain(os.Args[2:])
 	case "tcp":
 		err = tcpMain(os.Args[2:])
+	case "sim":
+		err = simMain(os.Args[2:])
+	case "plot":
+		err = plotMain(os.Args[2:])
+	case "topo":
+		err = topoMain(os.Args[2:])
 	case "help", "-h", "--help":
 		usage()
 		return
@@ -52,5 +61,8 @@ commands:
   compare   two nccl-tests tables side by side, with ratios
   tune      measure the GPU cost model (protocols × channels) and write it as JSON
   plan      show a collective's plan — every rank's steps per channel — or its schedule document (-json)
-  tcp       raw TCP throughput over loopback, both ways at once: the socket transport's anchor`)
+  tcp       raw TCP throughput over loopback, both ways at once: the socket transport's anchor
+  sim       predict a sweep with the cost model (alpha-beta per slice); -compare sets a measured table beside it
+  plot      busbw-versus-size chart (SVG) of CSV files and nccl-tests tables
+  topo      GPUs, their links and NICs like nvidia-smi topo -m (-json), and the ring order from them`)
 }

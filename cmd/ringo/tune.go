@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -92,7 +93,10 @@ func tuneMain(args []string) error {
 			if err != nil {
 				return fmt.Errorf("%v with %d channels: %w", proto, ch, err)
 			}
-			m.Entries = append(m.Entries, tune.Entry{Proto: proto.String(), Channels: ch, LatencyUs: lat, BusBW: bw})
+			for i := range y {
+				y[i] = math.Round(y[i]*1000) / 1000
+			}
+			m.Entries = append(m.Entries, tune.Entry{Proto: proto.String(), Channels: ch, LatencyUs: lat, BusBW: bw, Us: y})
 			fmt.Fprintf(os.Stderr, "ringo tune: %-6v %2d channels: %6.2f µs + bytes / %6.1f GB/s\n", proto, ch, lat, bw)
 		}
 	}
