@@ -55,8 +55,16 @@ type Model struct {
 //go:embed h200x2.json
 var h200x2 []byte
 
+// h200x2Tune is what the built-in model is calibrated from: a tuner model
+// of 2×H200 that keeps its measured points (ringo tune -n 50), measured
+// apart from the tuner's own built-in model.
+//
+//go:embed h200x2-tune.json
+var h200x2Tune []byte
+
 // Default returns the built-in model: 2×H200 joined by NVLink, calibrated
-// from the tuner's built-in model (tune.Default) by Calibrate.
+// by Calibrate from h200x2-tune.json (`ringo sim -calibrate
+// sim/h200x2-tune.json`).
 func Default() *Model {
 	m, err := Parse(h200x2)
 	if err != nil {

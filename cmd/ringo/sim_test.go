@@ -84,12 +84,12 @@ func TestSimCalibrateAndErrors(t *testing.T) {
 		t.Skip("calibration takes seconds")
 	}
 	var out bytes.Buffer
-	if err := runSim([]string{"-calibrate", "../../tune/h200x2.json"}, &out); err != nil {
+	if err := runSim([]string{"-calibrate", "../../sim/h200x2-tune.json"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	m, err := sim.Parse(out.Bytes())
 	if err != nil || !slices.Equal(m.Protocols, sim.Default().Protocols) {
-		t.Fatalf("ringo sim -calibrate tune/h200x2.json differs from sim/h200x2.json (%v):\n%s", err, out.String())
+		t.Fatalf("ringo sim -calibrate sim/h200x2-tune.json differs from sim/h200x2.json (%v):\n%s", err, out.String())
 	}
 	for _, args := range [][]string{
 		{"-b", "1x"},
