@@ -68,12 +68,13 @@ func allReduceVsRef[T ringo.Elem](t *testing.T, comms []*ringo.Comm, count int, 
 // TestEveryTypeAndOp runs all five collectives for all 12 datatypes and all
 // ops with inputs chosen so every result is exactly representable, and
 // compares bit for bit, in and out of place, over both protocols — on four
-// ranks with the ring, and on two with the one-shot variant.
+// ranks with the ring and the bidirectional variant, and on two with the
+// one-shot variant.
 func TestEveryTypeAndOp(t *testing.T) {
 	for _, v := range []struct {
 		variant string
 		n       int
-	}{{"ring", 4}, {"oneshot", 2}} {
+	}{{"ring", 4}, {"oneshot", 2}, {"bidirectional", 4}} {
 		for _, proto := range []string{"Simple", "LL"} {
 			cfg := &ringo.Config{Protocol: proto, BuffSize: 8 * 512, LLBuffSize: 8 * 256, Channels: 2, Variant: v.variant}
 			comms := newComms(t, v.n, cfg)

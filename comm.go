@@ -67,9 +67,8 @@ func newComm(rank, size int, s settings, g group, tr transport.Transport) (*Comm
 	}
 	links := make([]host.Links, s.channels)
 	if size > 1 {
-		me := s.ring.Index(rank)
-		next, prev := s.ring.At(me, 1), s.ring.At(me, -1)
 		for c := range links {
+			prev, next := ring.Neighbours(s.ring, s.variant, c, rank)
 			send, err1 := tr.Conn(context.Background(), rank, next, c)
 			recv, err2 := tr.Conn(context.Background(), prev, rank, c)
 			if err := errors.Join(err1, err2); err != nil {

@@ -125,6 +125,7 @@ type settings struct {
 	ring        ring.Ring
 	ringGiven   bool // ring came from Config.Ring, not the default
 	variant     ring.Variant
+	variantFrom string // what chose variant ("Config.Variant", "RINGO_VARIANT"); "": the default
 
 	channelsGiven bool // channels came from Config.Channels
 	channelsMax   int  // otherwise: NCCL_MAX_NCHANNELS or MaxChannels
@@ -261,7 +262,7 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 		if err != nil {
 			return bad("Variant: %v", err)
 		}
-		s.variant = v
+		s.variant, s.variantFrom = v, "Config.Variant"
 	default:
 		if val, name, ok := envVariant.Lookup(); ok {
 			v, err := ring.ParseVariant(val)
@@ -271,7 +272,7 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 			if err != nil {
 				env.Warnf("%s=%q: %v; using ring", name, val, err)
 			} else {
-				s.variant = v
+				s.variant, s.variantFrom = v, name
 			}
 		}
 	}
@@ -347,11 +348,29 @@ func (s *settings) buffSize(p ring.Protocol) int {
 
 // layout is the GPU connections' layout the settings ask for.
 func (s *settings) layout() p2p.Layout {
-	l := p2p.Layout{Channels: s.channels, SimpleBytes: s.sizes.Simple, LLBytes: s.sizes.LL, Read: envP2PRead.Int(0, 0, 1) == 1}
+	l := p2p.Layout{Channels: s.channels, SimpleBytes: s.sizes.Simple, LLBytes: s.sizes.LL, Read: envP2PRead.Int(0, 0, 1) == 1,
+		Variant: s.variant}
 	if s.protos[ring.LL128] {
 		l.LL128Bytes = s.ll128Size
 	}
 	return l
+}
+
+// placeVariant checks the variant against connections made one way round
+// the ring only (oneWay, naming them in what): the bidirectional variant on
+// more than two ranks needs both ways. A Config asking for it there is an
+// error; RINGO_VARIANT falls back to the ring with a warning.
+func (s *settings) placeVariant(n int, oneWay bool, what string) error {
+	if !oneWay || n <= 2 || s.variant != ring.Bidirectional {
+		return nil
+	}
+	why := fmt.Sprintf("variant %v on %d ranks needs connections both ways round the ring, and %s are made one way", s.variant, n, what)
+	if s.variantFrom == "Config.Variant" {
+		return fmt.Errorf("%w: config: %s", ErrInvalidArgument, why)
+	}
+	env.Warnf("%s: %s; using ring", s.variantFrom, why)
+	s.variant = ring.RingVariant
+	return nil
 }
 
 // ll128Link is what a GPU communicator's connections mean for LL128.

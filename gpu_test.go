@@ -112,6 +112,21 @@ func TestGPUAllCollectives(t *testing.T) {
 	}
 }
 
+// TestGPUBidirectional: the bidirectional variant (odd channels run the
+// ring backwards) on 2 ranks and on 4 ranks over 2 GPUs, every collective,
+// protocol, type and op.
+func TestGPUBidirectional(t *testing.T) {
+	g := testGPUs(t)
+	o := checkedOptions(0, 1, 7, 1021, 65537)
+	for _, proto := range []string{"Simple", "LL", "LL128"} {
+		for _, gpus := range [][]int{g, append(append([]int{}, g...), g...)} {
+			t.Run(fmt.Sprint(proto, gpus), func(t *testing.T) {
+				sweepGPUs(t, gpus, &ringo.Config{Protocol: proto, Variant: "bidirectional", Channels: 4}, o)
+			})
+		}
+	}
+}
+
 // TestGPUOneShot: the one-shot variant (all-reduce of two ranks in one
 // exchange) gives the ring's results, every protocol, type and op.
 func TestGPUOneShot(t *testing.T) {

@@ -199,6 +199,9 @@ func connectProcs(ctx context.Context, bs *transport.Bootstrap, tag string, s *s
 	if err != nil {
 		return nil, err
 	}
+	if err := s.placeVariant(bs.Size(), true, "host processes' connections (shared memory, network)"); err != nil {
+		return nil, err
+	}
 	if !s.ringGiven {
 		s.ring = hostRing(peers)
 	}

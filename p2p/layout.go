@@ -28,10 +28,13 @@ import (
 // access (host shared memory registered with CUDA).
 type Layout struct {
 	Channels    int
-	SimpleBytes int  // Simple FIFO per connection (NCCL_BUFFSIZE)
-	LLBytes     int  // LL FIFO per connection (NCCL_LL_BUFFSIZE)
-	LL128Bytes  int  // LL128 FIFO per connection (NCCL_LL128_BUFFSIZE); 0: none
-	Read        bool // Simple slots in the sender's region, read by the receiver
+	SimpleBytes int // Simple FIFO per connection (NCCL_BUFFSIZE)
+	LLBytes     int // LL FIFO per connection (NCCL_LL_BUFFSIZE)
+	LL128Bytes  int // LL128 FIFO per connection (NCCL_LL128_BUFFSIZE); 0: none
+	// Variant is the plans' generator: its backward channels receive from
+	// the successor and send to the predecessor.
+	Variant ring.Variant
+	Read    bool // Simple slots in the sender's region, read by the receiver
 }
 
 const (
@@ -63,6 +66,10 @@ func (l Layout) Conns(self, prev, next uint64) []kernels.Conn {
 	at := func(base uint64, c int, off uint64) uint64 { return base + uint64(c)*stride + off }
 	conns := make([]kernels.Conn, l.Channels)
 	for c := range conns {
+		prev, next := prev, next
+		if l.Variant.Backwards(c) {
+			prev, next = next, prev
+		}
 		in, out := at(self, c, simple), at(next, c, simple) // write: slots at the receiver
 		if l.Read {
 			in, out = at(prev, c, simple), at(self, c, simple) // read: slots at the sender

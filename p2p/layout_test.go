@@ -132,3 +132,25 @@ func TestConnsLL128(t *testing.T) {
 		}
 	}
 }
+
+// TestConnsBidirectional: with the bidirectional variant, odd channels
+// receive from the successor's side and send into the predecessor's region.
+func TestConnsBidirectional(t *testing.T) {
+	l := p2p.Layout{Channels: 4, SimpleBytes: ring.NSteps * 4096, LLBytes: ring.NSteps * 1024, Variant: ring.Bidirectional}
+	const self, prev, next = 1 << 32, 2 << 32, 3 << 32
+	stride := uint64(l.Stride())
+	fwd := p2p.Layout{Channels: 4, SimpleBytes: l.SimpleBytes, LLBytes: l.LLBytes}.Conns(self, prev, next)
+	rev := p2p.Layout{Channels: 4, SimpleBytes: l.SimpleBytes, LLBytes: l.LLBytes}.Conns(self, next, prev)
+	for c, k := range l.Conns(self, prev, next) {
+		want := fwd[c]
+		if c%2 == 1 {
+			want = rev[c]
+		}
+		if k != want {
+			t.Errorf("channel %d: %+v, want %+v", c, k, want)
+		}
+		if c%2 == 1 && (k.SendBuf-prev)/stride != uint64(c) {
+			t.Errorf("channel %d sends to %#x, not the predecessor's channel %d", c, k.SendBuf, c)
+		}
+	}
+}

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// FuzzPlan builds every rank's plan for a fuzzed spec (the one-shot
-// variant on odd seeds of two ranks) and checks the ring's invariants with
+// FuzzPlan builds every rank's plan for a fuzzed spec (every variant, by
+// the seed) and checks the ring's invariants with
 // Verify. Invalid specs must be rejected by Validate, never
 // produce a plan that Verify faults.
 func FuzzPlan(f *testing.F) {
@@ -27,8 +27,11 @@ func FuzzPlan(f *testing.F) {
 			Proto:    Protocol(proto % uint8(numProtocols)),
 			BuffSize: NSteps * lineBytes(Protocol(proto%uint8(numProtocols))) * (int(buffUnits%256) + 1),
 		}
-		if nr == 2 && seed%2 == 1 {
+		switch {
+		case nr == 2 && seed%3 == 1:
 			s.Variant = OneShot
+		case seed%3 == 2:
+			s.Variant = Bidirectional
 		}
 		if err := s.Validate(); err != nil {
 			if s.Count >= 0 {

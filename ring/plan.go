@@ -84,7 +84,8 @@ func (p *Plan) Build(spec Spec) error {
 		if ch.Count == 0 {
 			continue
 		}
-		g := gen{p: p, ch: ch, me: spec.Ring.Index(spec.Rank)}
+		g := gen{p: p, ch: ch, r: view{r: spec.Ring, back: spec.Variant.Backwards(c)}}
+		g.me = g.r.Index(spec.Rank)
 		g.run()
 	}
 	return nil

@@ -177,7 +177,7 @@ func TestVerifyGrid(t *testing.T) {
 					for range 3 {
 						pr := protos[rng.IntN(len(protos))]
 						s := Spec{Coll: c, Ring: ring, Root: rng.IntN(n), Count: count, EltSize: elts[rng.IntN(len(elts))],
-							Channels: 1 + rng.IntN(3), Proto: pr.p, BuffSize: pr.b}
+							Channels: 1 + rng.IntN(3), Proto: pr.p, BuffSize: pr.b, Variant: Variant(rng.IntN(2)) * Bidirectional}
 						if err := s.Validate(); err != nil {
 							continue // buffer too small for this element size
 						}

@@ -6,7 +6,8 @@ package ring
 type gen struct {
 	p  *Plan
 	ch *Channel
-	me int // this rank's ring position
+	r  view // the ring as this channel runs it
+	me int  // this rank's position on it
 }
 
 func (g *gen) run() {
@@ -45,7 +46,7 @@ func (g *gen) emit(prim Prim, chunk int, inOff, outOff, count int64) {
 		OutOff:   outOff,
 		Count:    count,
 	}
-	r := g.p.Spec.Ring
+	r := g.r
 	if prim.Recvs() {
 		st.RecvPeer = int32(r.At(g.me, -1))
 	}
@@ -110,7 +111,7 @@ func (g *gen) allReduce(n int) {
 // reduceScatter: the segment of rank u ends, fully reduced, at rank u; it
 // starts at u's ring successor.
 func (g *gen) reduceScatter(n int) {
-	ch, me, r := g.ch, g.me, g.p.Spec.Ring
+	ch, me, r := g.ch, g.me, g.r
 	count := g.p.Spec.Count
 	for done := int64(0); done < ch.Count; done += g.p.ChunkCount {
 		cnt := min(g.p.ChunkCount, ch.Count-done)
@@ -128,7 +129,7 @@ func (g *gen) reduceScatter(n int) {
 
 // allGather: each rank's segment starts at its owner and travels the ring.
 func (g *gen) allGather(n int) {
-	ch, me, r := g.ch, g.me, g.p.Spec.Ring
+	ch, me, r := g.ch, g.me, g.r
 	count := g.p.Spec.Count
 	for done := int64(0); done < ch.Count; done += g.p.ChunkCount {
 		cnt := min(g.p.ChunkCount, ch.Count-done)
@@ -146,7 +147,7 @@ func (g *gen) allGather(n int) {
 
 // broadcast: a chain from the root along the ring.
 func (g *gen) broadcast(n int) {
-	ch, me, r := g.ch, g.me, g.p.Spec.Ring
+	ch, me, r := g.ch, g.me, g.r
 	root := g.p.Spec.Root
 	prim := RecvCopySend
 	switch {
@@ -165,7 +166,7 @@ func (g *gen) broadcast(n int) {
 // reduce: a chain along the ring that starts at the root's successor and
 // ends at the root.
 func (g *gen) reduce(n int) {
-	ch, me, r := g.ch, g.me, g.p.Spec.Ring
+	ch, me, r := g.ch, g.me, g.r
 	root := g.p.Spec.Root
 	prim := RecvReduceSend
 	switch {

@@ -19,10 +19,51 @@ const (
 	// twice the bytes on the wire. Other collectives, already one hop on two
 	// ranks, run the ring.
 	OneShot
+	// Bidirectional runs the ring forwards on even channels and backwards
+	// on odd ones, so that every link carries data both ways at once; it
+	// needs the connections of both directions (on two ranks they are the
+	// same).
+	Bidirectional
 	numVariants
 )
 
-var variantNames = [numVariants]string{RingVariant: "ring", OneShot: "oneshot"}
+var variantNames = [numVariants]string{RingVariant: "ring", OneShot: "oneshot", Bidirectional: "bidirectional"}
+
+// Backwards reports whether channel c of variant v runs the ring backwards.
+func (v Variant) Backwards(c int) bool { return v == Bidirectional && c%2 == 1 }
+
+// Neighbours returns the ranks rank receives from and sends to on channel c
+// of ring r run by variant v.
+func Neighbours(r Ring, v Variant, c, rank int) (prev, next int) {
+	w := view{r: r, back: v.Backwards(c)}
+	i := w.Index(rank)
+	return w.At(i, -1), w.At(i, 1)
+}
+
+// view is a ring as one channel runs it: forwards, or backwards (position i
+// of the backward ring is position n−1−i of the forward one).
+type view struct {
+	r    Ring
+	back bool
+}
+
+func (v view) Size() int { return len(v.r.Order) }
+
+func (v view) Index(rank int) int {
+	i := v.r.Index(rank)
+	if v.back && i >= 0 {
+		i = len(v.r.Order) - 1 - i
+	}
+	return i
+}
+
+func (v view) At(i, k int) int {
+	if !v.back {
+		return v.r.At(i, k)
+	}
+	n := len(v.r.Order)
+	return v.r.Order[n-1-((i+k)%n+n)%n]
+}
 
 // String returns the variant's name as ParseVariant reads it.
 func (v Variant) String() string {

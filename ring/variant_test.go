@@ -51,6 +51,46 @@ func TestOneShot(t *testing.T) {
 	}
 }
 
+// TestBidirectional: even channels run the ring forwards, odd ones
+// backwards — each rank receives from its successor and sends to its
+// predecessor there — and every collective verifies symbolically.
+func TestBidirectional(t *testing.T) {
+	r := Ring{Order: []int{2, 0, 3, 1}}
+	for c := range 4 {
+		for rank := range 4 {
+			prev, next := Neighbours(r, Bidirectional, c, rank)
+			i := r.Index(rank)
+			wp, wn := r.At(i, -1), r.At(i, 1)
+			if c%2 == 1 {
+				wp, wn = wn, wp
+			}
+			if prev != wp || next != wn {
+				t.Fatalf("channel %d rank %d: prev %d next %d, want %d %d", c, rank, prev, next, wp, wn)
+			}
+			if p, n := Neighbours(r, RingVariant, c, rank); p != r.At(i, -1) || n != r.At(i, 1) {
+				t.Fatalf("the ring's channel %d: %d, %d", c, p, n)
+			}
+		}
+	}
+	for coll := range numCollectives {
+		s := Spec{Coll: coll, Ring: r, Root: 3, Count: 1001, EltSize: 4, Channels: 4, Proto: Simple, BuffSize: 8 * 512, Variant: Bidirectional}
+		plans := plansFor(t, s)
+		if err := Verify(plans); err != nil {
+			t.Fatalf("%v: %v", coll, err)
+		}
+		for rank, p := range plans {
+			for c, ch := range p.Channels {
+				prev, next := Neighbours(r, Bidirectional, c, rank)
+				for _, st := range ch.Steps {
+					if (st.RecvPeer >= 0 && int(st.RecvPeer) != prev) || (st.SendPeer >= 0 && int(st.SendPeer) != next) {
+						t.Fatalf("%v rank %d channel %d: %+v, neighbours %d, %d", coll, rank, c, st, prev, next)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestParseVariant(t *testing.T) {
 	for v := range numVariants {
 		got, err := ParseVariant(strings.ToUpper(v.String()))
@@ -58,7 +98,7 @@ func TestParseVariant(t *testing.T) {
 			t.Errorf("%v: %v, %v", v, got, err)
 		}
 	}
-	if _, err := ParseVariant("tree"); err == nil || !strings.Contains(err.Error(), "valid: ring, oneshot") {
+	if _, err := ParseVariant("tree"); err == nil || !strings.Contains(err.Error(), "valid: ring, oneshot, bidirectional") {
 		t.Errorf("tree: %v", err)
 	}
 	if s := Variant(9).String(); s != "Variant(9)" {

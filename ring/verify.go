@@ -171,7 +171,7 @@ func (v *verifier) advance(r, c int) (ok, done bool, err error) {
 		return false, false, where("invalid primitive")
 	}
 	if cur.slice == 0 {
-		if err := v.checkStep(p, st); err != nil {
+		if err := v.checkStep(p, c, st); err != nil {
 			return false, false, where("%v", err)
 		}
 	}
@@ -246,19 +246,19 @@ func (v *verifier) advance(r, c int) (ok, done bool, err error) {
 	return true, cur.step >= len(steps), nil
 }
 
-// checkStep checks what a step promises before any of it runs: peers, slice
-// sizes and alignment.
-func (v *verifier) checkStep(p *Plan, st *Step) error {
-	r := p.Spec.Ring
-	me := r.Index(p.Spec.Rank)
+// checkStep checks what a step of channel c promises before any of it
+// runs: peers (the channel's ring neighbours, the only connections the
+// executors make), slice sizes and alignment.
+func (v *verifier) checkStep(p *Plan, c int, st *Step) error {
+	prev, next := Neighbours(p.Spec.Ring, p.Spec.Variant, c, p.Spec.Rank)
 	if st.Prim.Recvs() != (st.RecvPeer >= 0) || st.Prim.Sends() != (st.SendPeer >= 0) {
 		return fmt.Errorf("peers recv %d send %d do not match the primitive", st.RecvPeer, st.SendPeer)
 	}
-	if st.Prim.Recvs() && int(st.RecvPeer) != r.At(me, -1) {
-		return fmt.Errorf("receives from rank %d, not its ring predecessor", st.RecvPeer)
+	if st.Prim.Recvs() && int(st.RecvPeer) != prev {
+		return fmt.Errorf("receives from rank %d, not its ring predecessor on this channel", st.RecvPeer)
 	}
-	if st.Prim.Sends() && int(st.SendPeer) != r.At(me, 1) {
-		return fmt.Errorf("sends to rank %d, not its ring successor", st.SendPeer)
+	if st.Prim.Sends() && int(st.SendPeer) != next {
+		return fmt.Errorf("sends to rank %d, not its ring successor on this channel", st.SendPeer)
 	}
 	if st.Count < 0 {
 		return fmt.Errorf("negative count %d", st.Count)
