@@ -1,7 +1,8 @@
 // Package device is ringo's device executor: it runs one rank's ring plan
 // (package ring) on its GPU as one kernel launch — one block per channel,
-// each block interpreting its channel's steps with the Simple protocol over
-// the rank's connections (package p2p) — enqueued on the caller's stream.
+// each block interpreting its channel's steps with the plan's protocol
+// (Simple, LL or LL128) over the rank's connections (package p2p) —
+// enqueued on the caller's stream.
 //
 // Plans are encoded once per distinct call shape and kept in device memory,
 // so a steady stream of collectives costs one launch each. Every spin loop
