@@ -8,9 +8,12 @@
 // Nothing here does I/O, touches memory or knows about GPUs: the same Plan is
 // run by the host executor (package host) over host memory and by the device
 // executor over GPU memory, and it is the same on every machine. A new ring
-// variant is a new plan generator; Verify executes a set of plans symbolically
-// and checks that every element is reduced exactly once from every rank and
-// every output element is written, so a generator can be tested on a laptop.
+// variant is a new plan generator (Spec.Variant: NCCL's ring, the one-shot
+// all-reduce of two ranks, bidirectional rings; docs/variants.md); Verify
+// executes a set of plans symbolically and checks that every element is
+// reduced exactly once from every rank and every output element is written,
+// so a generator can be tested on a laptop. Schedule (schedule.go) is every
+// rank's plan as a versioned JSON document, checked by Verify when read.
 //
 // For ring allreduce each rank runs, per loop over its channel's range:
 //
