@@ -41,6 +41,8 @@ type benchFlags struct {
 	transport string
 	channels  int
 	proto     string
+	ring      []int  // -ring: the ring order; nil: the default
+	variant   string // -variant: the plan generator
 	format    string
 	csv       string // also write rank 0's rows here as bench.Point CSV
 	label     string // the CSV rows' series label
@@ -68,6 +70,8 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs.StringVar(&f.transport, "transport", "shm", "shm: one process per rank over shared memory; loopback: ranks as goroutines of this process")
 	fs.IntVar(&f.channels, "channels", 0, "channels per collective (0: NCCL_MIN/MAX_NCHANNELS or 1)")
 	fs.StringVar(&f.proto, "proto", "", "protocols allowed, NCCL_PROTO syntax (LL, Simple, ^LL); empty: by size")
+	ringText := fs.String("ring", "", "ring order: ranks in order (e.g. 0,2,1,3, as ringo topo prints it) or reversed; empty: the default")
+	fs.StringVar(&f.variant, "variant", "", "plan generator: ring, oneshot, bidirectional; empty: RINGO_VARIANT or ring")
 	fs.StringVar(&f.format, "format", "table", "output: table, csv or json")
 	fs.StringVar(&f.csv, "csv", "", "also write the out-of-place results to this file as CSV (size_bytes,…,label), as ringo plot reads it")
 	fs.StringVar(&f.label, "label", "ringo", "series label of the -csv rows")
@@ -100,6 +104,16 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 			f.gpus = append(f.gpus, d)
 		}
 		f.ranks = len(f.gpus)
+	}
+	switch {
+	case *ringText == "reversed":
+		for r := f.ranks - 1; r >= 0; r-- {
+			f.ring = append(f.ring, r)
+		}
+	case *ringText != "":
+		if f.ring, err = intList(*ringText); err != nil {
+			return nil, fmt.Errorf("-ring: %w", err)
+		}
 	}
 	switch {
 	case f.format != "table" && f.format != "csv" && f.format != "json":
@@ -146,7 +160,7 @@ func benchMain(args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := &ringo.Config{Channels: f.channels, Protocol: f.proto}
+	cfg := &ringo.Config{Channels: f.channels, Protocol: f.proto, Ring: f.ring, Variant: f.variant}
 	ctx := context.Background()
 	// A rank process: started by a parent "ringo bench", or by a launcher.
 	if id := os.Getenv(envBenchID); id != "" {
@@ -395,6 +409,9 @@ func printHeader(w io.Writer, f *benchFlags, n int, how string) {
 		return
 	}
 	fmt.Fprintf(w, "# ringo bench: %d ranks (%s)\n", n, how)
+	if f.ring != nil || f.variant != "" {
+		fmt.Fprintf(w, "# ring %v, variant %q\n", f.ring, f.variant)
+	}
 	step := fmt.Sprintf("%d(bytes)", f.o.StepBytes)
 	if f.o.StepFactor > 1 {
 		step = fmt.Sprintf("%d(factor)", f.o.StepFactor)

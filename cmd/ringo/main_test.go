@@ -114,3 +114,28 @@ func TestPlanShow(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchRingAndVariant: -ring (an order, or reversed) and -variant reach
+// the communicators, and the results are checked; a ring of the wrong size
+// and a variant the transport cannot run are errors naming them.
+func TestBenchRingAndVariant(t *testing.T) {
+	bin := buildRingo(t)
+	out, err := exec.Command(bin, "bench", "--transport", "loopback", "--ranks", "3", "-ring", "reversed", "-variant", "bidirectional",
+		"-channels", "2", "-b", "1K", "-e", "64K", "-f", "8", "-n", "2", "-w", "1").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `# ring [2 1 0], variant "bidirectional"`) || !strings.Contains(string(out), "# Out of bounds values : 0 OK") {
+		t.Fatalf("loopback, reversed, bidirectional: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "--transport", "loopback", "--ranks", "3", "-ring", "0,1", "-b", "1K", "-e", "1K"}, "Ring has 2 ranks, communicator 3"},
+		{[]string{"bench", "--transport", "loopback", "--ranks", "3", "-ring", "0,x,1"}, "-ring"},
+		{[]string{"bench", "--ranks", "3", "-variant", "bidirectional", "-b", "1K", "-e", "1K"}, "host processes' connections (shared memory, network) are made one way"},
+	} {
+		out, err := exec.Command(bin, c.args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("%v: %v, want an error containing %q:\n%s", c.args, err, c.want, out)
+		}
+	}
+}
