@@ -50,8 +50,9 @@ type Config struct {
 	Ring []int
 
 	// Variant names the plan generator (package ring): "ring" (NCCL's
-	// Ring algorithm) or "oneshot" (all-reduce of two ranks in one
-	// exchange). "": RINGO_VARIANT, else "ring".
+	// Ring algorithm), "oneshot" (all-reduce of two ranks in one exchange)
+	// or "bidirectional" (odd channels run the ring backwards). "":
+	// RINGO_VARIANT, else "ring".
 	Variant string
 }
 
@@ -255,20 +256,14 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 
 	switch {
 	case c.Variant != "":
-		v, err := ring.ParseVariant(c.Variant)
-		if err == nil {
-			err = (&ring.Spec{Ring: ring.Identity(n), Variant: v}).ValidVariant()
-		}
+		v, err := parseVariant(c.Variant, n)
 		if err != nil {
 			return bad("Variant: %v", err)
 		}
 		s.variant, s.variantFrom = v, "Config.Variant"
 	default:
 		if val, name, ok := envVariant.Lookup(); ok {
-			v, err := ring.ParseVariant(val)
-			if err == nil {
-				err = (&ring.Spec{Ring: ring.Identity(n), Variant: v}).ValidVariant()
-			}
+			v, err := parseVariant(val, n)
 			if err != nil {
 				env.Warnf("%s=%q: %v; using ring", name, val, err)
 			} else {
@@ -289,6 +284,16 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// parseVariant reads a variant's name and checks that it can plan for n
+// ranks.
+func parseVariant(name string, n int) (ring.Variant, error) {
+	v, err := ring.ParseVariant(name)
+	if err != nil {
+		return 0, err
+	}
+	return v, (&ring.Spec{Ring: ring.Identity(n), Variant: v}).ValidVariant()
 }
 
 // protoList names the protocols d has.

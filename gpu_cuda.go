@@ -40,7 +40,7 @@ func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		}
 	}
 	var link ll128Link
-	for i := 0; i < n && n > 1 && link.unsafe == ""; i++ {
+	for i := 0; n > 1 && i < n && link.unsafe == ""; i++ { // a ring of one has no link
 		link.unsafe = p2p.LL128Unsafe(devs[s.ring.At(i, 0)], devs[s.ring.At(i, 1)])
 	}
 	if err := s.placeLL128(link); err != nil {

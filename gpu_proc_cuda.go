@@ -133,8 +133,8 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 		}
 	}
 	shmOK := oneHost && envShmDisable.Int(0, 0, 1) != 1
-	net := n > 1 && !(allP2P && oneHost) && !shmOK
-	link.hostMemory = n > 1 && !(allP2P && oneHost)
+	link.hostMemory = n > 1 && !(allP2P && oneHost) // shared memory or the network
+	net := link.hostMemory && !shmOK
 	if err := s.placeLL128(link); err != nil {
 		return nil, err
 	}

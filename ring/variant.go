@@ -47,8 +47,6 @@ type view struct {
 	back bool
 }
 
-func (v view) Size() int { return len(v.r.Order) }
-
 func (v view) Index(rank int) int {
 	i := v.r.Index(rank)
 	if v.back && i >= 0 {

@@ -68,8 +68,8 @@ func Parse(b []byte) (*Model, error) {
 		if e.Channels < 1 || e.Channels > ring.MaxChannels || !(e.LatencyUs >= 0) || !(e.BusBW > 0) {
 			return nil, fmt.Errorf("tune: bad entry %+v", e)
 		}
-		if n := len(e.Us); n != 0 && n != len(Sweep(p)) {
-			return nil, fmt.Errorf("tune: %s entry of %d channels has %d measured times, its sweep %d sizes", e.Proto, e.Channels, n, len(Sweep(p)))
+		if n, sizes := len(e.Us), len(Sweep(p)); n != 0 && n != sizes {
+			return nil, fmt.Errorf("tune: %s entry of %d channels has %d measured times, its sweep %d sizes", e.Proto, e.Channels, n, sizes)
 		}
 		for _, us := range e.Us {
 			if !(us > 0) {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"github.com/ringo-ccl/ringo"
 	"github.com/ringo-ccl/ringo/ring"
 )
 
@@ -106,8 +105,7 @@ func planAll(coll string, n int, order, size string, elt, channels int, proto st
 		return nil, errors.New("-elt must be at least 1")
 	}
 	if buff == 0 {
-		buff = map[ring.Protocol]int{ring.LL: ringo.DefaultGPULLBuffSize, ring.LL128: ringo.DefaultGPULL128BuffSize,
-			ring.Simple: ringo.DefaultGPUBuffSize}[p]
+		buff = gpuFIFO(p)
 	}
 	count := bytes / int64(elt)
 	if c == ring.AllGather || c == ring.ReduceScatter {

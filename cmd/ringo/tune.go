@@ -86,7 +86,7 @@ func tuneMain(args []string) error {
 			}
 			var x, y []float64
 			for _, r := range rows {
-				x = append(x, float64(r.Bytes)*2*float64(n-1)/float64(n))
+				x = append(x, float64(r.Bytes)*ring.AllReduce.BusFactor(n))
 				y = append(y, r.OutOfPlace.TimeUs)
 			}
 			lat, bw, err := tune.Fit(x, y)
