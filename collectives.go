@@ -9,6 +9,7 @@ import (
 	"github.com/ringo-ccl/ringo/host"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
 )
 
@@ -129,17 +130,32 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 	if call.Count == 0 {
 		return nil
 	}
+	if c.hier.covers(call.Coll, call.Op.Kind(), call.Count) {
+		return c.runHier(ctx, call)
+	}
+	return c.runRing(ctx, call)
+}
+
+// runRing runs a call on the communicator's own ring.
+func (c *Comm) runRing(ctx context.Context, call *Call) error {
 	elt := call.Type.Size()
+	variant, wire, err := c.variantFor(call.Coll, call.Type, call.Op)
+	if err != nil {
+		return err
+	}
 	proto := c.cfg.protocol(call.Count * int64(elt))
+	if wire != nil {
+		proto = ring.Simple
+	}
 	spec := ring.Spec{
 		Coll: call.Coll, Ring: c.cfg.ring, Rank: c.rank, Root: call.Root,
 		Count: call.Count, EltSize: elt, Channels: c.cfg.channels, Proto: proto, BuffSize: c.cfg.buffSize(proto),
-		Variant: c.cfg.variant,
+		Variant: variant,
 	}
 	if err := c.plan.Build(spec); err != nil {
 		return errs.Invalid(call.Coll.String(), c.rank, "%v", err)
 	}
-	job := host.Job{Plan: &c.plan, In: call.Send, Out: call.Recv, Wait: &c.wait}
+	job := host.Job{Plan: &c.plan, In: call.Send, Out: call.Recv, Wait: &c.wait, Wire: wire}
 	if call.Coll.Reduces() {
 		f, err := c.funcs.get(call.Type, call.Op, c.size)
 		if err != nil {
@@ -156,6 +172,65 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 		c.wait.SleepSoon()
 	}
 	return c.exec.Run(job)
+}
+
+// SumPath is how this communicator's all-reduce sums a datatype, for checks
+// that reproduce its rounding: partial sums travel as Wire (the buffers'
+// type, or a precision variant's), each chunk's sum starts at one rank and
+// goes round Ring in order — or, when Backwards, in either direction (the
+// bidirectional variant runs odd channels the other way). With Groups (the
+// hierarchical variant), an element's sum may instead be each group's sum,
+// started at the same position of every group, summed round the groups
+// from one of them.
+type SumPath struct {
+	Wire      DataType
+	Ring      []int
+	Backwards bool
+	Groups    [][]int
+}
+
+// SumPath returns how an all-reduce sum of dt runs on c.
+func (c *Comm) SumPath(dt DataType) SumPath {
+	p := SumPath{Wire: dt, Ring: append([]int(nil), c.cfg.ring.Order...), Backwards: c.cfg.variant == ring.Bidirectional}
+	if c.hier != nil {
+		h, _ := ring.NewHierarchy(c.cfg.ring, c.hier.size)
+		p.Groups = h.Groups
+	}
+	if v, w, err := c.variantFor(CollAllReduce, dt, OpSum); err == nil && w != nil && v.Precision() {
+		p.Wire = w.On()
+	}
+	return p
+}
+
+// variantFor returns the variant call runs with, and the wire sum of a
+// precision variant. A precision variant applies to the sums of all-reduces
+// of its buffer types (float32 for bf16wire; float16 and bfloat16 for
+// fp32wire) on two or more ranks; every other call runs the ring, exact.
+func (c *Comm) variantFor(coll Collective, dt DataType, op Op) (ring.Variant, *reduce.Wire, error) {
+	v := c.cfg.variant
+	on, carried := reduce.Float32, false
+	switch v {
+	case ring.BF16Wire:
+		on, carried = reduce.BF16, dt == reduce.Float32
+	case ring.FP32Wire:
+		carried = dt == reduce.Half || dt == reduce.BF16
+	case ring.Hierarchical: // its calls that run flat run the ring
+		return ring.RingVariant, nil, nil
+	default:
+		return v, nil, nil
+	}
+	if !carried || coll != CollAllReduce || op.Kind() != reduce.Sum || c.size < 2 {
+		return ring.RingVariant, nil, nil
+	}
+	if w := c.wires[dt]; w != nil {
+		return v, w, nil
+	}
+	w, err := reduce.NewWire(dt, on)
+	if err != nil {
+		return 0, nil, errs.Invalid(coll.String(), c.rank, "%v", err)
+	}
+	c.wires[dt] = w
+	return v, w, nil
 }
 
 // check validates a call's arguments against this rank and communicator.

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/bench"
+	"github.com/ringo-ccl/ringo/reduce"
 )
 
 // TestAllReduce8Ranks: 8 ranks in one process, random float32, float16 and
@@ -74,7 +77,7 @@ func TestEveryTypeAndOp(t *testing.T) {
 	for _, v := range []struct {
 		variant string
 		n       int
-	}{{"ring", 4}, {"oneshot", 2}, {"bidirectional", 4}} {
+	}{{"ring", 4}, {"oneshot", 2}, {"bidirectional", 4}, {"bf16wire", 4}, {"fp32wire", 3}, {"hierarchical", 4}} {
 		for _, proto := range []string{"Simple", "LL"} {
 			cfg := &ringo.Config{Protocol: proto, BuffSize: 8 * 512, LLBuffSize: 8 * 256, Channels: 2, Variant: v.variant}
 			comms := newComms(t, v.n, cfg)
@@ -253,5 +256,111 @@ func runExact[T ringo.Elem](t *testing.T, name string, comms []*ringo.Comm, coll
 				t.Fatalf("%s: rank %d element %d = %v (%v), want %v", name, r, i, toF64(got), got, want)
 			}
 		}
+	}
+}
+
+// TestPrecisionVariants: with random inputs, every element of a precision
+// variant's all-reduce is the sum of one rotation of the ring computed as
+// the variant does (its wire type between hops, float32 at each), every
+// rank holds the same bits (the bench's check compares each rank's output
+// with the rotations' sums, which are rank-independent), and the error
+// against the exact sum is what the wire type explains: bf16wire's is
+// bfloat16's rounding, far above float32's; fp32wire's is below the plain
+// ring's on the same 2-byte type. (TestEveryTypeAndOp checks that every
+// other call runs exact under both variants.)
+func TestPrecisionVariants(t *testing.T) {
+	counts := []int64{1, 7, 1000, 100003}
+	run := func(variant string, dt ringo.DataType) []bench.Row {
+		t.Helper()
+		comms := newComms(t, 4, &ringo.Config{Variant: variant, Ring: []int{2, 0, 3, 1}, Channels: 2, BuffSize: 8 * 4096})
+		o := bench.Options{Colls: []ringo.Collective{ringo.CollAllReduce}, Types: []ringo.DataType{dt},
+			Ops: []reduce.OpKind{reduce.Sum}, Counts: counts, StepFactor: 2, Iters: 1, Check: 2, Error: true}
+		rows := make([][]bench.Row, len(comms))
+		noErrors(t, each(comms, func(r int, c *ringo.Comm) error {
+			var err error
+			rows[r], err = bench.RunRank(bg, c, o, nil)
+			return err
+		}))
+		for _, row := range rows[0] {
+			for _, m := range []bench.Measure{row.OutOfPlace, row.InPlace} {
+				if m.Wrong != 0 || m.RelErr < 0 {
+					t.Fatalf("%s %v count %d: %d elements are no rotation's sum (error %g)", variant, dt, row.Count, m.Wrong, m.RelErr)
+				}
+			}
+		}
+		return rows[0]
+	}
+	last := func(rows []bench.Row) float64 { return rows[len(rows)-1].OutOfPlace.RelErr }
+
+	exact32, bf16 := last(run("ring", ringo.Float32)), last(run("bf16wire", ringo.Float32))
+	// bfloat16 keeps 8 bits: rounding each of 4 partial sums costs up to
+	// 2⁻⁹ of it; float32's 24 bits cost 2¹⁶ times less.
+	if !(bf16 > 1e3*exact32 && bf16 < 4*0x1p-9) {
+		t.Errorf("bf16wire: relative error %g, float32 ring %g", bf16, exact32)
+	}
+	for _, dt := range []ringo.DataType{ringo.Half, ringo.BF16} {
+		plain, wide := last(run("ring", dt)), last(run("fp32wire", dt))
+		if !(wide < 0.8*plain) {
+			t.Errorf("fp32wire %v: relative error %g, the plain ring's %g", dt, wide, plain)
+		}
+	}
+}
+
+// TestHierarchical: the hierarchical variant's all-reduce on 6 ranks in
+// groups of 2 and of 3 along a shuffled ring, counts that leave a tail for
+// the flat ring: every rank holds the same bits, within the rounding bound
+// of the exact sum, and not the flat ring's bits everywhere (the sums run in
+// another order, so the phases did run). TestEveryTypeAndOp checks every
+// collective, type and op exact under it; the bench's -error check (run by
+// TestGPUHierarchical) matches each element to the variant's sum order.
+func TestHierarchical(t *testing.T) {
+	order := []int{5, 1, 3, 0, 2, 4}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, g := range []int{2, 3} {
+		hier := newComms(t, 6, &ringo.Config{Variant: "hierarchical", Group: g, Ring: order, Channels: 2})
+		flat := newComms(t, 6, &ringo.Config{Ring: order, Channels: 2})
+		const count = 100003
+		sends := make([][]float32, 6)
+		for r := range sends {
+			sends[r] = make([]float32, count)
+			for i := range sends[r] {
+				sends[r][i] = float32(rng.Float64()*2 - 1)
+			}
+		}
+		run := func(comms []*ringo.Comm) [][]float32 {
+			recvs := make([][]float32, 6)
+			noErrors(t, each(comms, func(r int, c *ringo.Comm) error {
+				recvs[r] = make([]float32, count)
+				return ringo.AllReduce(bg, c, sends[r], recvs[r], ringo.OpSum)
+			}))
+			return recvs
+		}
+		h, f := run(hier), run(flat)
+		differ := 0
+		for i := range count {
+			exact, mag := 0.0, 0.0
+			for r := range 6 {
+				exact += float64(sends[r][i])
+				mag += math.Abs(float64(sends[r][i]))
+			}
+			if math.Abs(float64(h[0][i])-exact) > 6*0x1p-23*mag {
+				t.Fatalf("groups of %d, element %d: %v, exact %v", g, i, h[0][i], exact)
+			}
+			for r := 1; r < 6; r++ {
+				if h[r][i] != h[0][i] {
+					t.Fatalf("groups of %d, element %d: rank %d holds %v, rank 0 %v", g, i, r, h[r][i], h[0][i])
+				}
+			}
+			if h[0][i] != f[0][i] {
+				differ++
+			}
+		}
+		if differ == 0 {
+			t.Errorf("groups of %d: the hierarchical sums equal the flat ring's everywhere", g)
+		}
+	}
+	if _, err := ringo.NewLocal(6, &ringo.Config{Variant: "hierarchical", Group: 4}); err == nil ||
+		!strings.Contains(err.Error(), "Group: groups of 4 ranks do not divide 6 ranks") {
+		t.Errorf("groups of 4 on 6 ranks: %v", err)
 	}
 }

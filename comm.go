@@ -33,6 +33,9 @@ type Comm struct {
 	plan  ring.Plan
 	wait  transport.Waiter
 	funcs funcCache
+	wires [reduce.NumTypes]*reduce.Wire // the precision variant's sums, by buffer type
+
+	hier *hier // the hierarchical variant's sub-communicators; nil otherwise
 }
 
 // group is what a rank shares with the other ranks of its communicator:
@@ -103,6 +106,13 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 			return nil, err
 		}
 	}
+	err = newHiers(comms, cfg, func(ranks []int, cfg *Config) ([]*Comm, error) { return NewLocal(len(ranks), cfg) })
+	if err != nil {
+		for _, c := range comms {
+			c.Close()
+		}
+		return nil, &Error{Op: "init", Rank: -1, Peer: -1, Channel: -1, Step: -1, Err: err}
+	}
 	return comms, nil
 }
 
@@ -114,6 +124,9 @@ func (c *Comm) Err() error {
 		if err := a.Err(); err != nil {
 			return err
 		}
+	}
+	if c.hier != nil {
+		return c.hier.err()
 	}
 	return nil
 }
@@ -135,6 +148,9 @@ func (c *Comm) Abort() {
 	c.group.fail(cause)
 	if c.gpu != nil {
 		c.gpu.exec.Abort()
+	}
+	if c.hier != nil {
+		c.hier.abort()
 	}
 }
 
@@ -158,7 +174,11 @@ func (c *Comm) Close() error {
 	if c.exec != nil {
 		c.exec.Close()
 	}
-	return c.group.release(c.rank)
+	var sub error
+	if c.hier != nil {
+		sub = c.hier.close()
+	}
+	return errors.Join(c.group.release(c.rank), sub)
 }
 
 // funcCache keeps the reductions of recent calls so that a steady stream of

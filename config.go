@@ -51,9 +51,18 @@ type Config struct {
 
 	// Variant names the plan generator (package ring): "ring" (NCCL's
 	// Ring algorithm), "oneshot" (all-reduce of two ranks in one exchange)
-	// or "bidirectional" (odd channels run the ring backwards). "":
-	// RINGO_VARIANT, else "ring".
+	// "bidirectional" (odd channels run the ring backwards), "bf16wire"
+	// (float32 all-reduce sums travel as bfloat16), "fp32wire" (float16
+	// and bfloat16 all-reduce sums travel as float32) or "hierarchical"
+	// (all-reduce as a reduce-scatter inside groups of Group consecutive
+	// ring ranks, an all-reduce across groups, an all-gather inside; ranks
+	// in one process only). "": RINGO_VARIANT, else "ring".
 	Variant string
+
+	// Group is the hierarchical variant's ranks per group; it must divide
+	// the rank count. 0: RINGO_GROUP, else the smallest divisor of the
+	// rank count that is at least its square root.
+	Group int
 }
 
 // Defaults for host communicators; GPU communicators take NCCL's.
@@ -106,6 +115,7 @@ var (
 	envTuneFile    = env.Var{Name: "TUNE_FILE"}
 	envP2PRead     = env.Var{Name: "P2P_READ_ENABLE", NCCL: true}
 	envVariant     = env.Var{Name: "VARIANT"}
+	envGroup       = env.Var{Name: "GROUP"}
 )
 
 // algoNames are NCCL's algorithms; ringo has Ring.
@@ -127,6 +137,7 @@ type settings struct {
 	ringGiven   bool // ring came from Config.Ring, not the default
 	variant     ring.Variant
 	variantFrom string // what chose variant ("Config.Variant", "RINGO_VARIANT"); "": the default
+	group       int    // the hierarchical variant's ranks per group
 
 	channelsGiven bool // channels came from Config.Channels
 	channelsMax   int  // otherwise: NCCL_MAX_NCHANNELS or MaxChannels
@@ -272,6 +283,23 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 		}
 	}
 
+	s.group = ring.DefaultGroupSize(n)
+	switch {
+	case c.Group != 0:
+		if c.Group < 1 || n%c.Group != 0 {
+			return bad("Group: groups of %d ranks do not divide %d ranks", c.Group, n)
+		}
+		s.group = c.Group
+	default:
+		if g := envGroup.Int(0, 1, n); g > 0 {
+			if _, name, _ := envGroup.Lookup(); n%g != 0 {
+				env.Warnf("%s=%d does not divide %d ranks; using groups of %d", name, g, n, s.group)
+			} else {
+				s.group = g
+			}
+		}
+	}
+
 	if c.Ring == nil {
 		s.ring = ring.Identity(n)
 	} else {
@@ -293,7 +321,7 @@ func parseVariant(name string, n int) (ring.Variant, error) {
 	if err != nil {
 		return 0, err
 	}
-	return v, (&ring.Spec{Ring: ring.Identity(n), Variant: v}).ValidVariant()
+	return v, v.ValidFor(n)
 }
 
 // protoList names the protocols d has.
@@ -309,18 +337,18 @@ func (d defaults) protoList() string {
 
 // fingerprint is the part of the settings every rank must share.
 func (s *settings) fingerprint() string {
-	return fmt.Sprintf("channels=%d protos=%v buffsize=%d llbuffsize=%d ll128buffsize=%d ring=%v variant=%v",
-		s.channels, s.protos, s.sizes.Simple, s.sizes.LL, s.ll128Size, s.ring.Order, s.variant)
+	return fmt.Sprintf("channels=%d protos=%v buffsize=%d llbuffsize=%d ll128buffsize=%d ring=%v variant=%v group=%d",
+		s.channels, s.protos, s.sizes.Simple, s.sizes.LL, s.ll128Size, s.ring.Order, s.variant, s.group)
 }
 
-// gpuChoice picks the protocol and channel count of a GPU collective moving
-// bytes (of its larger buffer) with the cost model.
-func (s *settings) gpuChoice(coll ring.Collective, n int, bytes int64) (ring.Protocol, int) {
-	if ch, ok := s.model.Choose(coll, n, bytes, s.protos, s.minChannels, s.channels); ok {
+// gpuChoice picks the protocol (one of protos) and channel count of a GPU
+// collective moving bytes (of its larger buffer) with the cost model.
+func (s *settings) gpuChoice(coll ring.Collective, n int, bytes int64, protos [3]bool) (ring.Protocol, int) {
+	if ch, ok := s.model.Choose(coll, n, bytes, protos, s.minChannels, s.channels); ok {
 		return ch.Proto, ch.Channels
 	}
 	for _, p := range []ring.Protocol{ring.Simple, ring.LL128} {
-		if s.protos[p] {
+		if protos[p] {
 			return p, s.channels
 		}
 	}
@@ -361,15 +389,22 @@ func (s *settings) layout() p2p.Layout {
 	return l
 }
 
-// placeVariant checks the variant against connections made one way round
-// the ring only (oneWay, naming them in what): the bidirectional variant on
-// more than two ranks needs both ways. A Config asking for it there is an
+// placeVariant checks the variant against a communicator whose ranks are
+// in separate processes, with connections made one way round the ring only
+// when oneWay (naming them in what): the bidirectional variant on more than
+// two ranks needs both ways, and the hierarchical variant makes its
+// sub-communicators in one process. A Config asking for either there is an
 // error; RINGO_VARIANT falls back to the ring with a warning.
 func (s *settings) placeVariant(n int, oneWay bool, what string) error {
-	if !oneWay || n <= 2 || s.variant != ring.Bidirectional {
+	var why string
+	switch {
+	case s.variant == ring.Hierarchical:
+		why = fmt.Sprintf("variant %v makes its group and column communicators in one process, and these ranks are in several", s.variant)
+	case oneWay && n > 2 && s.variant == ring.Bidirectional:
+		why = fmt.Sprintf("variant %v on %d ranks needs connections both ways round the ring, and %s are made one way", s.variant, n, what)
+	default:
 		return nil
 	}
-	why := fmt.Sprintf("variant %v on %d ranks needs connections both ways round the ring, and %s are made one way", s.variant, n, what)
 	if s.variantFrom == "Config.Variant" {
 		return fmt.Errorf("%w: config: %s", ErrInvalidArgument, why)
 	}

@@ -216,15 +216,39 @@ func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
 	if call.Count == 0 {
 		return nil
 	}
+	var err error
+	if c.hier.covers(call.Coll, call.Op.Kind(), call.Count) {
+		err = c.hierDevice(ctx, call, s)
+	} else {
+		err = c.launch(call, s)
+	}
+	if err != nil {
+		c.group.fail(err)
+	}
+	return err
+}
+
+// launch enqueues a validated call on the communicator's own ring.
+func (c *Comm) launch(call DeviceCall, s Stream) error {
+	op := call.Coll.String()
 	bytes := call.Count * int64(call.Type.Size())
 	if call.Coll == CollAllGather || call.Coll == CollReduceScatter {
 		bytes *= int64(c.size)
 	}
-	proto, channels := c.cfg.gpuChoice(call.Coll, c.size, bytes)
+	variant, wire, err := c.variantFor(call.Coll, call.Type, call.Op)
+	if err != nil {
+		return err
+	}
+	protos := c.cfg.protos
+	if wire != nil { // a precision variant: Simple, its wire bytes
+		protos = [3]bool{ring.Simple: true}
+		bytes = bytes / int64(call.Type.Size()) * int64(variant.WireSize(call.Type.Size()))
+	}
+	proto, channels := c.cfg.gpuChoice(call.Coll, c.size, bytes, protos)
 	spec := ring.Spec{
 		Coll: call.Coll, Ring: c.cfg.ring, Rank: c.rank, Root: call.Root, Count: call.Count,
 		EltSize: call.Type.Size(), Channels: channels, Proto: proto, BuffSize: c.cfg.buffSize(proto),
-		Variant: c.cfg.variant,
+		Variant: variant,
 	}
 	if err := c.plan.Build(spec); err != nil {
 		return errs.Invalid(op, c.rank, "%v", err)
@@ -237,9 +261,7 @@ func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
 		f = nil
 	}
 	if err := c.gpu.exec.Launch(&c.plan, call.Send, call.Recv, f, s.h); err != nil {
-		err = &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "launch", Err: err}
-		c.group.fail(err)
-		return err
+		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "launch", Err: err}
 	}
 	return nil
 }
@@ -256,6 +278,9 @@ func (c *Comm) Wait(ctx context.Context, s Stream) error {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.timeout)
 		defer cancel()
+	}
+	if c.hier != nil { // the stream also runs the sub-communicators' kernels
+		defer context.AfterFunc(ctx, c.hier.abort)()
 	}
 	if err := c.gpu.exec.Wait(ctx, s.h); err != nil {
 		err = &Error{Op: "wait", Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}

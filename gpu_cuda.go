@@ -96,6 +96,19 @@ func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		comms[r].gpu = &gpuRank{dev: gpus[r], exec: exec}
 		w.gpus = append(w.gpus, exec)
 	}
+	err = newHiers(comms, cfg, func(ranks []int, cfg *Config) ([]*Comm, error) {
+		sub := make([]int, len(ranks))
+		for i, r := range ranks {
+			sub[i] = gpus[r]
+		}
+		return NewLocalGPUs(sub, cfg)
+	})
+	if err != nil {
+		for _, c := range comms {
+			c.Close()
+		}
+		return fail(-1, err)
+	}
 	return comms, nil
 }
 

@@ -143,6 +143,57 @@ func TestGPUOneShot(t *testing.T) {
 	}
 }
 
+// TestGPUPrecisionVariants: the precision variants' kernels on 2 ranks and
+// on 4 over 2 GPUs, with random inputs: every element is the sum of one
+// rotation of the ring as the variant computes it (the same check as the
+// host executor's, TestPrecisionVariants), every other collective, type
+// and op exact (bench's exact check), and the errors against the exact sum
+// ordered as the wire types say.
+func TestGPUPrecisionVariants(t *testing.T) {
+	g := testGPUs(t)
+	counts := []int64{1, 7, 1021, 65537, 1048583}
+	for _, gpus := range [][]int{g, append(append([]int{}, g...), g...)} {
+		relErr := func(variant string, dt ringo.DataType) float64 {
+			o := bench.Options{Colls: []ringo.Collective{ringo.CollAllReduce}, Types: []ringo.DataType{dt},
+				Ops: []reduce.OpKind{reduce.Sum}, Counts: counts, StepFactor: 2, Iters: 1, Check: 2, Error: true}
+			rows := sweepGPUs(t, gpus, &ringo.Config{Variant: variant}, o)
+			return rows[len(rows)-1].OutOfPlace.RelErr
+		}
+		t.Run(fmt.Sprint(gpus), func(t *testing.T) {
+			if exact, bf16 := relErr("ring", ringo.Float32), relErr("bf16wire", ringo.Float32); !(bf16 > 1e3*exact && bf16 < 4*0x1p-9) {
+				t.Errorf("bf16wire: relative error %g, float32 ring %g", bf16, exact)
+			}
+			for _, dt := range []ringo.DataType{ringo.Half, ringo.BF16} {
+				if plain, wide := relErr("ring", dt), relErr("fp32wire", dt); !(wide < 0.8*plain) {
+					t.Errorf("fp32wire %v: relative error %g, the plain ring's %g", dt, wide, plain)
+				}
+			}
+			for _, v := range []string{"bf16wire", "fp32wire"} {
+				sweepGPUs(t, gpus, &ringo.Config{Variant: v}, checkedOptions(0, 1, 7, 1021, 65537))
+			}
+		})
+	}
+}
+
+// TestGPUHierarchical: the hierarchical variant on 4 ranks over 2 GPUs, in
+// groups of 2 (each group one rank per GPU, the columns one GPU's two
+// ranks) and in groups of 4 (a single group): every collective, type and op
+// exact, and with random inputs every all-reduce element the variant's own
+// sum order gives (the bench's -error check).
+func TestGPUHierarchical(t *testing.T) {
+	g := testGPUs(t)
+	gpus := append(append([]int{}, g...), g...)
+	for _, group := range []int{2, 4} {
+		t.Run(fmt.Sprint("groups of ", group), func(t *testing.T) {
+			cfg := &ringo.Config{Variant: "hierarchical", Group: group}
+			sweepGPUs(t, gpus, cfg, checkedOptions(0, 1, 7, 1021, 65537))
+			o := bench.Options{Colls: []ringo.Collective{ringo.CollAllReduce}, Types: []ringo.DataType{ringo.Float32},
+				Ops: []reduce.OpKind{reduce.Sum}, Counts: []int64{5, 65537, 1048583}, StepFactor: 2, Iters: 1, Check: 2, Error: true}
+			sweepGPUs(t, gpus, cfg, o)
+		})
+	}
+}
+
 // TestGPUTunerChoice: with nothing forced, the tuner's choices (LL for
 // small messages, Simple for large, channel counts by size) give right
 // results across the crossover.

@@ -102,7 +102,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 				t.Fatal(err)
 			}
 			l := rr.layout(ringo.CollAllReduce, dt, op, 8, false)
-			wrong, err := rr.check(&l, k, 1)
+			wrong, err := rr.check(&l, k, 1, new(errSums))
 			if err != nil || wrong != 1 {
 				t.Errorf("%v %v: check counted %d wrong (err %v), want 1", dt, k, wrong, err)
 			}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/ringo-ccl/ringo"
 )
 
 // Point is one size of a bandwidth-versus-size series: the out-of-place
@@ -22,6 +24,16 @@ type Point struct {
 	AlgBW  float64 // GB/s
 	BusBW  float64 // GB/s
 	Label  string  // the series: what was measured or predicted
+}
+
+// WithTime returns p with its bandwidths computed from its time, for
+// collective c on n ranks.
+func (p Point) WithTime(c ringo.Collective, n int) Point {
+	if p.TimeUs > 0 {
+		p.AlgBW = float64(p.Bytes) / 1e3 / p.TimeUs
+		p.BusBW = p.AlgBW * c.BusFactor(n)
+	}
+	return p
 }
 
 // PointColumns are the CSV columns of a Point, in the order WritePoints

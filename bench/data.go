@@ -69,6 +69,12 @@ func value(t ringo.DataType, k reduce.OpKind, n, rank int, i int64, seed uint64)
 	return sign * float64(1+x%uint64(m))
 }
 
+// randomValue returns rank's input element i for a check of rounding
+// (Options.Error): uniform in [−1, 1), from the same hash as value.
+func randomValue(_ ringo.DataType, _ reduce.OpKind, _, rank int, i int64, seed uint64) float64 {
+	return float64(mix(seed, rank, i)>>11)/(1<<52) - 1
+}
+
 // scalar is rank's PreMulSum scalar: 1 on even ranks, 2 on odd (as nccl-tests).
 func scalar(rank int) float64 { return float64(1 + rank%2) }
 

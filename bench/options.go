@@ -23,6 +23,13 @@ type Options struct {
 	Root       int             // -r
 	Unalign    int64           // -u: shift every buffer by this many elements
 	Counts     []int64         // explicit counts (NCCL's count) to run instead of the size sweep
+	// Error (-error) checks with random inputs in [−1, 1) instead of exact
+	// ones: each output element must be the sum the call's arithmetic
+	// makes (in the order of one rotation of the ring, rounded as partial
+	// sums travel: a precision variant's wire type, or the buffers' type),
+	// and each row reports its relative RMS error against the exact sum.
+	// All-reduce of float32, float16 or bfloat16 sums only.
+	Error bool
 }
 
 // shape is one message of a sweep: NCCL's count, and the elements of the
@@ -93,6 +100,11 @@ func (o *Options) Validate(n int) error {
 		return fmt.Errorf("root %d outside [0, %d)", o.Root, n)
 	case o.Unalign < 0:
 		return fmt.Errorf("unalignment of %d elements is negative", o.Unalign)
+	}
+	if o.Error {
+		if err := o.validError(); err != nil {
+			return err
+		}
 	}
 	for _, c := range o.Counts {
 		if c < 0 {
@@ -195,4 +207,24 @@ func opName(k reduce.OpKind) string {
 		return "mulsum"
 	}
 	return k.String()
+}
+
+// validError reports what the error mode cannot check.
+func (o *Options) validError() error {
+	for _, c := range o.Colls {
+		if c != ringo.CollAllReduce {
+			return fmt.Errorf("-error checks all-reduce only, not %v", CollName(c))
+		}
+	}
+	for _, k := range o.Ops {
+		if k != reduce.Sum {
+			return fmt.Errorf("-error checks sums only, not %v", opName(k))
+		}
+	}
+	for _, t := range o.Types {
+		if t != ringo.Float32 && t != ringo.Half && t != ringo.BF16 {
+			return fmt.Errorf("-error checks float32, float16 and bfloat16, not %v", t)
+		}
+	}
+	return nil
 }

@@ -21,6 +21,10 @@ type Measure struct {
 	AlgBW  float64 `json:"algbw_gbs"`
 	BusBW  float64 `json:"busbw_gbs"`
 	Wrong  int64   `json:"wrong"`
+	// RelErr is the relative RMS error against the exact sum,
+	// √(Σ(out−exact)² / Σexact²) over every rank's output (Options.Error;
+	// -1 when not measured).
+	RelErr float64 `json:"rel_err"`
 }
 
 // Row is one line of the table.
@@ -150,15 +154,16 @@ func (rr *rankRun) measure(coll ringo.Collective, t ringo.DataType, k reduce.OpK
 			return row, err
 		}
 		sec /= float64(rr.n)
-		m := Measure{TimeUs: sec * 1e6, Wrong: -1}
+		m := Measure{TimeUs: sec * 1e6, Wrong: -1, RelErr: -1}
 		if sec > 0 {
 			m.AlgBW = float64(bytes) / 1e9 / sec
 			m.BusBW = m.AlgBW * coll.BusFactor(rr.n)
 		}
 		if rr.o.Check > 0 {
-			wrong := int64(0)
+			var wrong int64
+			var e errSums
 			for rep := range rr.o.Check {
-				w, err := rr.check(&l, k, uint64(rep+1))
+				w, err := rr.check(&l, k, uint64(rep+1), &e)
 				if err != nil {
 					return row, err
 				}
@@ -169,6 +174,11 @@ func (rr *rankRun) measure(coll ringo.Collective, t ringo.DataType, k reduce.OpK
 				return row, err
 			}
 			m.Wrong = int64(total)
+			if rr.o.Error {
+				if m.RelErr, err = rr.relErr(e); err != nil {
+					return row, err
+				}
+			}
 		}
 		if inPlace {
 			row.InPlace = m
@@ -221,10 +231,10 @@ func (rr *rankRun) layout(coll ringo.Collective, t ringo.DataType, op ringo.Op, 
 }
 
 // check fills the inputs with the seed's data, runs the call once and
-// returns this rank's mismatching output elements. Filling and checking are
-// spread over the machine's cores: a check of 2³⁰ elements must not take
-// minutes.
-func (rr *rankRun) check(l *layout, k reduce.OpKind, seed uint64) (int64, error) {
+// returns this rank's mismatching output elements (adding, in error mode,
+// to e). Filling and checking are spread over the machine's cores: a check
+// of 2³⁰ elements must not take minutes.
+func (rr *rankRun) check(l *layout, k reduce.OpKind, seed uint64, e *errSums) (int64, error) {
 	t := l.typ
 	elt := int64(t.Size())
 	n, count := rr.n, l.count
@@ -234,9 +244,21 @@ func (rr *rankRun) check(l *layout, k reduce.OpKind, seed uint64) (int64, error)
 		outB[i] = 0xA5 // a pattern no check expects
 	}
 	inB := bufs[l.inBuf][l.inOff : l.inOff+l.inLen]
+	gen := value
+	if rr.o.Error {
+		gen = randomValue
+	} else if l.coll == ringo.CollAllReduce && k == reduce.Sum {
+		// Partial sums that travel in a narrower type (a precision
+		// variant's wire) must be exact there too.
+		if w := rr.c.SumPath(t).Wire; exactLimit(w) < exactLimit(t) {
+			gen = func(_ ringo.DataType, k reduce.OpKind, n, rank int, i int64, seed uint64) float64 {
+				return value(w, k, n, rank, i, seed)
+			}
+		}
+	}
 	parallel(l.inLen/elt, n, func(lo, hi int64, _ []float64) {
 		for i := lo; i < hi; i++ {
-			put(t, inB, i, value(t, k, n, rr.rank, i, seed))
+			put(t, inB, i, gen(t, k, n, rr.rank, i, seed))
 		}
 	})
 	if err := rr.t.upload(l); err != nil {
@@ -254,8 +276,11 @@ func (rr *rankRun) check(l *layout, k reduce.OpKind, seed uint64) (int64, error)
 	// input returns rank q's input element i as stored in t.
 	input := func(q int, i int64) float64 {
 		var b [8]byte
-		put(t, b[:], 0, value(t, k, n, q, i, seed))
+		put(t, b[:], 0, gen(t, k, n, q, i, seed))
 		return get(t, b[:], 0)
+	}
+	if rr.o.Error {
+		return rr.checkSums(t, outB, input, e), nil
 	}
 	var wrong atomic.Int64
 	parallel(l.outLen/elt, n, func(lo, hi int64, vals []float64) {
@@ -299,6 +324,124 @@ func (rr *rankRun) check(l *layout, k reduce.OpKind, seed uint64) (int64, error)
 		wrong.Add(bad)
 	})
 	return wrong.Load(), nil
+}
+
+// errSums accumulates the squared errors of error mode and the squared
+// exact sums they are relative to.
+type errSums struct{ err2, ref2 float64 }
+
+// relErr returns √(Σerr²/Σref²) over every rank's sums.
+func (rr *rankRun) relErr(e errSums) (float64, error) {
+	err2, err := rr.sum(e.err2)
+	if err != nil {
+		return 0, err
+	}
+	ref2, err := rr.sum(e.ref2)
+	if err != nil || ref2 == 0 {
+		return 0, err
+	}
+	return math.Sqrt(err2 / ref2), nil
+}
+
+// checkSums is check's error mode for an all-reduce sum: every output
+// element must equal the sum of one rotation of the ring as the
+// communicator computes it (SumPath), and its distance to the exact sum
+// goes into e. It returns the elements that match no rotation.
+func (rr *rankRun) checkSums(t ringo.DataType, out []byte, input func(q int, i int64) float64, e *errSums) int64 {
+	path := rr.c.SumPath(t)
+	orders := [][]int{path.Ring}
+	if path.Backwards {
+		rev := make([]int, len(path.Ring))
+		for i, r := range path.Ring {
+			rev[len(rev)-1-i] = r
+		}
+		orders = append(orders, rev)
+	}
+	round := func(dt ringo.DataType, v float64) float64 {
+		var b [8]byte
+		put(dt, b[:], 0, v)
+		return get(dt, b[:], 0)
+	}
+	n := rr.n
+	var wrong atomic.Int64
+	var mu sync.Mutex
+	parallel(int64(len(out)/t.Size()), n, func(lo, hi int64, vals []float64) {
+		bad := int64(0)
+		var err2, ref2 float64
+		for i := lo; i < hi; i++ {
+			exact := 0.0
+			for q := range n {
+				vals[q] = input(q, i)
+				exact += vals[q]
+			}
+			got := get(t, out, i)
+			err2 += (got - exact) * (got - exact)
+			ref2 += exact * exact
+			wire := func(v float64) float64 { return round(path.Wire, v) }
+			buf := func(v float64) float64 { return round(t, v) }
+			if !sumOfSomeRotation(got, vals, orders, wire, buf) && !sumOfSomeHierarchy(got, vals, path.Groups, wire, buf) {
+				bad++
+			}
+		}
+		wrong.Add(bad)
+		mu.Lock()
+		e.err2 += err2
+		e.ref2 += ref2
+		mu.Unlock()
+	})
+	return wrong.Load()
+}
+
+// sumOfSomeRotation reports whether got is Buf(Wire(…Wire(Wire(x₀) + x₁)…
+// + xₙ₋₁)) for the inputs vals taken in the order of some rotation of one
+// of orders (wire and buf round to the two types; sums of two values are
+// exact in float64, so rounding them once is what the executors' float32
+// arithmetic and its one rounding to the wire type give).
+func sumOfSomeRotation(got float64, vals []float64, orders [][]int, wire, buf func(float64) float64) bool {
+	for _, order := range orders {
+		n := len(order)
+		for s := range n {
+			acc := wire(vals[order[s]])
+			for j := 1; j < n; j++ {
+				acc = wire(float64(float32(acc + vals[order[(s+j)%n]])))
+			}
+			if buf(acc) == got {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sumOfSomeHierarchy reports whether got is the hierarchical variant's sum
+// of vals over groups: every group's inputs summed round it from the same
+// position, then those sums round the groups from one of them (each sum
+// rounded as in sumOfSomeRotation).
+func sumOfSomeHierarchy(got float64, vals []float64, groups [][]int, wire, buf func(float64) float64) bool {
+	if len(groups) == 0 {
+		return false
+	}
+	add := func(acc, v float64) float64 { return wire(float64(float32(acc + v))) }
+	g, ng := len(groups[0]), len(groups)
+	part := make([]float64, ng)
+	for s1 := range g {
+		for k, grp := range groups {
+			part[k] = wire(vals[grp[s1]])
+			for j := 1; j < g; j++ {
+				part[k] = add(part[k], vals[grp[(s1+j)%g]])
+			}
+		}
+		for s2 := range ng {
+			acc := part[s2]
+			for k := 1; k < ng; k++ {
+				acc = add(acc, part[(s2+k)%ng])
+			}
+			if buf(acc) == got {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // parallel runs f over [0, total) in pieces on every core; each piece gets

@@ -17,11 +17,16 @@ func WriteHeader(w io.Writer) {
 		"(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "")
 }
 
-// WriteRow prints one row in nccl-tests' format.
+// WriteRow prints one row in nccl-tests' format, followed, when the row's
+// errors were measured (Options.Error), by the out-of-place and in-place
+// relative RMS errors.
 func WriteRow(w io.Writer, r Row) {
 	fmt.Fprintf(w, "%14d%14d%10s%8s%8d", r.Bytes, r.Count, r.Type, r.Op, r.Root)
 	for _, m := range []Measure{r.OutOfPlace, r.InPlace} {
 		fmt.Fprintf(w, "%9s%8.2f%8.2f%8s", fmtTime(m.TimeUs), m.AlgBW, m.BusBW, fmtWrong(m.Wrong))
+	}
+	if r.OutOfPlace.RelErr >= 0 || r.InPlace.RelErr >= 0 {
+		fmt.Fprintf(w, "  %9.3g %9.3g", r.OutOfPlace.RelErr, r.InPlace.RelErr)
 	}
 	fmt.Fprintln(w)
 }
@@ -69,12 +74,16 @@ func fmtWrong(n int64) string {
 func WriteCSV(w io.Writer, rows []Row) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"collective", "size_bytes", "count", "type", "redop", "root",
-		"oop_time_us", "oop_algbw_gbs", "oop_busbw_gbs", "oop_wrong", "ip_time_us", "ip_algbw_gbs", "ip_busbw_gbs", "ip_wrong"})
+		"oop_time_us", "oop_algbw_gbs", "oop_busbw_gbs", "oop_wrong", "ip_time_us", "ip_algbw_gbs", "ip_busbw_gbs", "ip_wrong",
+		"oop_rel_err", "ip_rel_err"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	for _, r := range rows {
 		rec := []string{r.Coll, strconv.FormatInt(r.Bytes, 10), strconv.FormatInt(r.Count, 10), r.Type, r.Op, strconv.Itoa(r.Root)}
 		for _, m := range []Measure{r.OutOfPlace, r.InPlace} {
 			rec = append(rec, f(m.TimeUs), f(m.AlgBW), f(m.BusBW), strconv.FormatInt(m.Wrong, 10))
+		}
+		for _, m := range []Measure{r.OutOfPlace, r.InPlace} {
+			rec = append(rec, strconv.FormatFloat(m.RelErr, 'g', 4, 64))
 		}
 		cw.Write(rec)
 	}

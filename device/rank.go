@@ -37,6 +37,7 @@ type planKey struct {
 	proto    ring.Protocol
 	channels int
 	buff     int
+	variant  ring.Variant
 }
 
 // New returns the executor of the rank on GPU ordinal whose connection
@@ -73,7 +74,12 @@ func (r *Rank) Launch(p *ring.Plan, in, out uintptr, f *reduce.Func, stream uint
 	if f != nil {
 		var op reduce.DeviceOp
 		op, arg = f.Device()
-		if name, err = kernels.Name(f.Type(), op, true); err != nil {
+		if p.Spec.Variant.Precision() {
+			name, err = kernels.WireName(f.Type(), p.Spec.WireSize())
+		} else {
+			name, err = kernels.Name(f.Type(), op, true)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -93,7 +99,7 @@ func (r *Rank) Launch(p *ring.Plan, in, out uintptr, f *reduce.Func, stream uint
 // captured.
 func (r *Rank) plan(p *ring.Plan) (cuda.Ptr, error) {
 	s := &p.Spec
-	key := planKey{s.Coll, s.Count, s.EltSize, s.Root, s.Proto, s.Channels, s.BuffSize}
+	key := planKey{s.Coll, s.Count, s.EltSize, s.Root, s.Proto, s.Channels, s.BuffSize, s.Variant}
 	if d, ok := r.plans[key]; ok {
 		return d, nil
 	}

@@ -22,6 +22,7 @@ type Job struct {
 	In   []byte       // input buffer, Plan.Spec.InputLen() elements
 	Out  []byte       // output buffer, Plan.Spec.OutputLen() elements (may be the input: in-place)
 	Func *reduce.Func // the reduction; nil for collectives that do not reduce
+	Wire *reduce.Wire // a precision variant's sum (Plan.Spec.Variant), used instead of Func
 	Wait *transport.Waiter
 }
 
@@ -64,6 +65,9 @@ func (e *Executor) Run(job Job) error {
 	p := job.Plan
 	if len(p.Channels) > len(e.chans) {
 		return errs.Invalid(p.Spec.Coll.String(), e.rank, "plan has %d channels, executor %d", len(p.Channels), len(e.chans))
+	}
+	if p.Spec.Variant.Precision() && (job.Wire == nil || job.Wire.Buf().Size() != p.Spec.EltSize || job.Wire.On().Size() != p.Spec.WireSize()) {
+		return errs.Invalid(p.Spec.Coll.String(), e.rank, "variant %v needs a matching wire sum", p.Spec.Variant)
 	}
 	e.job = job
 	for c := 1; c < len(p.Channels); c++ {

@@ -15,7 +15,7 @@ func (e *Executor) simpleStep(ch *channel, st *ring.Step) (string, error) {
 	p := e.job.Plan
 	w := e.job.Wait
 	sps := p.SlotsPerSlice
-	elt := int64(p.Spec.EltSize)
+	wire := int64(p.Spec.WireSize())
 	if st.Prim == ring.Copy || st.Prim == ring.ReduceCopy {
 		apply(st.Prim, e.job.Func, nil, nil, e.in(st, 0, st.Count), e.out(st, 0, st.Count))
 		return "", nil
@@ -23,7 +23,7 @@ func (e *Executor) simpleStep(ch *channel, st *ring.Step) (string, error) {
 	recvs, sends := st.Prim.Recvs(), st.Prim.Sends()
 	for k := range p.SlicesPerStep {
 		off, n := st.Slice(k)
-		nb := n * elt
+		nb := n * wire // bytes in the FIFO
 		var src, dst, in, out []byte
 		if recvs {
 			if err := ch.Recv.WaitData(ch.recvStep+uint64(sps), w); err != nil {
@@ -43,7 +43,11 @@ func (e *Executor) simpleStep(ch *channel, st *ring.Step) (string, error) {
 		if st.Prim.WritesOutput() {
 			out = e.out(st, off, n)
 		}
-		apply(st.Prim, e.job.Func, src, dst, in, out)
+		if e.job.Wire != nil {
+			applyWire(st.Prim, e.job.Wire, src, dst, in, out)
+		} else {
+			apply(st.Prim, e.job.Func, src, dst, in, out)
+		}
 		if recvs {
 			ch.recvStep += uint64(sps)
 			ch.Recv.PostHead(ch.recvStep)
@@ -82,6 +86,31 @@ func apply(prim ring.Prim, f *reduce.Func, recv, send, in, out []byte) {
 		copyUnlessSame(out, in)
 	case ring.ReduceCopy:
 		f.Final(out, in)
+	}
+}
+
+// applyWire is apply for a precision variant: the FIFOs (recv, send) carry
+// w.On(), the buffers w.Buf(); what a rank writes to out is the value as it
+// travels (see reduce.Wire).
+func applyWire(prim ring.Prim, w *reduce.Wire, recv, send, in, out []byte) {
+	switch prim {
+	case ring.Send:
+		w.Send(send, in)
+	case ring.Recv:
+		w.Final(out, recv)
+	case ring.RecvReduceSend:
+		w.Add(send, recv, in)
+	case ring.RecvReduceCopy:
+		w.AddFinal(out, recv, in)
+	case ring.RecvReduceCopySend:
+		w.Add(send, recv, in)
+		w.Final(out, send)
+	case ring.RecvCopySend:
+		copy(send, recv)
+		w.Final(out, recv)
+	case ring.CopySend:
+		w.Send(send, in)
+		w.Final(out, send)
 	}
 }
 

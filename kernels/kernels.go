@@ -55,6 +55,27 @@ func Name(t reduce.DataType, op Op, reduces bool) (string, error) {
 	return "ringo_" + tn + "_" + on, nil
 }
 
+// WireName returns the kernel of a precision variant's sum: buffers of type
+// t whose FIFOs carry wireSize-byte floats (kernels/src/wire.cuh).
+func WireName(t reduce.DataType, wireSize int) (string, error) {
+	for _, k := range wireKernels {
+		if k.t == t && k.wire == wireSize {
+			return k.name, nil
+		}
+	}
+	return "", fmt.Errorf("kernels: no kernel sums %v over a %d-byte wire", t, wireSize)
+}
+
+var wireKernels = []struct {
+	t    reduce.DataType
+	wire int
+	name string
+}{
+	{reduce.Float32, 2, "ringo_float_sum_wbfloat16"},
+	{reduce.Half, 4, "ringo_half_sum_wfloat"},
+	{reduce.BF16, 4, "ringo_bfloat16_sum_wfloat"},
+}
+
 var typeNames = map[reduce.DataType]string{
 	reduce.Int8: "int8", reduce.Uint8: "uint8", reduce.Int32: "int32", reduce.Uint32: "uint32",
 	reduce.Int64: "int64", reduce.Uint64: "uint64", reduce.Half: "half", reduce.Float32: "float",
@@ -75,6 +96,9 @@ func Names() []string {
 				names = append(names, n)
 			}
 		}
+	}
+	for _, k := range wireKernels {
+		names = append(names, k.name)
 	}
 	return names
 }

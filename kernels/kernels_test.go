@@ -14,7 +14,7 @@ import (
 // module (the names are in the fatbin's symbol tables).
 func TestFatbinHasEveryKernel(t *testing.T) {
 	names := Names()
-	if len(names) != 1+12*5+6 {
+	if len(names) != 1+12*5+6+3 {
 		t.Fatalf("%d kernel names", len(names))
 	}
 	if len(Fatbin) < 1<<16 {
@@ -41,6 +41,17 @@ func TestFatbinHasEveryKernel(t *testing.T) {
 		if !bytes.Contains(src, []byte("##_"+on+",")) {
 			t.Errorf("ring.cu has no %s kernels", on)
 		}
+	}
+	for _, k := range wireKernels {
+		if !bytes.Contains(src, []byte("RINGO_WIRE_KERNEL("+k.name+",")) {
+			t.Errorf("ring.cu does not instantiate %s", k.name)
+		}
+	}
+	if n, err := WireName(reduce.Float32, 2); n != "ringo_float_sum_wbfloat16" || err != nil {
+		t.Fatalf("wire kernel %q, %v", n, err)
+	}
+	if _, err := WireName(reduce.Float32, 4); err == nil {
+		t.Fatal("a float kernel over a float wire was named")
 	}
 	if _, err := Name(reduce.Float32, reduce.DevSumPostDiv, true); err == nil {
 		t.Fatal("a float sum-then-divide kernel was named")

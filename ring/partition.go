@@ -73,11 +73,11 @@ func sliceSteps(c Collective, p Protocol) int {
 	return NSteps / 4
 }
 
-// sliceCapElems is the most elements one slice can carry, rounded down to
-// the alignment unit.
+// sliceCapElems is the most elements one slice can carry (at their size in
+// the FIFOs), rounded down to the alignment unit.
 func sliceCapElems(s *Spec) int64 {
 	bytes := int64(SlotPayload(s.Proto, s.BuffSize)) * int64(sliceSteps(s.Coll, s.Proto))
-	return alignDown(bytes/int64(s.EltSize), int64(AlignElems(s.EltSize)))
+	return alignDown(bytes/int64(s.WireSize()), int64(AlignElems(s.EltSize)))
 }
 
 // sliceLen returns the slice length of a primitive call moving count

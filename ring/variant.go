@@ -24,10 +24,47 @@ const (
 	// needs the connections of both directions (on two ranks they are the
 	// same).
 	Bidirectional
+	// BF16Wire is the compressed all-reduce: the buffers hold float32, the
+	// FIFOs bfloat16 (half the bytes on every link), and each hop widens
+	// what it receives, adds its input in float32 and rounds once to send.
+	// Every rank's output is the final sum as it travelled (rounded to
+	// bfloat16), so all ranks agree bit for bit. All-reduce with the Simple
+	// protocol only; the Comm runs other calls with the ring.
+	BF16Wire
+	// FP32Wire is the converse for 2-byte float buffers (float16,
+	// bfloat16): partial sums travel in float32 (twice the bytes) and only
+	// the final sum is rounded to the buffers' type — one rounding instead
+	// of one per hop.
+	FP32Wire
+	// Hierarchical is the 2-D ring (Hierarchy): an all-reduce as three ring
+	// collectives over sub-rings — a reduce-scatter inside groups, an
+	// all-reduce across them, an all-gather inside. It is a composition of
+	// plans, not a plan: a Comm runs the phases on sub-communicators, and
+	// Hierarchy.Phases gives their specs; New refuses it.
+	Hierarchical
 	numVariants
 )
 
-var variantNames = [numVariants]string{RingVariant: "ring", OneShot: "oneshot", Bidirectional: "bidirectional"}
+var variantNames = [numVariants]string{RingVariant: "ring", OneShot: "oneshot", Bidirectional: "bidirectional",
+	BF16Wire: "bf16wire", FP32Wire: "fp32wire", Hierarchical: "hierarchical"}
+
+// WireSize returns the bytes an element of eltSize bytes takes in the FIFOs
+// under variant v: eltSize, except in the precision variants.
+func (v Variant) WireSize(eltSize int) int {
+	switch v {
+	case BF16Wire:
+		return 2
+	case FP32Wire:
+		return 4
+	}
+	return eltSize
+}
+
+// Precision reports whether v changes the type the FIFOs carry.
+func (v Variant) Precision() bool { return v == BF16Wire || v == FP32Wire }
+
+// precisionElt is the buffer element size each precision variant takes.
+var precisionElt = map[Variant]int{BF16Wire: 4, FP32Wire: 2}
 
 // Backwards reports whether channel c of variant v runs the ring backwards.
 func (v Variant) Backwards(c int) bool { return v == Bidirectional && c%2 == 1 }
@@ -84,13 +121,38 @@ func ParseVariant(s string) (Variant, error) {
 	return 0, fmt.Errorf("unknown variant %q (valid: %s)", s, strings.Join(variantNames[:], ", "))
 }
 
-// ValidVariant reports why s.Variant cannot plan for s.Ring, or nil.
-func (s *Spec) ValidVariant() error {
-	if !s.Variant.Valid() {
-		return fmt.Errorf("unknown variant %d", s.Variant)
+// ValidFor reports why v cannot plan for n ranks, or nil.
+func (v Variant) ValidFor(n int) error {
+	if !v.Valid() {
+		return fmt.Errorf("unknown variant %d", v)
 	}
-	if n := s.Ring.Size(); s.Variant == OneShot && n != 2 {
+	if v == OneShot && n != 2 {
 		return fmt.Errorf("variant oneshot needs 2 ranks (its peer must be both ring neighbours), not %d", n)
 	}
 	return nil
 }
+
+// ValidVariant reports why s.Variant cannot plan s, or nil.
+func (s *Spec) ValidVariant() error {
+	if err := s.Variant.ValidFor(s.Ring.Size()); err != nil {
+		return err
+	}
+	if s.Variant == Hierarchical {
+		return fmt.Errorf("variant hierarchical composes three plans (Hierarchy.Phases) and has none of its own")
+	}
+	if !s.Variant.Precision() {
+		return nil
+	}
+	switch {
+	case s.Coll != AllReduce:
+		return fmt.Errorf("variant %v is an all-reduce, not a %v", s.Variant, s.Coll)
+	case s.Proto != Simple:
+		return fmt.Errorf("variant %v runs the Simple protocol only, not %v", s.Variant, s.Proto)
+	case s.EltSize != precisionElt[s.Variant]:
+		return fmt.Errorf("variant %v needs %d-byte elements, not %d", s.Variant, precisionElt[s.Variant], s.EltSize)
+	}
+	return nil
+}
+
+// WireSize returns the bytes one element takes in the FIFOs.
+func (s *Spec) WireSize() int { return s.Variant.WireSize(s.EltSize) }

@@ -98,10 +98,51 @@ func TestParseVariant(t *testing.T) {
 			t.Errorf("%v: %v, %v", v, got, err)
 		}
 	}
-	if _, err := ParseVariant("tree"); err == nil || !strings.Contains(err.Error(), "valid: ring, oneshot, bidirectional") {
+	if _, err := ParseVariant("tree"); err == nil || !strings.Contains(err.Error(), "valid: ring, oneshot, bidirectional, bf16wire, fp32wire, hierarchical") {
 		t.Errorf("tree: %v", err)
 	}
 	if s := Variant(9).String(); s != "Variant(9)" {
 		t.Errorf("%q", s)
+	}
+}
+
+// TestPrecisionVariants: the precision variants plan the ring's all-reduce
+// with slices sized in wire bytes, verify symbolically, and refuse what they
+// do not cover with an error naming it.
+func TestPrecisionVariants(t *testing.T) {
+	for _, c := range []struct {
+		v        Variant
+		elt, wir int
+	}{{BF16Wire, 4, 2}, {FP32Wire, 2, 4}} {
+		s := Spec{Coll: AllReduce, Ring: Ring{Order: []int{1, 2, 0}}, Count: 100003, EltSize: c.elt, Channels: 3,
+			Proto: Simple, BuffSize: 8 * 4096, Variant: c.v}
+		if s.WireSize() != c.wir {
+			t.Fatalf("%v: wire size %d", c.v, s.WireSize())
+		}
+		plans := plansFor(t, s)
+		if err := Verify(plans); err != nil {
+			t.Fatalf("%v: %v", c.v, err)
+		}
+		plain := s
+		plain.Variant = RingVariant
+		ring := plansFor(t, plain)
+		// The slices carry a slot's worth of wire bytes, not buffer bytes.
+		if got, want := plans[0].SliceCapElems*int64(c.wir), ring[0].SliceCapElems*int64(c.elt); got != want {
+			t.Fatalf("%v: slice cap %d wire bytes, the ring's %d buffer bytes", c.v, got, want)
+		}
+		for _, bad := range []struct {
+			edit func(*Spec)
+			want string
+		}{
+			{func(s *Spec) { s.Coll = AllGather }, "is an all-reduce, not a allgather"},
+			{func(s *Spec) { s.Proto, s.BuffSize = LL, 8*256 }, "Simple protocol only, not LL"},
+			{func(s *Spec) { s.EltSize = 8 }, "-byte elements, not 8"},
+		} {
+			b := s
+			bad.edit(&b)
+			if err := b.Validate(); err == nil || !strings.Contains(err.Error(), bad.want) {
+				t.Errorf("%v: %v, want %q", c.v, err, bad.want)
+			}
+		}
 	}
 }

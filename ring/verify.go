@@ -273,7 +273,7 @@ func (v *verifier) checkStep(p *Plan, c int, st *Step) error {
 	if st.SliceLen*int64(p.SlicesPerStep) < st.Count {
 		return fmt.Errorf("%d slices of %d elements cannot carry %d", p.SlicesPerStep, st.SliceLen, st.Count)
 	}
-	if int64(p.SlotPayload*p.SlotsPerSlice) < st.SliceLen*int64(p.Spec.EltSize) {
+	if int64(p.SlotPayload*p.SlotsPerSlice) < st.SliceLen*int64(p.Spec.WireSize()) {
 		return fmt.Errorf("slice of %d elements overflows its %d-byte slots", st.SliceLen, p.SlotPayload*p.SlotsPerSlice)
 	}
 	if st.Count == 0 {

@@ -18,6 +18,10 @@
 #           stage wrote it
 #   variants ringo bench with each plan variant beside the ring (RINGO_VARIANT;
 #           RINGO_VARIANT_FLAGS), into OUT/variants/; ringo topo (text, JSON)
+#   precision the precision variants beside the ring on the same type, with
+#           random inputs and each size's error against the exact sum (-error):
+#           float with bf16wire, half and bfloat16 with fp32wire, into
+#           OUT/precision/ (RINGO_PRECISION_FLAGS)
 #   perf    every nccl-tests *_perf in the bundle on NCCL and on ringo's library:
 #           the same flags, then every type and op (RINGO_ALL_FLAGS), into
 #           OUT/perf/ with a comparison per collective
@@ -127,6 +131,20 @@ for stage in $stages; do
 			done
 		done
 		"$here/ringo" compare -a ring -b oneshot "$out/variants/ring-default.txt" "$out/variants/oneshot-default.txt" | tail -40
+		;;
+	precision)
+		mkdir -p "$out/precision"
+		pf=${RINGO_PRECISION_FLAGS:--b 64K -e 1G -f 4 -n 20 -w 5 -c 1}
+		for run in ring:float bf16wire:float ring:half fp32wire:half ring:bfloat16 fp32wire:bfloat16; do
+			v=${run%%:*} d=${run#*:}
+			RINGO_VARIANT=$v timeout 200 "$here/ringo" bench --gpus 0,1 -error -d "$d" $pf >"$out/precision/$v-$d.txt" 2>&1 || status=1
+			echo "$v $d: $(grep -hE '^# (Out of|Avg)' "$out/precision/$v-$d.txt" | tr -s ' ' | tr '\n' ' ')"
+		done
+		for d in float half bfloat16; do
+			v=fp32wire
+			[ $d = float ] && v=bf16wire
+			"$here/ringo" compare -a "ring-$d" -b "$v-$d" "$out/precision/ring-$d.txt" "$out/precision/$v-$d.txt" | tee "$out/precision/compare-$d.txt"
+		done
 		;;
 	perf)
 		mkdir -p "$out/perf"

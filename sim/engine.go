@@ -75,7 +75,7 @@ type engine struct {
 
 func newEngine(plans []*ring.Plan) (*engine, error) {
 	n := len(plans)
-	e := &engine{coll: plans[0].Spec.Coll, elt: int64(plans[0].Spec.EltSize), conns: map[connKey]*conn{}}
+	e := &engine{coll: plans[0].Spec.Coll, elt: int64(plans[0].Spec.WireSize()), conns: map[connKey]*conn{}}
 	for r, p := range plans {
 		for c := range p.Channels {
 			e.progs = append(e.progs, prog{rank: r, ch: c, plan: p, steps: p.Channels[c].Steps})

@@ -71,7 +71,8 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs.IntVar(&f.channels, "channels", 0, "channels per collective (0: NCCL_MIN/MAX_NCHANNELS or 1)")
 	fs.StringVar(&f.proto, "proto", "", "protocols allowed, NCCL_PROTO syntax (LL, Simple, ^LL); empty: by size")
 	ringText := fs.String("ring", "", "ring order: ranks in order (e.g. 0,2,1,3, as ringo topo prints it) or reversed; empty: the default")
-	fs.StringVar(&f.variant, "variant", "", "plan generator: ring, oneshot, bidirectional; empty: RINGO_VARIANT or ring")
+	fs.StringVar(&f.variant, "variant", "", "plan generator: ring, oneshot, bidirectional, bf16wire, fp32wire; empty: RINGO_VARIANT or ring")
+	fs.BoolVar(&o.Error, "error", false, "check with random inputs and report each size's relative RMS error against the exact sum (all-reduce sums of float, half, bfloat16)")
 	fs.StringVar(&f.format, "format", "table", "output: table, csv or json")
 	fs.StringVar(&f.csv, "csv", "", "also write the out-of-place results to this file as CSV (size_bytes,…,label), as ringo plot reads it")
 	fs.StringVar(&f.label, "label", "ringo", "series label of the -csv rows")
@@ -418,6 +419,9 @@ func printHeader(w io.Writer, f *benchFlags, n int, how string) {
 	}
 	fmt.Fprintf(w, "# nThread 1 nRanks %d minBytes %d maxBytes %d step: %s warmup iters: %d iters: %d validation: %d\n",
 		n, f.o.MinBytes, f.o.MaxBytes, step, f.o.Warmup, f.o.Iters, f.o.Check)
+	if f.o.Error {
+		fmt.Fprintf(w, "# -error: random inputs in [-1, 1); #wrong counts elements that are no rotation's sum; the last two columns are the relative RMS error against the exact sum (out-of-place, in-place)\n")
+	}
 	bench.WriteHeader(w)
 }
 

@@ -25,7 +25,9 @@ func planMain(args []string) error {
 	channels := fs.Int("channels", 1, "channels")
 	proto := fs.String("proto", "Simple", "protocol: LL, LL128, Simple")
 	buff := fs.Int("buffsize", 0, "FIFO bytes per connection (0: the GPU path's default for the protocol)")
-	variant := fs.String("variant", "ring", "plan generator: ring, oneshot")
+	variant := fs.String("variant", "ring", "plan generator: ring, oneshot, bidirectional, bf16wire, fp32wire, hierarchical")
+	group := fs.Int("group", 0, "hierarchical: ranks per group (0: the default for the rank count)")
+	phase := fs.Int("phase", 0, "hierarchical: show only this phase (1 reduce-scatter, 2 all-reduce, 3 all-gather; -json needs one)")
 	root := fs.Int("root", 0, "root of broadcast and reduce")
 	rank := fs.Int("rank", -1, "show only this rank's steps in the table (-1: all)")
 	asJSON := fs.Bool("json", false, "write the schedule document")
@@ -40,7 +42,14 @@ func planMain(args []string) error {
 	if *from != "" {
 		plans, err = readSchedule(*from)
 	} else {
-		plans, err = planAll(*coll, *ranks, *order, *size, *elt, *channels, *proto, *buff, *variant, *root)
+		var s ring.Spec
+		if s, err = planSpec(*coll, *ranks, *order, *size, *elt, *channels, *proto, *buff, *variant, *root); err != nil {
+			return err
+		}
+		if s.Variant == ring.Hierarchical {
+			return showHierarchy(os.Stdout, s, *group, *phase, *rank, *asJSON)
+		}
+		plans, err = planRanks(s)
 	}
 	if err != nil {
 		return err
@@ -77,32 +86,44 @@ func readSchedule(path string) ([]*ring.Plan, error) {
 
 // planAll plans the collective for every rank.
 func planAll(coll string, n int, order, size string, elt, channels int, proto string, buff int, variant string, root int) ([]*ring.Plan, error) {
+	s, err := planSpec(coll, n, order, size, elt, channels, proto, buff, variant, root)
+	if err != nil {
+		return nil, err
+	}
+	return planRanks(s)
+}
+
+// planSpec reads ringo plan's flags into a spec (Rank 0).
+func planSpec(coll string, n int, order, size string, elt, channels int, proto string, buff int, variant string, root int) (ring.Spec, error) {
 	c, err := ring.ParseCollective(coll)
 	if err != nil {
-		return nil, fmt.Errorf("-coll: %w", err)
+		return ring.Spec{}, fmt.Errorf("-coll: %w", err)
 	}
 	p, err := ring.ParseProtocol(proto)
 	if err != nil {
-		return nil, fmt.Errorf("-proto: %w", err)
+		return ring.Spec{}, fmt.Errorf("-proto: %w", err)
 	}
 	v, err := ring.ParseVariant(variant)
 	if err != nil {
-		return nil, fmt.Errorf("-variant: %w", err)
+		return ring.Spec{}, fmt.Errorf("-variant: %w", err)
 	}
 	bytes, err := parseSize(size)
 	if err != nil {
-		return nil, fmt.Errorf("-b: %w", err)
+		return ring.Spec{}, fmt.Errorf("-b: %w", err)
 	}
 	r := ring.Identity(max(n, 0))
 	if order != "" {
 		o, err := intList(order)
 		if err != nil {
-			return nil, fmt.Errorf("-ring: %w", err)
+			return ring.Spec{}, fmt.Errorf("-ring: %w", err)
 		}
 		r = ring.Ring{Order: o}
 	}
 	if elt < 1 {
-		return nil, errors.New("-elt must be at least 1")
+		return ring.Spec{}, errors.New("-elt must be at least 1")
+	}
+	if r.Size() == 0 {
+		return ring.Spec{}, fmt.Errorf("-ranks %d: need at least 1", n)
 	}
 	if buff == 0 {
 		buff = gpuFIFO(p)
@@ -111,18 +132,69 @@ func planAll(coll string, n int, order, size string, elt, channels int, proto st
 	if c == ring.AllGather || c == ring.ReduceScatter {
 		count /= int64(max(r.Size(), 1)) // -b counts the larger buffer
 	}
-	s := ring.Spec{Coll: c, Ring: r, Root: root, Count: count, EltSize: elt, Channels: channels, Proto: p, BuffSize: buff, Variant: v}
-	plans := make([]*ring.Plan, r.Size())
+	return ring.Spec{Coll: c, Ring: r, Root: root, Count: count, EltSize: elt, Channels: channels, Proto: p, BuffSize: buff, Variant: v}, nil
+}
+
+// planRanks plans s for every rank of its ring.
+func planRanks(s ring.Spec) ([]*ring.Plan, error) {
+	plans := make([]*ring.Plan, s.Ring.Size())
 	for rk := range plans {
 		s.Rank = rk
+		var err error
 		if plans[rk], err = ring.New(s); err != nil {
 			return nil, err
 		}
 	}
-	if len(plans) == 0 {
-		return nil, fmt.Errorf("-ranks %d: need at least 1", n)
-	}
 	return plans, nil
+}
+
+// showHierarchy prints the hierarchical variant's three phases for an
+// all-reduce spec s (or one of them; -json needs one), each with the
+// groups or columns that run it.
+func showHierarchy(w io.Writer, s ring.Spec, group, phase, rank int, asJSON bool) error {
+	if s.Coll != ring.AllReduce {
+		return fmt.Errorf("-variant hierarchical: an all-reduce, not a %v", s.Coll)
+	}
+	if group == 0 {
+		group = ring.DefaultGroupSize(s.Ring.Size())
+	}
+	h, err := ring.NewHierarchy(s.Ring, group)
+	if err != nil {
+		return fmt.Errorf("-group: %w", err)
+	}
+	if phase < 0 || phase > 3 || (asJSON && phase == 0) {
+		return fmt.Errorf("-phase %d: 1, 2 or 3 (0: all, not with -json)", phase)
+	}
+	names := [3]string{"reduce-scatter inside each group", "all-reduce along each column", "all-gather inside each group"}
+	for i, ps := range h.Phases(s) {
+		if phase != 0 && phase != i+1 {
+			continue
+		}
+		plans, err := planRanks(ps)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			d, err := ring.NewSchedule(plans)
+			if err != nil {
+				return err
+			}
+			return d.Write(w)
+		}
+		who := fmt.Sprintf("groups %v", h.Groups)
+		if i == 1 {
+			who = fmt.Sprintf("columns %v", h.Columns)
+		}
+		fmt.Fprintf(w, "# phase %d of 3: %s; its ranks are positions in each of the %s; tail of %d elements on the flat ring\n",
+			i+1, names[i], who, s.Count%int64(group))
+		if rank >= len(plans) {
+			return fmt.Errorf("-rank %d: the phase has ranks 0…%d", rank, len(plans)-1)
+		}
+		if err := showPlans(w, plans, rank); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // showPlans prints the plans as a table, one step a line.

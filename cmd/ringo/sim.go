@@ -24,6 +24,7 @@ type simFlags struct {
 	channels  int     // 0: the tuner's choice
 	allowed   [3]bool // protocols the tuner may pick, indexed by ring.Protocol
 	variant   ring.Variant
+	group     int // the hierarchical variant's ranks per group
 	tuner     *tune.Model
 	model     *sim.Model
 	csv       string
@@ -48,7 +49,8 @@ func parseSimFlags(args []string) (*simFlags, error) {
 	gpus := fs.String("gpus", "", "GPU ordinals as ringo bench takes them (e.g. 0,1): sets -ranks to their count")
 	fs.IntVar(&f.channels, "channels", 0, "channels per collective (0: the tuner's choice)")
 	proto := fs.String("proto", "", "protocols allowed, NCCL_PROTO syntax (LL, Simple, ^LL); empty: all, the tuner picks")
-	variant := fs.String("variant", "ring", "plan generator (ring, oneshot)")
+	variant := fs.String("variant", "ring", "plan generator: ring, oneshot, bidirectional, bf16wire, fp32wire, hierarchical")
+	fs.IntVar(&f.group, "group", 0, "hierarchical: ranks per group (0: the default for the rank count)")
 	tuneFile := fs.String("tune", "", "tuner model that picks protocol and channels (default: built-in, tune/h200x2.json)")
 	modelFile := fs.String("model", "", "sim model JSON (default: built-in, sim/h200x2.json)")
 	fs.StringVar(&f.csv, "csv", "", "also write the predictions to this CSV file")
@@ -80,6 +82,15 @@ func parseSimFlags(args []string) (*simFlags, error) {
 	}
 	if f.variant, err = ring.ParseVariant(*variant); err != nil {
 		return nil, fmt.Errorf("-variant: %w", err)
+	}
+	if err := f.variant.ValidFor(f.ranks); err != nil {
+		return nil, fmt.Errorf("-variant: %w", err)
+	}
+	if f.group == 0 {
+		f.group = ring.DefaultGroupSize(f.ranks)
+	}
+	if _, err := ring.NewHierarchy(ring.Identity(max(f.ranks, 1)), f.group); err != nil {
+		return nil, fmt.Errorf("-group: %w", err)
 	}
 	f.allowed = [3]bool{true, true, true}
 	if *proto != "" {
@@ -194,17 +205,76 @@ func (f *simFlags) predict(coll ring.Collective, size int64) (bench.Point, ring.
 		count = elems / int64(f.ranks)
 		elems = count * int64(f.ranks)
 	}
+	bytes := elems * int64(t.Size())
+	op := "none"
+	if coll.Reduces() {
+		op = "sum"
+	}
+	pt := bench.Point{Bytes: bytes, Count: elems, Type: t.String(), Op: op, Label: f.label}
+	if f.variant != ring.Hierarchical || coll != ring.AllReduce || count < int64(f.group) {
+		us, proto, ch, err := f.predictRing(coll, f.ranks, count, f.variant)
+		pt.TimeUs = us
+		return pt.WithTime(coll, f.ranks), proto, ch, err
+	}
+	// The hierarchical variant: its three phases one after another, each
+	// as the tuner plans it (every group or column runs the same plan at
+	// the same time; the model does not share links between them), and the
+	// tail on the flat ring.
+	seg := count / int64(f.group)
+	phases := []struct {
+		coll  ring.Collective
+		ranks int
+		count int64
+	}{{ring.ReduceScatter, f.group, seg}, {ring.AllReduce, f.ranks / f.group, seg}, {ring.AllGather, f.group, seg},
+		{ring.AllReduce, f.ranks, count % int64(f.group)}}
+	var proto ring.Protocol
+	var ch int
+	for i, ph := range phases {
+		if ph.count == 0 || ph.ranks == 1 && ph.coll != ring.AllReduce {
+			continue
+		}
+		us, p, c, err := f.predictRing(ph.coll, ph.ranks, ph.count, ring.RingVariant)
+		if err != nil {
+			return pt, p, c, err
+		}
+		if i == 0 {
+			proto, ch = p, c
+		}
+		pt.TimeUs += us
+	}
+	return pt.WithTime(coll, f.ranks), proto, ch, nil
+}
+
+// predictRing returns the predicted µs of one ring collective of count
+// elements (NCCL's count) on n ranks with variant v, and the protocol and
+// channel count it was planned with.
+func (f *simFlags) predictRing(coll ring.Collective, n int, count int64, v ring.Variant) (float64, ring.Protocol, int, error) {
+	t := f.o.Types[0]
+	elems := count
+	if coll == ring.ReduceScatter || coll == ring.AllGather {
+		elems *= int64(n)
+	}
 	lo, hi := 1, ring.MaxChannels
 	if f.channels > 0 {
 		lo, hi = f.channels, f.channels
 	}
 	bytes := elems * int64(t.Size())
+	// A precision variant covers all-reduces of its type (as a Comm runs
+	// it): Simple only, the tuner asked about its wire bytes.
+	variant, wire, allowed := v, bytes, f.allowed
+	if variant.Precision() {
+		if (&ring.Spec{Coll: coll, EltSize: t.Size(), Proto: ring.Simple, Variant: variant}).ValidVariant() != nil {
+			variant = ring.RingVariant
+		} else {
+			wire, allowed = elems*int64(variant.WireSize(t.Size())), [3]bool{ring.Simple: true}
+		}
+	}
 	proto, ch := ring.Simple, hi
-	if c, ok := f.tuner.Choose(coll, f.ranks, bytes, f.allowed, lo, hi); ok {
+	if c, ok := f.tuner.Choose(coll, n, wire, allowed, lo, hi); ok {
 		proto, ch = c.Proto, c.Channels
 	} else {
 		for _, p := range []ring.Protocol{ring.Simple, ring.LL128, ring.LL} {
-			if f.allowed[p] {
+			if allowed[p] {
 				proto = p
 				break
 			}
@@ -214,22 +284,17 @@ func (f *simFlags) predict(coll ring.Collective, size int64) (bench.Point, ring.
 	if par, err := f.model.Params(proto); err == nil && par.BuffBytes > 0 {
 		fifo = par.BuffBytes
 	}
-	spec := ring.Spec{Coll: coll, Ring: ring.Identity(f.ranks), Root: f.o.Root, Count: count, EltSize: t.Size(),
-		Channels: ch, Proto: proto, BuffSize: fifo, Variant: f.variant}
+	spec := ring.Spec{Coll: coll, Ring: ring.Identity(n), Root: min(f.o.Root, n-1), Count: count, EltSize: t.Size(),
+		Channels: ch, Proto: proto, BuffSize: fifo, Variant: variant}
 	plans, err := sim.PlanAll(spec)
 	if err != nil {
-		return bench.Point{}, proto, ch, err
+		return 0, proto, ch, err
 	}
 	r, err := sim.Predict(plans, f.model)
 	if err != nil {
-		return bench.Point{}, proto, ch, err
+		return 0, proto, ch, err
 	}
-	op := "none"
-	if coll.Reduces() {
-		op = "sum"
-	}
-	return bench.Point{Bytes: bytes, Count: elems, Type: t.String(), Op: op, TimeUs: r.TimeUs, AlgBW: r.AlgBW,
-		BusBW: r.BusBW, Label: f.label}, proto, ch, nil
+	return r.TimeUs, proto, ch, nil
 }
 
 // readMeasured reads a measured table (or CSV) into points by size; a size

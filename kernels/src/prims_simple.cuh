@@ -14,9 +14,12 @@
 // Counters persist across launches in the rank's channel state, rounded up
 // at the start of each launch so that a two-slot slice never wraps the FIFO.
 // On a net connection (sendPosts set) the poster also records, before each
-// tail, what the post carries, for the proxy that forwards it.
+// tail, what the post carries, for the proxy that forwards it. The FIFOs
+// hold W, the buffers T (W is T except in the precision variants, whose
+// slots carry n/sizeof(T) elements of W for a slice of n buffer bytes).
 #pragma once
 #include "prims.cuh"
+#include "wire.cuh"
 
 struct ChannelState {
   uint64_t sendStep, recvStep;
@@ -24,7 +27,7 @@ struct ChannelState {
 
 __device__ __forceinline__ void barWorkers() { asm volatile("bar.sync 1, %0;" ::"r"(RINGO_NWORKERS) : "memory"); }
 
-template <typename T, typename R>
+template <typename T, typename W, typename R>
 __device__ void runSimple(const R& r, const RingoConn& c, const RingoStep* steps, uint32_t nsteps, const char* in,
                           char* out, RingoGeom g, const volatile uint32_t* abortFlag) {
   __shared__ ChannelState st;
@@ -63,7 +66,7 @@ __device__ void runSimple(const R& r, const RingoConn& c, const RingoStep* steps
         if (n > 0) {
           const char* rs = recvs ? c.recvBuf + (recvStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
           char* ss = sends ? c.sendBuf + (sendStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
-          runStep<T, R>(r, s.prim, rs, ss, in + s.inOff + off, out + s.outOff + off, n);
+          Mover<T, W, R>::move(r, s.prim, rs, ss, in + s.inOff + off, out + s.outOff + off, n);
         }
       }
       if (__syncthreads_or(aborted)) return;
@@ -71,7 +74,7 @@ __device__ void runSimple(const R& r, const RingoConn& c, const RingoStep* steps
         if (sends) {
           if (c.sendPosts != nullptr) {  // a proxy forwards the post: say what it carries
             const int64_t off = min((int64_t)k * s.sliceBytes, s.bytes);
-            const int64_t n = min(off + s.sliceBytes, s.bytes) - off;
+            const int64_t n = (min(off + s.sliceBytes, s.bytes) - off) / (int64_t)sizeof(T) * (int64_t)sizeof(W);
             c.sendPosts[posted % RINGO_NSTEPS] =
                 ringoPackPost(sendStep - posted, sendStep + sps - posted, (uint64_t)n, RINGO_PROTO_SIMPLE);
             posted = sendStep + sps;

@@ -21,8 +21,22 @@ __device__ __forceinline__ void ringoKernel(const RingoConn* conns, const char* 
   } else if (g.proto == RINGO_PROTO_LL128) {
     runFlagged<T, R, ProtoLL128>(r, conns[blockIdx.x], steps, pc.count, in, out, g, abortFlag);
   } else {
-    runSimple<T, R>(r, conns[blockIdx.x], steps, pc.count, in, out, g, abortFlag);
+    runSimple<T, T, R>(r, conns[blockIdx.x], steps, pc.count, in, out, g, abortFlag);
   }
+}
+
+// The precision variants' kernels: sums of T buffers whose FIFOs carry W,
+// Simple only (package ring plans them with Simple and nothing else).
+template <typename T, typename W>
+__device__ __forceinline__ void ringoWireKernel(const RingoConn* conns, const char* plan, const char* in, char* out,
+                                                uint64_t arg, uint64_t geom, const volatile uint32_t* abortFlag) {
+  const RingoPlanChannel pc = reinterpret_cast<const RingoPlanChannel*>(plan)[blockIdx.x];
+  if (pc.count == 0) return;
+  const RingoStep* steps = reinterpret_cast<const RingoStep*>(plan + RINGO_MAXCHANNELS * sizeof(RingoPlanChannel)) + pc.first;
+  RingoGeom g;
+  memcpy(&g, &geom, sizeof(g));
+  const Red<T, RINGO_OP_SUM> r(arg);
+  runSimple<T, W, Red<T, RINGO_OP_SUM> >(r, conns[blockIdx.x], steps, pc.count, in, out, g, abortFlag);
 }
 
 #define RINGO_PARAMS                                                                                          \
@@ -63,6 +77,15 @@ RINGO_KERNELS_FOR(bfloat16, __nv_bfloat16)
 RINGO_KERNELS_FOR(f8e4m3, Fp8<__NV_E4M3>)
 RINGO_KERNELS_FOR(f8e5m2, Fp8<__NV_E5M2>)
 #endif
+
+#define RINGO_WIRE_KERNEL(name, T, W)                                                \
+  extern "C" __global__ void __launch_bounds__(RINGO_NTHREADS) name RINGO_PARAMS { \
+    ringoWireKernel<T, W>(RINGO_ARGS);                                             \
+  }
+
+RINGO_WIRE_KERNEL(ringo_float_sum_wbfloat16, float, __nv_bfloat16)
+RINGO_WIRE_KERNEL(ringo_half_sum_wfloat, __half, float)
+RINGO_WIRE_KERNEL(ringo_bfloat16_sum_wfloat, __nv_bfloat16, float)
 
 extern "C" __global__ void __launch_bounds__(RINGO_NTHREADS) ringo_copy RINGO_PARAMS {
   ringoKernel<uint8_t, Copy<uint8_t> >(RINGO_ARGS);
