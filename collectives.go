@@ -106,11 +106,13 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
 	}
 	err := c.run(ctx, &call)
-	c.group.leave(c.rank)
-	if err != nil {
-		if stall := c.group.stalled(c.seq); stall != "" && errors.Is(err, ErrTimeout) {
+	if err != nil && errors.Is(err, ErrTimeout) { // the report shows this rank still inside
+		if stall := c.group.stalled(c.seq); stall != "" {
 			err = fmt.Errorf("%w; %s", err, stall)
 		}
+	}
+	c.group.leave(c.rank)
+	if err != nil {
 		c.group.fail(err)
 	}
 	return err

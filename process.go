@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
@@ -132,6 +133,8 @@ type procGroup struct {
 	cleanup func() error
 	sib     *siblings // the communicator's ranks in this process, for release
 	net     bool      // this rank has net connections (and their proxies)
+
+	seq uint64 // the rank's current collective, for leave
 }
 
 var _ group = (*procGroup)(nil)
@@ -311,11 +314,28 @@ func (g *procGroup) routineWatch() {
 	}
 }
 
-func (g *procGroup) enter(int, callRecord) error { return nil }
-func (g *procGroup) leave(int)                   {}
-func (g *procGroup) stalled(uint64) string       { return "" }
-func (g *procGroup) broken() *transport.Abort    { return &g.abort }
-func (g *procGroup) proxied() bool               { return g.net }
+// enter publishes the rank's progress, which the other ranks' stall
+// reports read through the bootstrap root.
+func (g *procGroup) enter(_ int, rec callRecord) error {
+	g.seq = rec.seq
+	g.bs.SetProgress(rec.seq, false)
+	return nil
+}
+
+func (g *procGroup) leave(int) { g.bs.SetProgress(g.seq, true) }
+
+// stalled asks every rank, through the bootstrap root, where it is.
+func (g *procGroup) stalled(seq uint64) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	ps, err := g.bs.Query(ctx)
+	if err != nil {
+		return fmt.Sprintf("collective #%d: the other ranks could not be asked where they are: %v", seq, err)
+	}
+	return stallReport(seq, ps)
+}
+func (g *procGroup) broken() *transport.Abort { return &g.abort }
+func (g *procGroup) proxied() bool            { return g.net }
 
 // fail breaks the group and stops this rank's kernels, if it has any.
 func (g *procGroup) fail(cause error) {

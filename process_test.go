@@ -41,6 +41,11 @@ func TestMain(m *testing.M) {
 //     until an error, which it prints.
 //   - "join-then-die": join the bootstrap, then kill itself (a rank lost
 //     during setup).
+//   - "stall": three all-reduces, then "stalled" and a minute without
+//     calling any (a rank stuck outside the library).
+//
+// The all-reduces of "loop" and "stall" have RINGO_TEST_COUNT elements
+// (default 2¹⁸).
 func childMain(mode string) int {
 	if strings.HasPrefix(mode, "gpu-") {
 		return gpuChildMain(mode)
@@ -121,8 +126,19 @@ func childMain(mode string) int {
 		}
 		fmt.Println("ok")
 		return 0
+	case "stall":
+		buf := make([]float32, testCount())
+		for range 3 {
+			if err := ringo.AllReduce(ctx, c, buf, buf, ringo.OpSum); err != nil {
+				fmt.Fprintln(os.Stderr, "child:", err)
+				return 6
+			}
+		}
+		fmt.Println("stalled")
+		time.Sleep(time.Minute)
+		return 0
 	case "loop":
-		buf := make([]float32, 1<<18)
+		buf := make([]float32, testCount())
 		for i := 0; ; i++ {
 			if err := ringo.AllReduce(context.Background(), c, buf, buf, ringo.OpSum); err != nil {
 				fmt.Fprintln(os.Stderr, "child:", err)
@@ -134,6 +150,14 @@ func childMain(mode string) int {
 		}
 	}
 	return 2
+}
+
+// testCount is RINGO_TEST_COUNT, or 2¹⁸.
+func testCount() int {
+	if n, err := strconv.Atoi(os.Getenv("RINGO_TEST_COUNT")); err == nil && n >= 0 {
+		return n
+	}
+	return 1 << 18
 }
 
 // checkEvery runs every collective at a small size and at one large

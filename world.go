@@ -2,11 +2,11 @@ package ringo
 
 import (
 	"fmt"
-	"github.com/ringo-ccl/ringo/device"
-	"github.com/ringo-ccl/ringo/reduce"
-	"sort"
+	"strings"
 	"sync"
 
+	"github.com/ringo-ccl/ringo/device"
+	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/transport"
 )
@@ -70,17 +70,51 @@ func (w *world) leave(rank int) {
 func (w *world) stalled(seq uint64) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var missing, inside []int
+	ps := make([]transport.Progress, len(w.calls))
 	for r, c := range w.calls {
-		switch {
-		case c.seq < seq:
-			missing = append(missing, r)
-		case c.seq == seq && !c.done:
-			inside = append(inside, r)
+		ps[r] = transport.Progress{Rank: r, State: transport.Inside, Seq: c.seq}
+		if c.done || c.seq == 0 {
+			ps[r].State = transport.Finished
 		}
 	}
-	sort.Ints(missing)
-	return fmt.Sprintf("collective #%d: ranks that never called it %v, ranks still inside it %v", seq, missing, inside)
+	return stallReport(seq, ps)
+}
+
+// stallReport describes where every rank is when this rank's collective
+// #seq timed out, Horovod's stall inspector's way: the ranks that have not
+// called it (with the collective each is at), those still inside it, those
+// done with it, and those that did not answer or are gone.
+func stallReport(seq uint64, ps []transport.Progress) string {
+	var missing, inside, finished, silent, gone []int
+	var at []string
+	for _, p := range ps {
+		switch {
+		case p.State == transport.Silent:
+			silent = append(silent, p.Rank)
+		case p.State == transport.Gone:
+			gone = append(gone, p.Rank)
+		case p.Seq < seq:
+			missing = append(missing, p.Rank)
+			at = append(at, fmt.Sprintf("rank %d at #%d", p.Rank, p.Seq))
+		case p.Seq == seq && p.State == transport.Inside:
+			inside = append(inside, p.Rank)
+		default:
+			finished = append(finished, p.Rank)
+		}
+	}
+	out := fmt.Sprintf("collective #%d: ranks that never called it %v, ranks still inside it %v", seq, missing, inside)
+	for _, l := range []struct {
+		what  string
+		ranks []int
+	}{{"ranks past it", finished}, {"ranks not answering", silent}, {"ranks gone", gone}} {
+		if len(l.ranks) > 0 {
+			out += fmt.Sprintf(", %s %v", l.what, l.ranks)
+		}
+	}
+	if len(at) > 0 {
+		out += " (" + strings.Join(at, ", ") + ")"
+	}
+	return out
 }
 
 func (c callRecord) String() string {

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
@@ -53,6 +55,11 @@ type Bootstrap struct {
 	closing  bool
 
 	closeOnce sync.Once
+
+	rootMu   sync.Mutex    // serializes writes to root after Join
+	progress atomic.Uint64 // SetProgress's: seq<<1 | finished
+	queryMu  sync.Mutex    // serializes Query
+	reports  chan []Progress
 }
 
 // Join connects rank (of nranks) to the root of id, waits until all nranks
@@ -77,7 +84,7 @@ func Join(ctx context.Context, id UniqueID, nranks, rank int) (*Bootstrap, error
 	if rank < 0 || rank >= nranks {
 		return nil, errs.Invalid("bootstrap join", rank, "rank %d out of range [0, %d)", rank, nranks)
 	}
-	b := &Bootstrap{id: id, rank: rank, nranks: nranks, lostc: make(chan error, 1)}
+	b := &Bootstrap{id: id, rank: rank, nranks: nranks, lostc: make(chan error, 1), reports: make(chan []Progress, 1)}
 	if _, err := ParseUniqueID(id[:]); err != nil {
 		return nil, b.wrap("join", err)
 	}
@@ -135,8 +142,11 @@ func (b *Bootstrap) Close() error {
 // side (it has then read the bye), and closes the connection.
 func (b *Bootstrap) sayBye() {
 	c := b.root
+	b.rootMu.Lock()
 	c.SetWriteDeadline(time.Now().Add(closeTimeout))
-	if writeFrame(c, frameBye) == nil {
+	err := writeFrame(c, frameBye)
+	b.rootMu.Unlock()
+	if err == nil {
 		if tc, ok := c.(*net.TCPConn); ok {
 			tc.CloseWrite()
 		}
@@ -264,6 +274,19 @@ func (b *Bootstrap) routineWatchRoot() {
 		}
 		switch t {
 		case frameStatus: // sent before the table, read after it: stale
+		case frameAsk:
+			if len(p) != 4 {
+				b.report(fmt.Errorf("bootstrap root at %s lost: it sent a malformed ask: %w", addr, errs.ErrPeerLost))
+				return
+			}
+			b.writeRoot(frameProgress, appendAnswer(nil, binary.BigEndian.Uint32(p), b.myProgress()))
+		case frameReport:
+			if ps, err := decodeReport(p); err == nil {
+				select {
+				case b.reports <- ps:
+				default: // nobody asked any more
+				}
+			}
 		case frameLost:
 			if rank, reason, err := decodeLost(p); err == nil {
 				b.report(lostError(rank, reason))
@@ -274,6 +297,63 @@ func (b *Bootstrap) routineWatchRoot() {
 			b.report(fmt.Errorf("bootstrap root at %s lost: it sent an unexpected %v frame: %w", addr, t, errs.ErrPeerLost))
 		}
 	}
+}
+
+// SetProgress records this rank's place in its communicator's collectives,
+// which it reports when a stalled rank's Query asks: seq collectives
+// entered, the last one returned when finished. It is a single atomic
+// store, cheap enough for every collective.
+func (b *Bootstrap) SetProgress(seq uint64, finished bool) {
+	v := seq << 1
+	if finished {
+		v |= 1
+	}
+	b.progress.Store(v)
+}
+
+func (b *Bootstrap) myProgress() Progress {
+	v := b.progress.Load()
+	st := Inside
+	if v&1 == 1 || v == 0 {
+		st = Finished
+	}
+	return Progress{Rank: b.rank, State: st, Seq: v >> 1}
+}
+
+// Query asks the root for every rank's progress (SetProgress), for the
+// report of a collective that timed out: each rank's background reader
+// answers, even while the rank itself is busy elsewhere. Ranks that do not
+// answer within a second are Silent, ranks gone are Gone. It waits at most
+// until ctx ends.
+func (b *Bootstrap) Query(ctx context.Context) ([]Progress, error) {
+	if b.nranks == 1 {
+		return []Progress{b.myProgress()}, nil
+	}
+	b.queryMu.Lock()
+	defer b.queryMu.Unlock()
+	select {
+	case <-b.reports: // a stale report of an earlier query that gave up
+	default:
+	}
+	if err := b.writeRoot(frameQuery, nil); err != nil {
+		return nil, fmt.Errorf("bootstrap query: %w", err)
+	}
+	select {
+	case ps := <-b.reports:
+		return ps, nil
+	case <-b.watchDone:
+		return nil, fmt.Errorf("bootstrap query: the root connection is closed: %w", errs.ErrPeerLost)
+	case <-ctx.Done():
+		return nil, fmt.Errorf("bootstrap query: %w", context.Cause(ctx))
+	}
+}
+
+// writeRoot writes one frame to the root.
+func (b *Bootstrap) writeRoot(t frameType, payload []byte) error {
+	b.rootMu.Lock()
+	defer b.rootMu.Unlock()
+	b.root.SetWriteDeadline(time.Now().Add(rootWriteTimeout))
+	return writeFrame(b.root, t, payload)
 }
 
 // report makes err the loss PeerLost delivers and ends the call in

@@ -786,3 +786,31 @@ func reservePort(t *testing.T) netip.AddrPort {
 	t.Cleanup(func() { c.Close(); a.Close() })
 	return ln.Addr().(*net.TCPAddr).AddrPort()
 }
+
+// TestQueryProgress: a rank's Query returns every rank's progress as each
+// set it — answered by the ranks' background readers while the ranks
+// themselves do nothing — and a closed rank as Gone.
+func TestQueryProgress(t *testing.T) {
+	id := startTestRoot(t)
+	bs := joinRanks(t, id, 4, 0, 1, 2, 3)
+	bs[0].SetProgress(7, false)
+	bs[1].SetProgress(7, true)
+	bs[2].SetProgress(6, true)
+	bs[3].Close()
+	time.Sleep(50 * time.Millisecond) // let the root take rank 3's bye
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ps, err := bs[2].Query(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Progress{{0, Inside, 7}, {1, Finished, 7}, {2, Finished, 6}, {3, Gone, 0}}
+	if fmt.Sprint(ps) != fmt.Sprint(want) {
+		t.Fatalf("report %v, want %v", ps, want)
+	}
+	// Again, from another rank: queries do not disturb each other.
+	bs[1].SetProgress(8, false)
+	if ps, err = bs[0].Query(ctx); err != nil || ps[1] != (Progress{1, Inside, 8}) {
+		t.Fatalf("second report %v, %v", ps, err)
+	}
+}

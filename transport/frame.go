@@ -42,6 +42,10 @@ const (
 	frameAccept                         // successor → rank: ring connection accepted
 	frameGather                         // ring: one AllGather blob
 	frameBarrier                        // ring: one Barrier token
+	frameQuery                          // rank → root: where is every rank? (a stalled collective)
+	frameAsk                            // root → every rank: report your progress (query number)
+	frameProgress                       // rank → root: its progress, answering an ask
+	frameReport                         // root → querying rank: every rank's progress
 )
 
 func (t frameType) String() string {
@@ -66,6 +70,14 @@ func (t frameType) String() string {
 		return "gather"
 	case frameBarrier:
 		return "barrier"
+	case frameQuery:
+		return "query"
+	case frameAsk:
+		return "ask"
+	case frameProgress:
+		return "progress"
+	case frameReport:
+		return "report"
 	}
 	return fmt.Sprintf("frame type %#x", uint8(t))
 }
@@ -84,6 +96,9 @@ const (
 	maxListedMissing  = 64
 	maxTableLen       = 4 + maxRanks*wireAddrLen
 	maxGatherFrameLen = gatherHeaderLen + maxBlobBytes
+	progressLen       = 4 + 1 + 8 // rank, state, seq
+	answerLen         = 4 + progressLen
+	maxReportLen      = 4 + maxRanks*progressLen
 )
 
 // maxPayload returns the largest payload a frame of type t may carry, and
@@ -100,8 +115,14 @@ func maxPayload(t frameType) (int, bool) {
 		return 1 + maxReasonLen, true
 	case frameLost:
 		return 4 + maxReasonLen, true
-	case frameBye, frameAccept:
+	case frameBye, frameAccept, frameQuery:
 		return 0, true
+	case frameAsk:
+		return 4, true
+	case frameProgress:
+		return answerLen, true
+	case frameReport:
+		return maxReportLen, true
 	case frameGather, frameBarrier:
 		return maxGatherFrameLen, true
 	}
@@ -310,4 +331,89 @@ func decodeGather(p []byte) (seq uint64, origin int, blob []byte, err error) {
 		return 0, 0, nil, fmt.Errorf("%w: gather payload of %d bytes", errFrame, len(p))
 	}
 	return binary.BigEndian.Uint64(p), int(binary.BigEndian.Uint32(p[8:])), p[gatherHeaderLen:], nil
+}
+
+// Progress is one rank's place in its communicator's sequence of
+// collectives, as Bootstrap.Query reports it.
+type Progress struct {
+	Rank  int
+	State ProgressState
+	Seq   uint64 // collectives the rank has entered
+}
+
+// ProgressState is what a rank said when asked, or why it said nothing.
+type ProgressState uint8
+
+const (
+	Inside   ProgressState = iota // inside its Seq-th collective
+	Finished                      // its Seq-th collective returned (or it has called none: Seq 0)
+	Silent                        // connected, but did not answer in time
+	Gone                          // closed or lost
+	numProgressStates
+)
+
+func (s ProgressState) String() string {
+	switch s {
+	case Inside:
+		return "inside"
+	case Finished:
+		return "finished"
+	case Silent:
+		return "silent"
+	case Gone:
+		return "gone"
+	}
+	return fmt.Sprintf("ProgressState(%d)", uint8(s))
+}
+
+func appendProgress(b []byte, p Progress) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(p.Rank))
+	b = append(b, byte(p.State))
+	return binary.BigEndian.AppendUint64(b, p.Seq)
+}
+
+func decodeProgress(p []byte) (Progress, error) {
+	if len(p) != progressLen || ProgressState(p[4]) >= numProgressStates {
+		return Progress{}, fmt.Errorf("%w: progress of %d bytes", errFrame, len(p))
+	}
+	return Progress{Rank: int(binary.BigEndian.Uint32(p)), State: ProgressState(p[4]), Seq: binary.BigEndian.Uint64(p[5:])}, nil
+}
+
+// appendAnswer encodes a rank's answer to ask q.
+func appendAnswer(b []byte, q uint32, p Progress) []byte {
+	return appendProgress(binary.BigEndian.AppendUint32(b, q), p)
+}
+
+func decodeAnswer(p []byte) (q uint32, pr Progress, err error) {
+	if len(p) != answerLen {
+		return 0, Progress{}, fmt.Errorf("%w: answer of %d bytes", errFrame, len(p))
+	}
+	pr, err = decodeProgress(p[4:])
+	return binary.BigEndian.Uint32(p), pr, err
+}
+
+func appendReport(b []byte, ps []Progress) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(len(ps)))
+	for _, p := range ps {
+		b = appendProgress(b, p)
+	}
+	return b
+}
+
+func decodeReport(p []byte) ([]Progress, error) {
+	if len(p) < 4 {
+		return nil, fmt.Errorf("%w: report of %d bytes", errFrame, len(p))
+	}
+	n := int(binary.BigEndian.Uint32(p))
+	if n > maxRanks || len(p) != 4+n*progressLen {
+		return nil, fmt.Errorf("%w: report of %d ranks in %d bytes", errFrame, n, len(p))
+	}
+	ps := make([]Progress, n)
+	for i := range ps {
+		var err error
+		if ps[i], err = decodeProgress(p[4+i*progressLen : 4+(i+1)*progressLen]); err != nil {
+			return nil, err
+		}
+	}
+	return ps, nil
 }

@@ -24,6 +24,10 @@ func sampleFrames() map[frameType][]byte {
 		frameAccept:    nil,
 		frameGather:    append(gatherHeader(9, 4), "blob"...),
 		frameBarrier:   gatherHeader(10, 0),
+		frameQuery:     nil,
+		frameAsk:       {0, 0, 0, 7},
+		frameProgress:  appendAnswer(nil, 7, Progress{Rank: 2, State: Inside, Seq: 41}),
+		frameReport:    appendReport(nil, []Progress{{0, Finished, 41}, {1, Silent, 0}, {2, Inside, 42}, {3, Gone, 0}}),
 	}
 }
 
@@ -57,6 +61,12 @@ func reencodePayload(t frameType, p []byte) (out []byte, ok bool) {
 	case frameGather, frameBarrier:
 		seq, origin, blob, err := decodeGather(p)
 		return append(gatherHeader(seq, origin), blob...), err == nil
+	case frameProgress:
+		q, pr, err := decodeAnswer(p)
+		return appendAnswer(nil, q, pr), err == nil
+	case frameReport:
+		ps, err := decodeReport(p)
+		return appendReport(nil, ps), err == nil
 	}
 	return p, true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,7 @@ const (
 	statusInterval   = 200 * time.Millisecond
 	helloTimeout     = 10 * time.Second       // a connection must say hello within this
 	rootWriteTimeout = 2 * time.Second        // a rank that does not take a small frame within this is dropped
+	queryWait        = time.Second            // a query's report waits this long for the ranks' answers
 	refusalLinger    = 500 * time.Millisecond // a refused connector's time to read why
 )
 
@@ -132,6 +134,8 @@ type rootServer struct {
 	failed    string // set when a rank was lost before formed: why the communicator cannot form
 	conns     map[net.Conn]struct{}
 	stopped   bool
+	queries   map[uint32]chan Progress // asks in flight, by query number
+	nextQuery uint32
 }
 
 // rootMember is an admitted rank.
@@ -212,16 +216,89 @@ func (r *rootServer) routineServe(c net.Conn) {
 		return
 	}
 	c.SetReadDeadline(time.Time{})
-	t, _, err = readFrame(c)
-	switch {
-	case err == nil && t == frameBye:
-		r.leave(m)
-	case err == nil:
-		r.lose(m, fmt.Sprintf("it sent an unexpected %v frame", t))
-	case errors.Is(err, io.EOF):
-		r.lose(m, "its bootstrap connection closed without Close")
-	default:
-		r.lose(m, fmt.Sprintf("its bootstrap connection failed: %v", err))
+	for {
+		t, p, err := readFrame(c)
+		switch {
+		case err == nil && t == frameBye:
+			r.leave(m)
+			return
+		case err == nil && t == frameQuery:
+			r.wg.Add(1)
+			go r.routineQuery(m)
+			continue
+		case err == nil && t == frameProgress:
+			if q, pr, err := decodeAnswer(p); err == nil && pr.Rank == m.rank {
+				r.answer(q, pr)
+				continue
+			}
+			r.lose(m, "it sent a malformed progress frame")
+		case err == nil:
+			r.lose(m, fmt.Sprintf("it sent an unexpected %v frame", t))
+		case errors.Is(err, io.EOF):
+			r.lose(m, "its bootstrap connection closed without Close")
+		default:
+			r.lose(m, fmt.Sprintf("its bootstrap connection failed: %v", err))
+		}
+		return
+	}
+}
+
+// routineQuery answers m's query: it asks every connected rank for its
+// progress, waits up to queryWait for the answers, and sends m the report
+// (ranks that did not answer are Silent, ranks closed or lost Gone).
+func (r *rootServer) routineQuery(m *rootMember) {
+	defer r.wg.Done()
+	r.mu.Lock()
+	if r.queries == nil {
+		r.queries = map[uint32]chan Progress{}
+	}
+	r.nextQuery++
+	q := r.nextQuery
+	answers := make(chan Progress, r.nranks)
+	r.queries[q] = answers
+	asked := r.connectedLocked()
+	report := make([]Progress, r.nranks)
+	for i := range report {
+		report[i] = Progress{Rank: i, State: Gone}
+	}
+	for _, o := range asked {
+		report[o.rank].State = Silent
+	}
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.queries, q)
+		r.mu.Unlock()
+	}()
+	ask := binary.BigEndian.AppendUint32(nil, q)
+	for _, o := range asked {
+		o.send(frameAsk, ask)
+	}
+	timeout := time.After(queryWait)
+	for got := 0; got < len(asked); got++ {
+		select {
+		case pr := <-answers:
+			if pr.Rank >= 0 && pr.Rank < len(report) {
+				report[pr.Rank] = pr
+			}
+		case <-timeout:
+			got = len(asked)
+		case <-r.stopc:
+			return
+		}
+	}
+	m.send(frameReport, appendReport(nil, report))
+}
+
+// answer delivers a rank's answer to query q, if it is still waited for.
+func (r *rootServer) answer(q uint32, pr Progress) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.queries[q]; ok {
+		select {
+		case c <- pr:
+		default:
+		}
 	}
 }
 

@@ -1,0 +1,138 @@
+package ringo_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The fault-injection suite: ranks in separate processes, one of them
+// killed or stalled; every survivor must return an error naming it, within
+// seconds, and nothing may be left in /dev/shm. (A socket dropped under a
+// live rank: TestNetPeerGone in transport/; corrupt bootstrap frames:
+// TestRefuseGarbage, TestRingListenerRefusesStrangers and FuzzDecodeFrame
+// there.)
+
+// faultTrials is RINGO_FAULT_TRIALS, or 100 (10 with -short).
+func faultTrials() int {
+	if n, err := strconv.Atoi(os.Getenv("RINGO_FAULT_TRIALS")); err == nil && n > 0 {
+		return n
+	}
+	if testing.Short() {
+		return 10
+	}
+	return 100
+}
+
+// TestFaultKillRandom: kill -9 a random rank at a random moment of a
+// stream of all-reduces (random rank count, message size and transport:
+// shared memory or sockets), faultTrials times. Each survivor must exit
+// with an error naming the killed rank as lost within 10 s, and /dev/shm
+// must hold nothing of the communicator.
+func TestFaultKillRandom(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s, err := strconv.ParseUint(os.Getenv("RINGO_FAULT_SEED"), 10, 64); err == nil {
+		seed = s
+	}
+	t.Logf("seed %d (RINGO_FAULT_SEED reproduces the trials)", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	slowest := time.Duration(0)
+	goroutines := runtime.NumGoroutine()
+	for trial := range faultTrials() {
+		n := 2 + rng.IntN(3)
+		victim := rng.IntN(n)
+		count := []int{1, 1000, 1 << 14, 1 << 18}[rng.IntN(4)]
+		sockets := rng.IntN(2) == 1
+		delay := time.Duration(rng.IntN(20)) * time.Millisecond
+		what := fmt.Sprintf("trial %d: %d ranks, %d floats, sockets %v, rank %d killed %v after all started", trial, n, count, sockets, victim, delay)
+		id, kids := startRanksEnv(t, n, func(int) string { return "loop" }, func(int) []string {
+			env := []string{fmt.Sprintf("RINGO_TEST_COUNT=%d", count)}
+			if sockets {
+				env = append(env, "NCCL_SHM_DISABLE=1", "NCCL_SOCKET_IFNAME=lo")
+			}
+			return env
+		})
+		for r, k := range kids {
+			if !k.stdout.Scan() || k.stdout.Text() != "ready" {
+				t.Fatalf("%s: rank %d did not start: %s", what, r, k.stderr.String())
+			}
+		}
+		time.Sleep(delay)
+		kids[victim].cmd.Process.Signal(syscall.SIGKILL)
+		start := time.Now()
+		for r, k := range kids {
+			if r == victim {
+				k.cmd.Wait()
+				continue
+			}
+			if err := waitExit(t, k, 10*time.Second); err == nil {
+				t.Fatalf("%s: rank %d survived", what, r)
+			}
+			msg := k.stderr.String()
+			if !strings.Contains(msg, fmt.Sprintf("rank %d", victim)) || !strings.Contains(msg, "peer lost") {
+				t.Fatalf("%s: rank %d's error does not name lost rank %d: %s", what, r, victim, msg)
+			}
+			if trial == 0 {
+				t.Logf("%s: rank %d: %s", what, r, strings.TrimSpace(msg))
+			}
+		}
+		slowest = max(slowest, time.Since(start))
+		noLeftovers(t, id)
+	}
+	t.Logf("%d trials; the slowest took %v from the kill to the last survivor's exit", faultTrials(), slowest)
+	// The communicators' bootstrap roots ran in this process: they must
+	// all have ended.
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > goroutines {
+		t.Errorf("%d goroutines after the trials, %d before", g, goroutines)
+	}
+}
+
+// TestFaultStall: one rank stops calling collectives (alive, busy outside
+// the library) while the others are inside one; with RINGO_TIMEOUT=1s each
+// of them fails with ErrTimeout and a stall report, gathered from every
+// rank through the bootstrap root, that names the stalled rank and where it
+// is.
+func TestFaultStall(t *testing.T) {
+	for _, sockets := range []bool{false, true} {
+		id, kids := startRanksEnv(t, 3, func(r int) string {
+			if r == 1 {
+				return "stall"
+			}
+			return "loop"
+		}, func(int) []string {
+			env := []string{"RINGO_TIMEOUT=1s", "RINGO_TEST_COUNT=1000"}
+			if sockets {
+				env = append(env, "NCCL_SHM_DISABLE=1", "NCCL_SOCKET_IFNAME=lo")
+			}
+			return env
+		})
+		if !kids[1].stdout.Scan() || kids[1].stdout.Text() != "stalled" {
+			t.Fatalf("rank 1 did not stall: %s", kids[1].stderr.String())
+		}
+		for _, r := range []int{0, 2} {
+			if err := waitExit(t, kids[r], 15*time.Second); err == nil {
+				t.Fatalf("sockets %v: rank %d survived the stall", sockets, r)
+			}
+			msg := kids[r].stderr.String()
+			t.Logf("sockets %v: rank %d: %s", sockets, r, strings.TrimSpace(msg))
+			for _, want := range []string{"timed out", "collective #4: ranks that never called it [1]", "rank 1 at #3"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("sockets %v: rank %d's error lacks %q: %s", sockets, r, want, msg)
+				}
+			}
+		}
+		kids[1].cmd.Process.Kill()
+		kids[1].cmd.Wait()
+		noLeftovers(t, id)
+	}
+}
