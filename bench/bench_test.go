@@ -13,6 +13,19 @@ import (
 
 func runAll(t *testing.T, n int, o Options) [][]Row {
 	t.Helper()
+	rows := make([][]Row, n)
+	eachLocalRank(t, n, func(r int, c *ringo.Comm) (err error) {
+		rows[r], err = RunRank(context.Background(), c, o, nil)
+		return err
+	})
+	return rows
+}
+
+// eachLocalRank runs f on every rank of a loopback communicator of n ranks
+// (small buffers, so that messages take several slices), each in a
+// goroutine; a rank that fails is aborted, and the test with it.
+func eachLocalRank(t *testing.T, n int, f func(r int, c *ringo.Comm) error) {
+	t.Helper()
 	comms, err := ringo.NewLocal(n, &ringo.Config{BuffSize: 8 * 1024, LLBuffSize: 8 * 256})
 	if err != nil {
 		t.Fatal(err)
@@ -22,15 +35,13 @@ func runAll(t *testing.T, n int, o Options) [][]Row {
 			c.Close()
 		}
 	}()
-	rows := make([][]Row, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r, c := range comms {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rows[r], errs[r] = RunRank(context.Background(), c, o, nil)
-			if errs[r] != nil {
+			if errs[r] = f(r, c); errs[r] != nil {
 				c.Abort()
 			}
 		}()
@@ -41,7 +52,6 @@ func runAll(t *testing.T, n int, o Options) [][]Row {
 			t.Fatalf("rank %d: %v", r, err)
 		}
 	}
-	return rows
 }
 
 // TestSweepIsCorrect runs every collective, datatype and op at small sizes:

@@ -83,13 +83,7 @@ func RunGPURank(ctx context.Context, c, agg *ringo.Comm, o Options, row func(Row
 
 func sweep(ctx context.Context, c, agg *ringo.Comm, t target, o *Options, row func(Row)) ([]Row, error) {
 	n := c.Size()
-	rr := &rankRun{ctx: ctx, c: c, agg: agg, t: t, o: o, n: n, rank: c.Rank(), one: make([]float64, 1)}
-	rr.do = func(l *layout) error {
-		if err := t.run(l); err != nil {
-			return err
-		}
-		return t.sync()
-	}
+	rr := newRankRun(ctx, c, agg, t, o)
 	runtime.GC() // settle the heap now, not during the first timed sizes
 	var rows []Row
 	for _, coll := range o.Colls {
@@ -112,6 +106,19 @@ func sweep(ctx context.Context, c, agg *ringo.Comm, t target, o *Options, row fu
 		}
 	}
 	return rows, nil
+}
+
+// newRankRun returns rank c's state for running o on t, aggregating over
+// agg; its check runs each collective to completion on t.
+func newRankRun(ctx context.Context, c, agg *ringo.Comm, t target, o *Options) *rankRun {
+	rr := &rankRun{ctx: ctx, c: c, agg: agg, t: t, o: o, n: c.Size(), rank: c.Rank(), one: make([]float64, 1)}
+	rr.do = func(l *layout) error {
+		if err := t.run(l); err != nil {
+			return err
+		}
+		return t.sync()
+	}
+	return rr
 }
 
 func (rr *rankRun) measure(coll ringo.Collective, t ringo.DataType, k reduce.OpKind, sh shape) (Row, error) {

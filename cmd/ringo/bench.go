@@ -34,18 +34,15 @@ var errChecksFailed = errors.New("results were wrong (see #wrong)")
 
 // benchFlags are the parsed command line.
 type benchFlags struct {
-	o         bench.Options
-	gpus      []int
-	procs     bool // with gpus: one process per GPU
-	ranks     int
-	transport string
-	channels  int
-	proto     string
-	ring      []int  // -ring: the ring order; nil: the default
-	variant   string // -variant: the plan generator
-	format    string
-	csv       string // also write rank 0's rows here as bench.Point CSV
-	label     string // the CSV rows' series label
+	o     bench.Options
+	gpus  []int
+	procs bool // with gpus: one process per GPU
+	rankFlags
+	ring    []int  // -ring: the ring order; nil: the default
+	variant string // -variant: the plan generator
+	format  string
+	csv     string // also write rank 0's rows here as bench.Point CSV
+	label   string // the CSV rows' series label
 }
 
 func parseBenchFlags(args []string) (*benchFlags, error) {
@@ -63,25 +60,18 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	opName := fs.String("o", "sum", "op: sum prod min max avg mulsum, or all")
 	fs.IntVar(&o.Root, "r", 0, "root of broadcast and reduce")
 	colls := fs.String("coll", "all_reduce", "collectives: all_reduce reduce_scatter all_gather broadcast reduce (comma list) or all")
-	fs.IntVar(&f.ranks, "ranks", 2, "ranks to start on this host (ignored when a launcher's environment names the job)")
 	gpus := fs.String("gpus", "", "GPU ordinals, one rank each, in this process (e.g. 0,1; repeats allowed): benchmark GPU memory")
 	fs.BoolVar(&f.procs, "procs", false, "with -gpus: one process per GPU (CUDA IPC; shared memory with NCCL_P2P_DISABLE=1), as torchrun runs them")
 	fs.Int64Var(&o.Unalign, "u", 0, "misalign every buffer by this many elements")
-	fs.StringVar(&f.transport, "transport", "shm", "shm: one process per rank over shared memory; loopback: ranks as goroutines of this process")
-	fs.IntVar(&f.channels, "channels", 0, "channels per collective (0: NCCL_MIN/MAX_NCHANNELS or 1)")
-	fs.StringVar(&f.proto, "proto", "", "protocols allowed, NCCL_PROTO syntax (LL, Simple, ^LL); empty: by size")
+	f.rankFlags.register(fs, 2)
 	ringText := fs.String("ring", "", "ring order: ranks in order (e.g. 0,2,1,3, as ringo topo prints it) or reversed; empty: the default")
 	fs.StringVar(&f.variant, "variant", "", "plan generator: ring, oneshot, bidirectional, bf16wire, fp32wire; empty: RINGO_VARIANT or ring")
 	fs.BoolVar(&o.Error, "error", false, "check with random inputs and report each size's relative RMS error against the exact sum (all-reduce sums of float, half, bfloat16)")
 	fs.StringVar(&f.format, "format", "table", "output: table, csv or json")
 	fs.StringVar(&f.csv, "csv", "", "also write the out-of-place results to this file as CSV (size_bytes,…,label), as ringo plot reads it")
 	fs.StringVar(&f.label, "label", "ringo", "series label of the -csv rows")
-	fs.SetOutput(os.Stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	err := parseSizes(sizeFlag{"-b", *minB, &o.MinBytes}, sizeFlag{"-e", *maxB, &o.MaxBytes}, sizeFlag{"-i", *step, &o.StepBytes})
 	if err != nil {
@@ -119,14 +109,50 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	switch {
 	case f.format != "table" && f.format != "csv" && f.format != "json":
 		return nil, fmt.Errorf("-format %q: want table, csv or json", f.format)
-	case f.transport != "shm" && f.transport != "loopback":
-		return nil, fmt.Errorf("-transport %q: want shm or loopback", f.transport)
-	case f.ranks < 1:
-		return nil, fmt.Errorf("-ranks %d: need at least 1", f.ranks)
 	case f.procs && len(f.gpus) == 0:
 		return nil, fmt.Errorf("-procs needs -gpus")
 	}
-	return f, nil
+	return f, f.rankFlags.check()
+}
+
+// rankFlags say how a command's ranks run: bench's and soak's flags.
+type rankFlags struct {
+	ranks     int
+	transport string
+	channels  int
+	proto     string
+}
+
+// register defines the flags in fs, -ranks defaulting to ranks.
+func (r *rankFlags) register(fs *flag.FlagSet, ranks int) {
+	fs.IntVar(&r.ranks, "ranks", ranks, "ranks to start on this host (ignored when a launcher's environment names the job)")
+	fs.StringVar(&r.transport, "transport", "shm", "shm: one process per rank over shared memory; loopback: ranks as goroutines of this process")
+	fs.IntVar(&r.channels, "channels", 0, "channels per collective (0: NCCL_MIN/MAX_NCHANNELS or 1)")
+	fs.StringVar(&r.proto, "proto", "", "protocols allowed, NCCL_PROTO syntax (LL, Simple, ^LL); empty: by size")
+}
+
+// check reports a transport or a number of ranks that cannot run.
+func (r *rankFlags) check() error {
+	switch {
+	case r.transport != "shm" && r.transport != "loopback":
+		return fmt.Errorf("-transport %q: want shm or loopback", r.transport)
+	case r.ranks < 1:
+		return fmt.Errorf("-ranks %d: need at least 1", r.ranks)
+	}
+	return nil
+}
+
+// parseFlags parses args into fs, with usage on stderr; positional
+// arguments are errors.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(os.Stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
 }
 
 // sizeFlag is a size flag's name, its text and where its value goes.
@@ -164,18 +190,11 @@ func benchMain(args []string) error {
 	cfg := &ringo.Config{Channels: f.channels, Protocol: f.proto, Ring: f.ring, Variant: f.variant}
 	ctx := context.Background()
 	// A rank process: started by a parent "ringo bench", or by a launcher.
-	if id := os.Getenv(envBenchID); id != "" {
-		return benchChild(ctx, f, cfg, id)
+	if id := os.Getenv(envBenchID); id != "" && len(f.gpus) > 0 {
+		return benchGPUChild(ctx, f, cfg, id)
 	}
-	if _, ok, err := transport.LaunchFromEnv(); err != nil {
+	if ok, err := asRankProcess(ctx, cfg, func(c *ringo.Comm, how string) error { return runRank(ctx, f, c, how) }); ok {
 		return err
-	} else if ok {
-		c, err := ringo.NewCommFromEnv(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		return runRank(ctx, f, c, "launcher")
 	}
 	if err := f.o.Validate(f.ranks); err != nil {
 		return err
@@ -189,28 +208,49 @@ func benchMain(args []string) error {
 	return benchSpawn(f, args)
 }
 
-// benchChild is one rank started by benchSpawn.
-func benchChild(ctx context.Context, f *benchFlags, cfg *ringo.Config, idText string) error {
-	id, err := ringo.UniqueIDFromString(idText)
+// asRankProcess runs run on this process's rank of a host communicator,
+// with how the ranks run, when the process is a rank process — started by
+// spawnRanks, or by a launcher (transport.LaunchFromEnv) — and reports
+// whether it is one.
+func asRankProcess(ctx context.Context, cfg *ringo.Config, run func(c *ringo.Comm, how string) error) (bool, error) {
+	c, how, err := hostRankFromEnv(ctx, cfg)
+	if err != nil || c == nil {
+		return err != nil, err
+	}
+	defer c.Close()
+	return true, run(c, how)
+}
+
+// hostRankFromEnv returns this process's rank of a host communicator when
+// the process is a rank process, and how the ranks run; nil when it is
+// not one.
+func hostRankFromEnv(ctx context.Context, cfg *ringo.Config) (*ringo.Comm, string, error) {
+	if idText := os.Getenv(envBenchID); idText != "" {
+		id, rank, n, err := childRank(idText)
+		if err != nil {
+			return nil, "", err
+		}
+		initCtx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		c, err := ringo.NewComm(initCtx, id, n, rank, cfg)
+		return c, "processes, shared memory", err
+	}
+	if _, ok, err := transport.LaunchFromEnv(); err != nil || !ok {
+		return nil, "", err
+	}
+	c, err := ringo.NewCommFromEnv(ctx, cfg)
+	return c, "launcher", err
+}
+
+// benchGPUChild is one GPU rank started by benchSpawn: the GPU
+// communicator, and a host one to agree on timings.
+func benchGPUChild(ctx context.Context, f *benchFlags, cfg *ringo.Config, idText string) error {
+	id, rank, n, err := childRank(idText)
 	if err != nil {
 		return err
 	}
-	rank, err1 := strconv.Atoi(os.Getenv(envBenchRank))
-	n, err2 := strconv.Atoi(os.Getenv(envBenchRanks))
-	if err := errors.Join(err1, err2); err != nil {
-		return fmt.Errorf("%s/%s: %w", envBenchRank, envBenchRanks, err)
-	}
 	initCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if len(f.gpus) == 0 {
-		c, err := ringo.NewComm(initCtx, id, n, rank, cfg)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		return runRank(ctx, f, c, "processes, shared memory")
-	}
-	// A GPU rank: the GPU communicator, and a host one to agree on timings.
 	gid, err := ringo.UniqueIDFromString(os.Getenv(envBenchGPUID))
 	if err != nil {
 		return fmt.Errorf("%s: %w", envBenchGPUID, err)
@@ -253,7 +293,30 @@ func runRank(ctx context.Context, f *benchFlags, c *ringo.Comm, how string) erro
 
 // benchLoopback runs every rank as a goroutine of this process.
 func benchLoopback(ctx context.Context, f *benchFlags, cfg *ringo.Config) error {
-	comms, err := ringo.NewLocal(f.ranks, cfg)
+	var rows []bench.Row
+	err := runLocal(f.ranks, cfg, func(r int, c *ringo.Comm) error {
+		var cb func(bench.Row)
+		if r == 0 {
+			printHeader(os.Stdout, f, f.ranks, "goroutines of one process, loopback")
+			cb = progress(os.Stdout, f)
+		}
+		res, err := bench.RunRank(ctx, c, f.o, cb)
+		if r == 0 {
+			rows = res
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return printFooter(os.Stdout, f, rows)
+}
+
+// runLocal runs run on every rank of a communicator of n ranks in this
+// process (ringo.NewLocal), each in a goroutine (eachRank), and closes
+// them.
+func runLocal(n int, cfg *ringo.Config, run func(r int, c *ringo.Comm) error) error {
+	comms, err := ringo.NewLocal(n, cfg)
 	if err != nil {
 		return err
 	}
@@ -262,29 +325,26 @@ func benchLoopback(ctx context.Context, f *benchFlags, cfg *ringo.Config) error 
 			c.Close()
 		}
 	}()
-	printHeader(os.Stdout, f, f.ranks, "goroutines of one process, loopback")
-	results := make([][]bench.Row, len(comms))
-	errs := make([]error, len(comms))
+	return eachRank(n, func(r int) error { return run(r, comms[r]) }, func(r int) { comms[r].Abort() })
+}
+
+// eachRank runs run(r) for every rank r of n, each in a goroutine, and
+// returns their errors joined; a rank whose run fails is aborted
+// (abort(r)), which releases the ranks waiting on it.
+func eachRank(n int, run func(r int) error, abort func(r int)) error {
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	for r, c := range comms {
+	for r := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var cb func(bench.Row)
-			if r == 0 {
-				cb = progress(os.Stdout, f)
-			}
-			results[r], errs[r] = bench.RunRank(ctx, c, f.o, cb)
-			if errs[r] != nil {
-				c.Abort() // release the ranks waiting on this one
+			if errs[r] = run(r); errs[r] != nil {
+				abort(r)
 			}
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return printFooter(os.Stdout, f, results[0])
+	return errors.Join(errs...)
 }
 
 // benchGPUs runs one rank per listed GPU as goroutines of this process.
@@ -315,39 +375,43 @@ func sweepGPUs(ctx context.Context, gpus []int, cfg *ringo.Config, o bench.Optio
 			aggs[r].Close()
 		}
 	}()
-	results := make([][]bench.Row, len(comms))
-	errs := make([]error, len(comms))
-	var wg sync.WaitGroup
-	for r, c := range comms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var cb func(bench.Row)
-			if r == 0 {
-				cb = row
-			}
-			results[r], errs[r] = bench.RunGPURank(ctx, c, aggs[r], o, cb)
-			if errs[r] != nil {
-				c.Abort()
-				aggs[r].Abort()
-			}
-		}()
-	}
-	wg.Wait()
-	return results[0], errors.Join(errs...)
+	var rows []bench.Row
+	err = eachRank(len(comms), func(r int) error {
+		var cb func(bench.Row)
+		if r == 0 {
+			cb = row
+		}
+		res, err := bench.RunGPURank(ctx, comms[r], aggs[r], o, cb)
+		if r == 0 {
+			rows = res
+		}
+		return err
+	}, func(r int) {
+		comms[r].Abort()
+		aggs[r].Abort()
+	})
+	return rows, err
 }
 
-// benchSpawn starts one process per rank (this program again, with the same
-// flags; with -gpus, rank r on GPU r of the list) joined through a bootstrap
-// root served by this process, and waits for them. When a rank fails, the
-// others learn it through the bootstrap; any still running 10 s later are
-// killed.
-func benchSpawn(f *benchFlags, args []string) error {
-	id, err := ringo.NewUniqueID()
-	if err != nil {
-		return err
+// childRank returns the communicator's UniqueID (idText, the value of
+// envBenchID), this process's rank and the number of ranks, as spawnRanks
+// set them.
+func childRank(idText string) (id ringo.UniqueID, rank, n int, err error) {
+	if id, err = ringo.UniqueIDFromString(idText); err != nil {
+		return id, 0, 0, err
 	}
-	env := []string{envBenchID + "=" + id.String(), fmt.Sprintf("%s=%d", envBenchRanks, f.ranks)}
+	rank, err1 := strconv.Atoi(os.Getenv(envBenchRank))
+	n, err2 := strconv.Atoi(os.Getenv(envBenchRanks))
+	if err := errors.Join(err1, err2); err != nil {
+		return id, 0, 0, fmt.Errorf("%s/%s: %w", envBenchRank, envBenchRanks, err)
+	}
+	return id, rank, n, nil
+}
+
+// benchSpawn starts one process per rank, with -gpus rank r on GPU r of the
+// list (spawnRanks).
+func benchSpawn(f *benchFlags, args []string) error {
+	var env []string
 	if len(f.gpus) > 0 {
 		gid, err := ringo.NewUniqueID()
 		if err != nil {
@@ -355,13 +419,27 @@ func benchSpawn(f *benchFlags, args []string) error {
 		}
 		env = append(env, envBenchGPUID+"="+gid.String())
 	}
+	return spawnRanks("bench", f.ranks, env, args)
+}
+
+// spawnRanks starts one process per rank of n, running this program's
+// command with args and env added to the environment, joined through a
+// bootstrap root served by this process (childRank reads their
+// environment), and waits for them. When a rank fails, the others learn it
+// through the bootstrap; any still running 10 s later are killed.
+func spawnRanks(command string, n int, env, args []string) error {
+	id, err := ringo.NewUniqueID()
+	if err != nil {
+		return err
+	}
+	env = append([]string{envBenchID + "=" + id.String(), fmt.Sprintf("%s=%d", envBenchRanks, n)}, env...)
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	procs := make([]*exec.Cmd, f.ranks)
+	procs := make([]*exec.Cmd, n)
 	for r := range procs {
-		cmd := exec.Command(self, append([]string{"bench"}, args...)...)
+		cmd := exec.Command(self, append([]string{command}, args...)...)
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		cmd.Env = append(append(os.Environ(), env...), fmt.Sprintf("%s=%d", envBenchRank, r))
 		if err := cmd.Start(); err != nil {
@@ -400,7 +478,7 @@ func benchSpawn(f *benchFlags, args []string) error {
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d ranks failed: %s", len(failed), f.ranks, strings.Join(failed, "; "))
+		return fmt.Errorf("%d of %d ranks failed: %s", len(failed), n, strings.Join(failed, "; "))
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 // Command ringo is ringo's command line: benchmarks and tools.
 //
 //	ringo bench [flags]         sweep a collective over sizes and print nccl-tests' table
+//	ringo soak [flags]          random collectives checked bit-exactly; heap, goroutines, fds flat
 //	ringo compare A.txt B.txt   two such tables side by side, with ratios
 //	ringo tune [-o model.json]  measure the GPU cost model (RINGO_TUNE_FILE uses it)
 //	ringo plan [--show] [-json] a collective's plan, or its schedule document
@@ -25,6 +26,8 @@ func main() {
 	switch os.Args[1] {
 	case "bench":
 		err = benchMain(os.Args[2:])
+	case "soak":
+		err = soakMain(os.Args[2:])
 	case "compare":
 		err = compareMain(os.Args[2:])
 	case "tune":
@@ -58,6 +61,7 @@ func usage() {
 
 commands:
   bench     sweep collectives over message sizes; prints nccl-tests' table
+  soak      random collectives, each checked bit-exactly, with heap, goroutines and fds judged flat
   compare   two nccl-tests tables side by side, with ratios
   tune      measure the GPU cost model (protocols × channels) and write it as JSON
   plan      show a collective's plan — every rank's steps per channel — or its schedule document (-json)
