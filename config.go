@@ -116,6 +116,7 @@ var (
 	envP2PRead     = env.Var{Name: "P2P_READ_ENABLE", NCCL: true}
 	envVariant     = env.Var{Name: "VARIANT"}
 	envGroup       = env.Var{Name: "GROUP"}
+	envCheck       = env.Var{Name: "CHECK"}
 )
 
 // algoNames are NCCL's algorithms; ringo has Ring.
@@ -138,6 +139,7 @@ type settings struct {
 	variant     ring.Variant
 	variantFrom string // what chose variant ("Config.Variant", "RINGO_VARIANT"); "": the default
 	group       int    // the hierarchical variant's ranks per group
+	check       bool   // RINGO_CHECK=1: ranks in separate processes compare every call
 
 	channelsGiven bool // channels came from Config.Channels
 	channelsMax   int  // otherwise: NCCL_MAX_NCHANNELS or MaxChannels
@@ -242,6 +244,7 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 	if c.Timeout != 0 {
 		s.timeout = c.Timeout
 	}
+	s.check = envCheck.Int(0, 0, 1) == 1
 
 	if v, name, ok := envAlgo.Lookup(); ok {
 		set, err := env.ParseList(v, algoNames, "allreduce")

@@ -136,3 +136,27 @@ func TestFaultStall(t *testing.T) {
 		noLeftovers(t, id)
 	}
 }
+
+// TestFaultMismatch: with RINGO_CHECK=1, ranks in separate processes that
+// call different collectives (here a count one larger on rank 1) all fail
+// with an error naming both ranks and both calls, instead of hanging or
+// computing garbage.
+func TestFaultMismatch(t *testing.T) {
+	id, kids := startRanksEnv(t, 3, func(int) string { return "mismatch" }, func(int) []string {
+		return []string{"RINGO_CHECK=1", "RINGO_TIMEOUT=10s"}
+	})
+	for r, k := range kids {
+		if err := waitExit(t, k, 15*time.Second); err == nil {
+			t.Fatalf("rank %d completed a mismatched all-reduce", r)
+		}
+		msg := k.stderr.String()
+		if !strings.Contains(msg, "collective #1 differs between ranks") || !strings.Contains(msg, "count 1001") ||
+			!strings.Contains(msg, "count 1000") {
+			t.Errorf("rank %d: %s", r, msg)
+		}
+		if r == 0 {
+			t.Logf("rank 0: %s", strings.TrimSpace(msg))
+		}
+	}
+	noLeftovers(t, id)
+}

@@ -52,7 +52,7 @@ func NewGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Co
 	if err != nil {
 		return fail(err)
 	}
-	g := &procGroup{bs: bs, done: make(chan struct{})}
+	g := &procGroup{bs: bs, done: make(chan struct{}), check: s.check, timeout: s.timeout}
 	c, err := connectGPUs(ctx, g, id.Tag(), s, dev)
 	if err != nil {
 		bs.Close()

@@ -135,6 +135,11 @@ type procGroup struct {
 	net     bool      // this rank has net connections (and their proxies)
 
 	seq uint64 // the rank's current collective, for leave
+
+	// check (RINGO_CHECK=1): every call's record is all-gathered over the
+	// bootstrap and compared, within timeout (0: none).
+	check   bool
+	timeout time.Duration
 }
 
 var _ group = (*procGroup)(nil)
@@ -208,7 +213,7 @@ func connectProcs(ctx context.Context, bs *transport.Bootstrap, tag string, s *s
 	if !s.ringGiven {
 		s.ring = hostRing(peers)
 	}
-	g := &procGroup{bs: bs, done: make(chan struct{})}
+	g := &procGroup{bs: bs, done: make(chan struct{}), check: s.check, timeout: s.timeout}
 	n, rank := bs.Size(), bs.Rank()
 	if n == 1 {
 		go g.routineWatch()
@@ -316,9 +321,31 @@ func (g *procGroup) routineWatch() {
 
 // enter publishes the rank's progress, which the other ranks' stall
 // reports read through the bootstrap root.
-func (g *procGroup) enter(_ int, rec callRecord) error {
+func (g *procGroup) enter(rank int, rec callRecord) error {
 	g.seq = rec.seq
 	g.bs.SetProgress(rec.seq, false)
+	if !g.check {
+		return nil
+	}
+	ctx := context.Background()
+	if g.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, g.timeout)
+		defer cancel()
+	}
+	all, err := g.bs.AllGather(ctx, rec.encode())
+	if err != nil {
+		return fmt.Errorf("RINGO_CHECK: comparing collective #%d with the other ranks: %w", rec.seq, err)
+	}
+	for r, b := range all {
+		o, err := decodeCallRecord(b)
+		if err != nil {
+			return fmt.Errorf("RINGO_CHECK: rank %d's record of collective #%d: %w", r, rec.seq, err)
+		}
+		if err := rec.mismatch(rank, o, r); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

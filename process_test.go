@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 //     until an error, which it prints.
 //   - "join-then-die": join the bootstrap, then kill itself (a rank lost
 //     during setup).
+//   - "mismatch": one all-reduce of 1000 elements, 1001 on odd ranks.
 //   - "stall": three all-reduces, then "stalled" and a minute without
 //     calling any (a rank stuck outside the library).
 //
@@ -125,6 +126,13 @@ func childMain(mode string) int {
 			}
 		}
 		fmt.Println("ok")
+		return 0
+	case "mismatch": // rank 1 all-reduces one element more than the others
+		buf := make([]float32, 1000+rank%2)
+		if err := ringo.AllReduce(ctx, c, buf, buf, ringo.OpSum); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			return 7
+		}
 		return 0
 	case "stall":
 		buf := make([]float32, testCount())

@@ -1,6 +1,7 @@
 package ringo
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"sync"
@@ -49,13 +50,40 @@ func (w *world) enter(rank int, rec callRecord) error {
 		if r == rank || o.seq != rec.seq {
 			continue
 		}
-		if o.coll != rec.coll || o.count != rec.count || o.dt != rec.dt ||
-			(rec.coll.Reduces() && o.op != rec.op) || (rec.coll.Rooted() && o.root != rec.root) {
-			return fmt.Errorf("%w: collective #%d differs between ranks: rank %d called %s, rank %d called %s",
-				ErrInvalidArgument, rec.seq, rank, rec, r, o)
+		if err := rec.mismatch(rank, o, r); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// mismatch returns the error of rank's call rec disagreeing with rank r's
+// call o of the same sequence number, or nil.
+func (rec callRecord) mismatch(rank int, o callRecord, r int) error {
+	if o.seq != rec.seq || o.coll != rec.coll || o.count != rec.count || o.dt != rec.dt ||
+		(rec.coll.Reduces() && o.op != rec.op) || (rec.coll.Rooted() && o.root != rec.root) {
+		return fmt.Errorf("%w: collective #%d differs between ranks: rank %d called %s, rank %d called %s",
+			ErrInvalidArgument, rec.seq, rank, rec, r, o)
+	}
+	return nil
+}
+
+// encode is the record as RINGO_CHECK exchanges it: seq, count and root
+// (8 bytes each), collective, datatype and op (a byte each).
+func (rec callRecord) encode() []byte {
+	b := binary.BigEndian.AppendUint64(nil, rec.seq)
+	b = binary.BigEndian.AppendUint64(b, uint64(rec.count))
+	b = binary.BigEndian.AppendUint64(b, uint64(int64(rec.root)))
+	return append(b, byte(rec.coll), byte(rec.dt), byte(rec.op))
+}
+
+func decodeCallRecord(b []byte) (callRecord, error) {
+	if len(b) != 27 {
+		return callRecord{}, fmt.Errorf("record of %d bytes, want 27", len(b))
+	}
+	return callRecord{seq: binary.BigEndian.Uint64(b), count: int64(binary.BigEndian.Uint64(b[8:])),
+		root: int(int64(binary.BigEndian.Uint64(b[16:]))), coll: ring.Collective(b[24]), dt: DataType(b[25]),
+		op: reduce.OpKind(b[26])}, nil
 }
 
 // leave marks rank's current call finished.
