@@ -433,7 +433,7 @@ func (s *settings) placeLL128(l ll128Link) error {
 	}
 	switch {
 	case l.unsafe == "" && !l.hostMemory:
-		env.Infof("LL128 on: NVLink between distinct GPUs of one compute capability")
+		env.Info(env.SubInit|env.SubTuning, "LL128 on: NVLink between distinct GPUs of one compute capability")
 		return nil
 	case !l.hostMemory && s.protoFrom != "":
 		env.Warnf("%s forces LL128 where %s: a 128-byte line may arrive torn and results be wrong", s.protoFrom, l.unsafe)
@@ -444,7 +444,7 @@ func (s *settings) placeLL128(l ll128Link) error {
 		why = "the connections' FIFOs are in host memory"
 	}
 	s.protos[ring.LL128] = false
-	env.Infof("LL128 off: %s", why)
+	env.Info(env.SubInit|env.SubTuning, "LL128 off: %s", why)
 	if s.protos != [3]bool{} {
 		if s.protoFrom != "" {
 			env.Warnf("%s selects LL128, but %s; not using it", s.protoFrom, why)

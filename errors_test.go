@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -194,14 +195,23 @@ func TestConfigTimeout(t *testing.T) {
 	wantErr(t, err, ringo.ErrTimeout, "after 100ms", "never called it [1]")
 }
 
+// TestAbort: Abort from another goroutine ends the other ranks' collective
+// (waiting for the aborted rank) promptly: the budget is 100 ms;
+// the test allows 500 (a loaded 2-core CI machine under the race detector)
+// and logs what it measured.
 func TestAbort(t *testing.T) {
 	comms := newComms(t, 3, nil)
-	time.AfterFunc(50*time.Millisecond, comms[2].Abort)
-	start := time.Now()
+	var aborted atomic.Int64
+	time.AfterFunc(50*time.Millisecond, func() {
+		aborted.Store(time.Now().UnixNano())
+		comms[2].Abort()
+	})
 	errs := each(comms, func(r int, c *ringo.Comm) error {
 		return ringo.AllReduce(bg, c, make([]float32, 100), make([]float32, 100), ringo.OpSum)
 	}, 2)
-	if el := time.Since(start); el > time.Second {
+	el := time.Duration(time.Now().UnixNano() - aborted.Load())
+	t.Logf("the other ranks returned %v after Abort", el)
+	if el > 500*time.Millisecond {
 		t.Fatalf("abort took %v", el)
 	}
 	for r := range 2 {

@@ -194,7 +194,7 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 		return nil, err
 	}
 	for c := range s.channels {
-		env.Infof("Channel %02d : %d[%d] -> %d[%s] via %s", c, rank, dev.Ordinal, next, peers[next].GPU, via)
+		env.Info(env.SubInit|env.SubP2P, "Channel %02d : %d[%d] -> %d[%s] via %s", c, rank, dev.Ordinal, next, peers[next].GPU, via)
 	}
 	transportCleanup := g.cleanup
 	g.stop = exec.Abort

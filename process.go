@@ -272,7 +272,7 @@ func connectProcs(ctx context.Context, bs *transport.Bootstrap, tag string, s *s
 		g.net = !recvShm || !sendShm
 	}
 	for c := range s.channels {
-		env.Infof("Channel %02d : %d -> %d via %s", c, rank, next, via)
+		env.Info(env.SubInit|env.SubShm|env.SubNet, "Channel %02d : %d -> %d via %s", c, rank, next, via)
 	}
 	g.tr = trs
 	go g.routineWatch()

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/ringo-ccl/ringo/internal/env"
 )
 
 // logLevel is NCCL_DEBUG's level.
@@ -25,7 +27,8 @@ const (
 // environment on first use and again after reset
 // (ncclResetDebugInit). Safe for concurrent use.
 type logger struct {
-	level atomic.Int32 // a logLevel
+	level atomic.Int32  // a logLevel
+	subs  atomic.Uint32 // an env.Subsys: NCCL_DEBUG_SUBSYS's, read with the level
 
 	mu   sync.Mutex // guards sink's output, so lines do not interleave
 	sink func(line string)
@@ -69,6 +72,12 @@ func (l *logger) get() logLevel {
 		s = os.Getenv("NCCL_DEBUG")
 	}
 	lv := parseLevel(s)
+	sub := os.Getenv("RINGO_DEBUG_SUBSYS")
+	if strings.TrimSpace(sub) == "" {
+		sub = os.Getenv("NCCL_DEBUG_SUBSYS")
+	}
+	set, _ := env.ParseSubsys(sub)
+	l.subs.Store(uint32(set))
 	l.level.Store(int32(lv))
 	return lv
 }
@@ -83,9 +92,9 @@ func (l *logger) emit(dev int, kind, format string, a ...any) {
 	l.mu.Unlock()
 }
 
-// infof prints an INFO line about CUDA device dev.
-func (l *logger) infof(dev int, format string, a ...any) {
-	if l.get() >= logInfo {
+// infof prints an INFO line of subsystems sub about CUDA device dev.
+func (l *logger) infof(dev int, sub env.Subsys, format string, a ...any) {
+	if l.get() >= logInfo && env.Subsys(l.subs.Load())&sub != 0 {
 		l.emit(dev, "INFO", format, a...)
 	}
 }

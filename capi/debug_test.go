@@ -109,6 +109,26 @@ func TestWarnLines(t *testing.T) {
 	}
 }
 
+// NCCL_DEBUG_SUBSYS filters INFO lines: the Init lines are INIT's, so
+// ^INIT silences them (the banner stays) and INIT,COLL keeps them.
+func TestDebugSubsys(t *testing.T) {
+	t.Setenv("RINGO_DEBUG", "INFO")
+	for i, c := range []struct {
+		subsys string
+		init   bool
+	}{{"^INIT", false}, {"INIT,COLL", true}, {"NET", false}, {"", true}} {
+		t.Setenv("NCCL_DEBUG_SUBSYS", c.subsys)
+		tl := newTestLib(t)
+		var out lines
+		tl.log = newLogger(out.add)
+		tl.initGroup(t, id(byte(60+i)), 0)
+		got := out.all()
+		if strings.Contains(got, "Init COMPLETE") != c.init || !strings.Contains(got, "NCCL version") {
+			t.Errorf("NCCL_DEBUG_SUBSYS=%q:\n%s", c.subsys, got)
+		}
+	}
+}
+
 func TestRendezvousTimeoutEnv(t *testing.T) {
 	for v, want := range map[string]time.Duration{"": 5 * time.Minute, "90ms": 90 * time.Millisecond, "2": 2 * time.Second, "0": 0} {
 		t.Setenv("RINGO_TIMEOUT", v)

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/internal/env"
 )
 
 // initRank is ncclCommInitRank, ncclCommInitRankConfig (cfgp non-NULL) and
@@ -47,7 +48,7 @@ func (l *library) initRank(fn string, tid uint64, out unsafe.Pointer, nranks, ra
 	l.log.version(dev, int(rank))
 	e := &commEntry{dev: dev, cfg: cfg}
 	h := l.handles.add(e)
-	l.log.infof(dev, "%s comm %p rank %d nranks %d cudaDev %d commId %#x - Init START", fn, h, rank, nranks, dev, idHash(id))
+	l.log.infof(dev, env.SubInit, "%s comm %p rank %d nranks %d cudaDev %d commId %#x - Init START", fn, h, rank, nranks, dev, idHash(id))
 	c := &creation{fn: fn, entry: e, init: &idRank{id: id, nranks: int(nranks), rank: int(rank)}}
 	c.run = func(ctx context.Context) (rankComm, error) {
 		comm, err := l.join(ctx, id, int(nranks), int(rank), dev, cfg.ringo())
@@ -84,7 +85,7 @@ func (l *library) creationError(fn, what string, err error, waiting []int) error
 }
 
 func (l *library) logComplete(e *commEntry, c rankComm, what string) {
-	l.log.infof(c.GPU(), "ringo %s comm %p rank %d nranks %d cudaDev %d %s - Init COMPLETE", versionString, e.handle, c.Rank(), c.Size(), c.GPU(), what)
+	l.log.infof(c.GPU(), env.SubInit, "ringo %s comm %p rank %d nranks %d cudaDev %d %s - Init COMPLETE", versionString, e.handle, c.Rank(), c.Size(), c.GPU(), what)
 }
 
 // initRankScalable is ncclCommInitRankScalable: ringo takes one id.
@@ -278,7 +279,7 @@ func (l *library) end(fn, what string, h unsafe.Pointer, abort bool) error {
 		c.Abort() // without e.mu: a collective being enqueued must not delay it
 	}
 	err = e.close(c)
-	l.log.infof(e.dev, "comm %p rank %d nranks %d cudaDev %d - %s COMPLETE", h, c.Rank(), c.Size(), c.GPU(), what)
+	l.log.infof(e.dev, env.SubInit, "comm %p rank %d nranks %d cudaDev %d - %s COMPLETE", h, c.Rank(), c.Size(), c.GPU(), what)
 	if err != nil && !abort {
 		return fmt.Errorf("%s: %w", fn, err)
 	}

@@ -62,10 +62,12 @@ var debugInfo = sync.OnceValue(func() bool {
 	return v == "INFO" || v == "TRACE"
 })
 
-// Infof prints an informational message on standard error, in NCCL's
-// style, when NCCL_DEBUG (or RINGO_DEBUG) is INFO or TRACE.
-func Infof(format string, a ...any) {
-	if debugInfo() {
+// Info prints an informational message on standard error, in NCCL's
+// style, when NCCL_DEBUG (or RINGO_DEBUG) is INFO or TRACE and sub is among
+// the subsystems NCCL_DEBUG_SUBSYS selects (by default INIT, BOOTSTRAP,
+// ENV).
+func Info(sub Subsys, format string, a ...any) {
+	if debugInfo() && sub&DebugSubsys() != 0 {
 		host, _ := os.Hostname()
 		fmt.Fprintf(os.Stderr, "%s:%d ringo INFO %s\n", host, os.Getpid(), fmt.Sprintf(format, a...))
 	}

@@ -1,6 +1,7 @@
 package env
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -94,4 +95,24 @@ func FuzzParseList(f *testing.F) {
 			t.Fatalf("%q: set of %d", s, len(set))
 		}
 	})
+}
+
+func TestParseSubsys(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		want    Subsys
+		unknown string
+	}{
+		{"", DefaultSubsys, "[]"},
+		{"INIT", SubInit, "[]"},
+		{"init, net ,Coll", SubInit | SubNet | SubColl, "[]"},
+		{"ALL", SubAll, "[]"},
+		{"^INIT,ENV", SubAll &^ (SubInit | SubEnv), "[]"},
+		{"INIT,WIBBLE", SubInit, "[WIBBLE]"},
+	} {
+		got, unknown := ParseSubsys(c.in)
+		if got != c.want || fmt.Sprint(unknown) != c.unknown {
+			t.Errorf("%q: %b %v, want %b %s", c.in, got, unknown, c.want, c.unknown)
+		}
+	}
 }
