@@ -2,7 +2,7 @@
 #
 #   make            build everything (bin/ringo; the CUDA half too when nvcc is installed)
 #   make test       installs what it needs, then gofmt check, go vet (with and without
-#                   the cuda tag), libnccl.so.2 (its C ABI test needs it), go test -race,
+#                   the cuda tag), libnccl.so.2 (its C ABI test needs it), go test -race, every fuzz target for 5 s,
 #                   the kernels' freshness and the GPU bundle's build: what CI runs
 #   make deps       install the toolchain: make, gcc, and Debian's CUDA 11.8 toolkit
 #   make kernels    regenerate kernels/ringo.fatbin from kernels/src with nvcc
@@ -34,7 +34,7 @@ BENCH_MPI_FLAGS ?= -b 8 -e 128M -f 2 -n 20 -w 5 -c 1
 # make bench-net: ringo bench's flags (2 ranks, one per namespace).
 BENCH_NET_FLAGS ?= -b 1M -e 512M -f 2 -n 10 -w 3
 
-.PHONY: all build build-cuda test test-go vet fmt-check deps kernels check-kernels gpu-bundle libnccl bench bench-net bench-cpu-vs-mpi mpi-deps fuzz generate clean
+.PHONY: all build build-cuda test test-go vet fmt-check deps kernels check-kernels gpu-bundle libnccl bench bench-net bench-cpu-vs-mpi mpi-deps fuzz fuzz-short generate clean
 
 # The kernels: nvcc 11.8 (Debian) builds SASS for sm_80 and sm_90 and PTX for
 # compute_90, compressed. The output is deterministic, so CI can check that
@@ -86,7 +86,7 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags ibverbs ./...
 
-test: deps fmt-check vet libnccl test-go build-cuda check-kernels gpu-bundle
+test: deps fmt-check vet libnccl test-go fuzz-short build-cuda check-kernels gpu-bundle
 
 test-go:
 	$(GO) test -race -timeout 20m ./...
@@ -107,7 +107,13 @@ mpi-deps:
 # Each fuzz target, FUZZTIME each: package:target.
 FUZZ_TARGETS := ring:FuzzPlan internal/env:FuzzParseList transport:FuzzDecodeFrame \
 	transport:FuzzDecodeHello transport:FuzzParseUniqueID transport:FuzzIfSpec capi:FuzzParseConfig \
-	rdma:FuzzParseHCA rdma:FuzzDecodeHeader transport:FuzzSocketRecv ring:FuzzSchedule
+	rdma:FuzzParseHCA rdma:FuzzDecodeHeader transport:FuzzSocketRecv ring:FuzzSchedule internal/env:FuzzParseSubsys
+
+# fuzz-short is make test's share: every target for FUZZ_SHORT (make fuzz
+# runs them for minutes).
+FUZZ_SHORT ?= 5s
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SHORT)
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

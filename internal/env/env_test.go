@@ -116,3 +116,23 @@ func TestParseSubsys(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseSubsys: any NCCL_DEBUG_SUBSYS value parses without panicking to
+// a set of known subsystems, and the unknown names it reports are among the
+// value's.
+func FuzzParseSubsys(f *testing.F) {
+	for _, s := range []string{"", "INIT", "^INIT,ENV", "all", "init,,net", "WIBBLE"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		set, unknown := ParseSubsys(s)
+		if set&^SubAll != 0 {
+			t.Fatalf("%q: set %b outside the subsystems", s, set)
+		}
+		for _, u := range unknown {
+			if !strings.Contains(strings.ToUpper(s), u) {
+				t.Fatalf("%q: unknown %q is not in it", s, u)
+			}
+		}
+	})
+}
