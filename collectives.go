@@ -11,6 +11,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/trace"
 )
 
 // Call is one collective with untyped buffers, in NCCL's terms: Count is the
@@ -105,7 +106,14 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 		c.group.fail(err)
 		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
 	}
+	var t0 float64
+	if c.trace != nil {
+		t0 = c.trace.Now()
+	}
 	err := c.run(ctx, &call)
+	if c.trace != nil {
+		c.traceCall(t0, call.Coll, call.Count, call.Type, call.Op, err)
+	}
 	if err != nil && errors.Is(err, ErrTimeout) { // the report shows this rank still inside
 		if stall := c.group.stalled(c.seq); stall != "" {
 			err = fmt.Errorf("%w; %s", err, stall)
@@ -157,7 +165,7 @@ func (c *Comm) runRing(ctx context.Context, call *Call) error {
 	if err := c.plan.Build(spec); err != nil {
 		return errs.Invalid(call.Coll.String(), c.rank, "%v", err)
 	}
-	job := host.Job{Plan: &c.plan, In: call.Send, Out: call.Recv, Wait: &c.wait, Wire: wire}
+	job := host.Job{Plan: &c.plan, In: call.Send, Out: call.Recv, Wait: &c.wait, Wire: wire, Trace: c.trace, Seq: c.seq}
 	if call.Coll.Reduces() {
 		f, err := c.funcs.get(call.Type, call.Op, c.size)
 		if err != nil {
@@ -174,6 +182,19 @@ func (c *Comm) runRing(ctx context.Context, call *Call) error {
 		c.wait.SleepSoon()
 	}
 	return c.exec.Run(job)
+}
+
+// traceCall records a collective (from t0 to now) on the rank's track.
+func (c *Comm) traceCall(t0 float64, coll Collective, count int64, dt DataType, op Op, err error) {
+	c.trace.Name(c.rank, 0)
+	what := dt.String()
+	if coll.Reduces() {
+		what += " " + op.Kind().String()
+	}
+	if err != nil {
+		what += ": " + err.Error()
+	}
+	c.trace.Add(coll.String(), "collective", t0, c.rank, 0, trace.EventArgs{Seq: c.seq, Step: -1, Recv: -1, Send: -1, Count: count, What: what})
 }
 
 // SumPath is how this communicator's all-reduce sums a datatype, for checks

@@ -10,6 +10,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/trace"
 	"github.com/ringo-ccl/ringo/transport"
 )
 
@@ -35,7 +36,8 @@ type Comm struct {
 	funcs funcCache
 	wires [reduce.NumTypes]*reduce.Wire // the precision variant's sums, by buffer type
 
-	hier *hier // the hierarchical variant's sub-communicators; nil otherwise
+	hier  *hier           // the hierarchical variant's sub-communicators; nil otherwise
+	trace *trace.Recorder // RINGO_TRACE's; nil when off
 }
 
 // group is what a rank shares with the other ranks of its communicator:
@@ -65,6 +67,11 @@ type group interface {
 // for GPU ranks, which have no host executor.
 func newComm(rank, size int, s settings, g group, tr transport.Transport) (*Comm, error) {
 	c := &Comm{rank: rank, size: size, cfg: s, group: g}
+	if _, inProcess := g.(*world); inProcess {
+		c.trace = trace.FromEnv(-1) // one file for every rank of the process
+	} else {
+		c.trace = trace.FromEnv(rank)
+	}
 	if tr == nil {
 		return c, nil
 	}
@@ -174,11 +181,14 @@ func (c *Comm) Close() error {
 	if c.exec != nil {
 		c.exec.Close()
 	}
-	var sub error
+	var sub, tr error
 	if c.hier != nil {
 		sub = c.hier.close()
 	}
-	return errors.Join(c.group.release(c.rank), sub)
+	if c.trace != nil {
+		tr = c.trace.Write()
+	}
+	return errors.Join(c.group.release(c.rank), sub, tr)
 }
 
 // funcCache keeps the reductions of recent calls so that a steady stream of

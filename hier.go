@@ -61,6 +61,7 @@ func newHiers(comms []*Comm, cfg *Config, mk func(ranks []int, cfg *Config) ([]*
 		}
 		for j, r := range g {
 			comms[r].hier = &hier{intra: subs[j], group: i, pos: j, size: h.Size}
+			subs[j].trace = nil // the parent records the call
 		}
 	}
 	for j, col := range h.Columns {
@@ -71,6 +72,7 @@ func newHiers(comms []*Comm, cfg *Config, mk func(ranks []int, cfg *Config) ([]*
 		}
 		for i, r := range col {
 			comms[r].hier.inter = subs[i]
+			subs[i].trace = nil
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/trace"
 	"github.com/ringo-ccl/ringo/transport"
 )
 
@@ -23,6 +24,9 @@ type Job struct {
 	Out  []byte       // output buffer, Plan.Spec.OutputLen() elements (may be the input: in-place)
 	Func *reduce.Func // the reduction; nil for collectives that do not reduce
 	Wire *reduce.Wire // a precision variant's sum (Plan.Spec.Variant), used instead of Func
+
+	Trace *trace.Recorder // records every step when not nil (RINGO_TRACE)
+	Seq   uint64          // the collective's sequence number, for the trace
 	Wait *transport.Waiter
 }
 
@@ -138,9 +142,22 @@ func (e *Executor) runChannel(c int) error {
 		return &errs.Error{Op: p.Spec.Coll.String(), Rank: e.rank, Peer: -1, Channel: c, Step: -1,
 			Err: fmt.Errorf("%w: protocol %v on the host executor", errs.ErrNotSupported, p.Spec.Proto)}
 	}
+	tr := e.job.Trace
+	if tr != nil {
+		tr.Name(e.rank, c+1)
+	}
 	for i := range steps {
 		st := &steps[i]
-		if what, err := run(ch, st); err != nil {
+		var t0 float64
+		if tr != nil {
+			t0 = tr.Now()
+		}
+		what, err := run(ch, st)
+		if tr != nil {
+			tr.Add(st.Prim.String(), "step", t0, e.rank, c+1,
+				trace.EventArgs{Seq: e.job.Seq, Step: i, Recv: int(st.RecvPeer), Send: int(st.SendPeer), Count: st.Count})
+		}
+		if err != nil {
 			peer := int(st.RecvPeer)
 			if what == waitCredit {
 				peer = int(st.SendPeer)
