@@ -27,7 +27,7 @@ type Job struct {
 
 	Trace *trace.Recorder // records every step when not nil (RINGO_TRACE)
 	Seq   uint64          // the collective's sequence number, for the trace
-	Wait *transport.Waiter
+	Wait  *transport.Waiter
 }
 
 // Executor runs plans for one rank. Its methods must not be called

@@ -124,7 +124,7 @@ func (r *Recorder) Write() error {
 		Args map[string]string `json:"args"`
 	}
 	out := struct {
-		TraceEvents []any `json:"traceEvents"`
+		TraceEvents []any  `json:"traceEvents"`
 		Unit        string `json:"displayTimeUnit"`
 	}{Unit: "ns"}
 	pids := map[int]bool{}
