@@ -16,7 +16,8 @@ func TestProcessesOverSockets(t *testing.T) {
 	for _, proto := range []string{"LL", "Simple"} {
 		t.Run(proto, func(t *testing.T) {
 			id, kids := startRanksEnv(t, 3, func(int) string { return "every" }, func(int) []string {
-				return []string{"NCCL_SHM_DISABLE=1", "NCCL_PROTO=" + proto, "NCCL_SOCKET_IFNAME=lo"}
+				// Simple runs with RINGO_CHECK=1: every call compared, every post checksummed.
+				return []string{"NCCL_SHM_DISABLE=1", "NCCL_PROTO=" + proto, "NCCL_SOCKET_IFNAME=lo", "RINGO_CHECK=" + map[string]string{"LL": "0", "Simple": "1"}[proto]}
 			})
 			for r, k := range kids {
 				if err := waitExit(t, k, 90*time.Second); err != nil {
