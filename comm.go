@@ -67,9 +67,11 @@ type group interface {
 // for GPU ranks, which have no host executor.
 func newComm(rank, size int, s settings, g group, tr transport.Transport) (*Comm, error) {
 	c := &Comm{rank: rank, size: size, cfg: s, group: g}
-	if _, inProcess := g.(*world); inProcess {
+	switch _, inProcess := g.(*world); {
+	case s.untraced: // a hierarchical communicator's part: its parent records the calls
+	case inProcess:
 		c.trace = trace.FromEnv(-1) // one file for every rank of the process
-	} else {
+	default:
 		c.trace = trace.FromEnv(rank)
 	}
 	if tr == nil {
@@ -185,10 +187,11 @@ func (c *Comm) Close() error {
 	if c.hier != nil {
 		sub = c.hier.close()
 	}
+	rel := c.group.release(c.rank) // the last GPU rank's release reads its kernels' last steps
 	if c.trace != nil {
 		tr = c.trace.Write()
 	}
-	return errors.Join(c.group.release(c.rank), sub, tr)
+	return errors.Join(rel, sub, tr)
 }
 
 // funcCache keeps the reductions of recent calls so that a steady stream of

@@ -63,6 +63,8 @@ type Config struct {
 	// the rank count. 0: RINGO_GROUP, else the smallest divisor of the
 	// rank count that is at least its square root.
 	Group int
+
+	sub bool // a hierarchical communicator's group or column: not traced (its parent is)
 }
 
 // Defaults for host communicators; GPU communicators take NCCL's.
@@ -140,6 +142,7 @@ type settings struct {
 	variantFrom string // what chose variant ("Config.Variant", "RINGO_VARIANT"); "": the default
 	group       int    // the hierarchical variant's ranks per group
 	check       bool   // RINGO_CHECK=1: ranks in separate processes compare every call
+	untraced    bool   // Config.sub: RINGO_TRACE does not apply
 
 	channelsGiven bool // channels came from Config.Channels
 	channelsMax   int  // otherwise: NCCL_MAX_NCHANNELS or MaxChannels
@@ -245,6 +248,7 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 		s.timeout = c.Timeout
 	}
 	s.check = envCheck.Int(0, 0, 1) == 1
+	s.untraced = c.sub
 
 	if v, name, ok := envAlgo.Lookup(); ok {
 		set, err := env.ParseList(v, algoNames, "allreduce")

@@ -267,7 +267,7 @@ func (c *Comm) launch(call DeviceCall, s Stream) error {
 	if !call.Coll.Reduces() {
 		f = nil
 	}
-	if err := c.gpu.exec.Launch(&c.plan, call.Send, call.Recv, f, s.h); err != nil {
+	if err := c.gpu.exec.Launch(&c.plan, c.seq, call.Send, call.Recv, f, s.h); err != nil {
 		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "launch", Err: err}
 	}
 	return nil

@@ -94,6 +94,11 @@ func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		}
 		comms[r], _ = newComm(r, n, s, w, nil)
 		comms[r].gpu = &gpuRank{dev: gpus[r], exec: exec}
+		if tr := comms[r].trace; tr != nil {
+			if err := exec.EnableTrace(tr, r); err != nil {
+				env.Warnf("RINGO_TRACE: rank %d's kernels will not record their steps: %v", r, err)
+			}
+		}
 		w.gpus = append(w.gpus, exec)
 	}
 	err = newHiers(comms, cfg, func(ranks []int, cfg *Config) ([]*Comm, error) {

@@ -736,3 +736,61 @@ func TestGPUSameGPURefused(t *testing.T) {
 		wantGPUError(t, <-errc, ringo.ErrInvalidArgument, "same GPU")
 	}
 }
+
+// TestGPUTrace: with RINGO_TRACE set, the kernels record every step's start
+// and end on the GPU, and the file written at Close holds one gpu-step
+// event per step of every channel of every rank's launches, in order and
+// with the plan's primitives.
+func TestGPUTrace(t *testing.T) {
+	g := testGPUs(t)
+	path := t.TempDir() + "/gpu.json"
+	t.Setenv("RINGO_TRACE", path)
+	comms, err := ringo.NewLocalGPUs(g, &ringo.Config{Channels: 4, Protocol: "Simple"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const count = 1 << 20
+	errs := make([]error, len(comms))
+	var wg sync.WaitGroup
+	for r, c := range comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, _ := ringo.NewStream(g[r])
+			defer s.Close()
+			buf, _ := ringo.DeviceAlloc[float32](g[r], count)
+			defer buf.Free()
+			for range 3 {
+				if errs[r] = ringo.AllReduceDevice(context.Background(), c, buf, buf, ringo.OpSum, s); errs[r] != nil {
+					return
+				}
+			}
+			errs[r] = c.Wait(context.Background(), s)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	events := closeAndReadTrace(t, comms, path)
+	steps := map[[2]int]int{}
+	for _, e := range events {
+		if e.Cat != "gpu-step" {
+			continue
+		}
+		if e.Dur < 0 || e.Dur > 1e6 || e.Args.Seq < 1 || e.Args.Seq > 3 {
+			t.Fatalf("event %+v", e)
+		}
+		steps[[2]int{e.Pid, e.Tid}]++
+	}
+	// Two ranks, 4 MiB in 4 channels of Simple: 3 launches × (2(n−1)+1)
+	// steps per chunk, at least one chunk per channel.
+	for r := range comms {
+		for ch := 1; ch <= 4; ch++ {
+			if n := steps[[2]int{r, ch}]; n < 9 || n%3 != 0 {
+				t.Errorf("rank %d channel %d: %d gpu-step events", r, ch-1, n)
+			}
+		}
+	}
+	t.Logf("%d events", len(events))
+}

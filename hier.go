@@ -52,7 +52,7 @@ func newHiers(comms []*Comm, cfg *Config, mk func(ranks []int, cfg *Config) ([]*
 	if cfg != nil {
 		sub = *cfg
 	}
-	sub.Variant, sub.Ring, sub.Group = ring.RingVariant.String(), nil, 0
+	sub.Variant, sub.Ring, sub.Group, sub.sub = ring.RingVariant.String(), nil, 0, true
 	for i, g := range h.Groups {
 		subs, err := mk(g, &sub)
 		if err != nil {
@@ -61,7 +61,6 @@ func newHiers(comms []*Comm, cfg *Config, mk func(ranks []int, cfg *Config) ([]*
 		}
 		for j, r := range g {
 			comms[r].hier = &hier{intra: subs[j], group: i, pos: j, size: h.Size}
-			subs[j].trace = nil // the parent records the call
 		}
 	}
 	for j, col := range h.Columns {
@@ -72,7 +71,6 @@ func newHiers(comms []*Comm, cfg *Config, mk func(ranks []int, cfg *Config) ([]*
 		}
 		for i, r := range col {
 			comms[r].hier.inter = subs[i]
-			subs[i].trace = nil
 		}
 	}
 	return nil

@@ -26,33 +26,9 @@ func TestTrace(t *testing.T) {
 		}
 		return ringo.Broadcast(bg, c, buf, buf, 1)
 	}))
-	for _, c := range comms {
-		if err := c.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		TraceEvents []struct {
-			Name, Cat, Ph string
-			Pid, Tid      int
-			Dur           float64
-			Args          struct {
-				Seq        uint64
-				Step       int
-				Recv, Send int
-				Count      int64
-			}
-		}
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := closeAndReadTrace(t, comms, path)
 	colls, steps := map[int]int{}, map[[2]int]int{}
-	for _, e := range doc.TraceEvents {
+	for _, e := range doc {
 		switch e.Cat {
 		case "collective":
 			colls[e.Pid]++
@@ -74,4 +50,36 @@ func TestTrace(t *testing.T) {
 			}
 		}
 	}
+}
+
+// traceEvent is what the tests read of a trace event.
+type traceEvent struct {
+	Name, Cat, Ph string
+	Pid, Tid      int
+	Ts, Dur       float64
+	Args          struct {
+		Seq        uint64
+		Step       int
+		Recv, Send int
+		Count      int64
+	}
+}
+
+// closeAndReadTrace closes comms, which writes the trace, and reads it.
+func closeAndReadTrace(t *testing.T, comms []*ringo.Comm, path string) []traceEvent {
+	t.Helper()
+	for _, c := range comms {
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ TraceEvents []traceEvent }
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.TraceEvents
 }

@@ -25,6 +25,7 @@ type Rank struct {
 	plans    map[planKey]cuda.Ptr
 	scratch  []byte
 	args     [cuda.MaxArgs]uint64
+	trace    *gpuTrace // nil unless EnableTrace
 }
 
 // planKey is everything a rank's plan depends on besides the rank's ring,
@@ -57,9 +58,10 @@ func New(ordinal int, table uintptr, channels int) (*Rank, error) {
 	return &Rank{dev: dev, table: cuda.Ptr(table), channels: channels, flag: flag, plans: map[planKey]cuda.Ptr{}}, nil
 }
 
-// Launch enqueues plan p over the device buffers in and out on stream. f is
-// the reduction (nil for collectives that only move data).
-func (r *Rank) Launch(p *ring.Plan, in, out uintptr, f *reduce.Func, stream uintptr) error {
+// Launch enqueues plan p, the rank's collective seq, over the device
+// buffers in and out on stream. f is the reduction (nil for collectives
+// that only move data).
+func (r *Rank) Launch(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func, stream uintptr) error {
 	if r.aborted() {
 		return fmt.Errorf("%w: an earlier collective was aborted", errs.ErrAborted)
 	}
@@ -88,7 +90,13 @@ func (r *Rank) Launch(p *ring.Plan, in, out uintptr, f *reduce.Func, stream uint
 		return err
 	}
 	r.args = [cuda.MaxArgs]uint64{uint64(r.table), uint64(plan), uint64(in), uint64(out), arg, kernels.Geom(p), uint64(r.flag.Dev)}
-	return r.dev.Launch(fn, len(p.Channels), kernels.Threads, cuda.Stream(stream), &r.args, 7)
+	if err := r.dev.Launch(fn, len(p.Channels), kernels.Threads, cuda.Stream(stream), &r.args, 7); err != nil {
+		return err
+	}
+	if r.trace != nil {
+		r.trace.launched(p, seq)
+	}
+	return nil
 }
 
 // plan returns p's encoding in device memory, uploading it on first use.
@@ -147,6 +155,9 @@ func (r *Rank) Abort() { r.flagWord().Store(1) }
 // fine.)
 func (r *Rank) Wait(ctx context.Context, stream uintptr) error {
 	s := cuda.Stream(stream)
+	if r.trace != nil {
+		defer r.trace.harvest()
+	}
 	if done, err := r.dev.Query(s); err != nil || done {
 		return err
 	}
@@ -172,6 +183,11 @@ func (r *Rank) Close() error {
 	for k, d := range r.plans {
 		r.dev.Free(d)
 		delete(r.plans, k)
+	}
+	if r.trace != nil {
+		r.trace.harvest()
+		r.dev.FreeMapped(r.trace.buf)
+		r.trace = nil
 	}
 	return r.dev.FreeMapped(r.flag)
 }

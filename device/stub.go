@@ -8,6 +8,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/trace"
 )
 
 // Rank is one rank's device executor (unavailable in this build).
@@ -17,9 +18,12 @@ type Rank struct{}
 func New(ordinal int, table uintptr, channels int) (*Rank, error) { return nil, cuda.ErrNoCUDA }
 
 // Launch is unavailable in this build.
-func (r *Rank) Launch(p *ring.Plan, in, out uintptr, f *reduce.Func, stream uintptr) error {
+func (r *Rank) Launch(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func, stream uintptr) error {
 	return cuda.ErrNoCUDA
 }
+
+// EnableTrace is unavailable in this build.
+func (r *Rank) EnableTrace(rec *trace.Recorder, rank int) error { return cuda.ErrNoCUDA }
 
 // Wait is unavailable in this build.
 func (r *Rank) Wait(ctx context.Context, stream uintptr) error { return cuda.ErrNoCUDA }

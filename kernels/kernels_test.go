@@ -98,7 +98,10 @@ func TestGeomAndConns(t *testing.T) {
 	if uint32(g) != 524288 || byte(g>>32) != 2 || byte(g>>40) != 2 || byte(g>>48) != byte(ring.Simple) {
 		t.Fatalf("geom %#x", g)
 	}
-	b := EncodeConns(nil, []Conn{{RecvBuf: 1, SendHead: 6, SendLL: 9, SendLL128: 11}, {State: 7}})
+	b := EncodeConns(nil, []Conn{{RecvBuf: 1, SendHead: 6, SendLL: 9, SendLL128: 11}, {State: 7, Trace: 13}})
+	if binary.LittleEndian.Uint64(b[ConnBytes+ConnTraceOffset:]) != 13 {
+		t.Fatal("trace pointer not at ConnTraceOffset")
+	}
 	if len(b) != 2*ConnBytes || binary.LittleEndian.Uint64(b[40:]) != 6 || binary.LittleEndian.Uint64(b[64:]) != 9 ||
 		binary.LittleEndian.Uint64(b[88:]) != 11 ||
 		binary.LittleEndian.Uint64(b[ConnBytes+48:]) != 7 || !bytes.Equal(b[96:ConnBytes], make([]byte, ConnBytes-96)) {

@@ -14,6 +14,14 @@ const (
 	PlanChannelBytes = 8   // RingoPlanChannel
 	ConnBytes        = 128 // RingoConn
 	planHeaderBytes  = MaxChannels * PlanChannelBytes
+
+	// ConnTraceOffset is where a RingoConn holds its trace pointer.
+	ConnTraceOffset = 12 * 8
+	// TraceCap is how many steps a channel's trace buffer keeps
+	// (RINGO_TRACE_CAP); TraceBytes is the buffer's size: the count, a
+	// spare word, then a (start, end) pair of ns per step.
+	TraceCap   = 4096
+	TraceBytes = 16 + TraceCap*16
 )
 
 // PlanBytes returns the size of the encoding of a plan with nsteps steps.
@@ -76,13 +84,14 @@ type Conn struct {
 	SendPosts uint64
 	RecvLL128 uint64 // local LL128 FIFO of the connection from prev (0: LL128 off)
 	SendLL128 uint64 // remote LL128 FIFO of the connection to next
+	Trace     uint64 // the channel's trace buffer (mapped host memory) when tracing; 0 otherwise
 }
 
 // EncodeConns appends the device encoding of conns (one per channel).
 func EncodeConns(dst []byte, conns []Conn) []byte {
 	for _, c := range conns {
 		var b [ConnBytes]byte
-		for i, v := range []uint64{c.RecvBuf, c.RecvTail, c.RecvHead, c.SendBuf, c.SendTail, c.SendHead, c.State, c.RecvLL, c.SendLL, c.SendPosts, c.RecvLL128, c.SendLL128} {
+		for i, v := range []uint64{c.RecvBuf, c.RecvTail, c.RecvHead, c.SendBuf, c.SendTail, c.SendHead, c.State, c.RecvLL, c.SendLL, c.SendPosts, c.RecvLL128, c.SendLL128, c.Trace} {
 			binary.LittleEndian.PutUint64(b[8*i:], v)
 		}
 		dst = append(dst, b[:]...)

@@ -98,6 +98,13 @@ func (r *Recorder) Add(name, cat string, start float64, pid, tid int, args Event
 	r.mu.Unlock()
 }
 
+// Event records e as it is (its clock must be the trace's).
+func (r *Recorder) Event(e Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
 // Name names a track (tid 0: "collectives", else "channel tid-1") the
 // first time it is seen.
 func (r *Recorder) Name(pid, tid int) {

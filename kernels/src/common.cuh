@@ -58,7 +58,8 @@ struct RingoConn {
   uint64_t* sendPosts;    // net connections only (else null): NSTEPS post entries beside sendTail, for the proxy
   char* recvLL128;        // local: LL128 FIFO of the connection from prev (null where LL128 is off)
   char* sendLL128;        // remote: LL128 FIFO of the connection to next
-  uint64_t pad[4];
+  uint64_t* trace;        // host (mapped): this channel's step timestamps when tracing (else null), see ringoTrace
+  uint64_t pad[3];
 };
 static_assert(sizeof(RingoConn) == 128, "RingoConn layout");
 
@@ -93,5 +94,41 @@ __device__ __forceinline__ void ringoStoreRelaxed(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ uint64_t ringoPackPost(uint64_t skip, uint64_t slots, uint64_t bytes, uint32_t proto) {
   return (bytes & 0xffffffffull) | (slots & 0xff) << 32 | (skip & 0xff) << 40 | (uint64_t)(proto & 0xff) << 48;
 }
+
+// Step tracing (RINGO_TRACE): a channel's trace buffer holds the number of
+// steps recorded so far (word 0, kept across launches), then a ring of
+// RINGO_TRACE_CAP (start, end) pairs of %globaltimer nanoseconds, written
+// by thread 0 as each step ends. The host reads them after the launches.
+#define RINGO_TRACE_CAP 4096
+
+__device__ __forceinline__ uint64_t ringoNow() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// TraceCursor is thread 0's view of its channel's trace buffer.
+struct TraceCursor {
+  uint64_t* buf;
+  uint64_t n, t0;
+  __device__ __forceinline__ TraceCursor(uint64_t* b) : buf(b), n(b != nullptr ? b[0] : 0), t0(0) {}
+  __device__ __forceinline__ void begin() {
+    if (buf != nullptr && threadIdx.x == 0) t0 = ringoNow();
+  }
+  __device__ __forceinline__ void end() {
+    if (buf != nullptr && threadIdx.x == 0) {
+      uint64_t* e = buf + 2 + 2 * (n % RINGO_TRACE_CAP);
+      e[0] = t0;
+      e[1] = ringoNow();
+      n++;
+    }
+  }
+  __device__ __forceinline__ void finish() {
+    if (buf != nullptr && threadIdx.x == 0) {
+      __threadfence_system();
+      buf[0] = n;
+    }
+  }
+};
 
 __device__ __forceinline__ uint32_t ringoLoadVolatile32(const volatile uint32_t* p) { return *p; }

@@ -38,11 +38,14 @@ __device__ void runFlagged(const R& r, const RingoConn& c, const RingoStep* step
                            char* out, RingoGeom g, const volatile uint32_t* abortFlag) {
   const int tid = threadIdx.x;
   uint64_t sendStep = c.state[0], recvStep = c.state[1];
+  TraceCursor tc(c.trace);
   for (uint32_t i = 0; i < nsteps; i++) {
     const RingoStep s = steps[i];
+    tc.begin();
     if (s.prim == PrimCopy || s.prim == PrimReduceCopy) {
       if (tid < RINGO_NWORKERS) runStep<T, R>(r, s.prim, nullptr, nullptr, in + s.inOff, out + s.outOff, s.bytes);
       __syncthreads();
+      tc.end();
       continue;
     }
     const bool recvs = primRecvs(s.prim), sends = primSends(s.prim);
@@ -67,7 +70,9 @@ __device__ void runFlagged(const R& r, const RingoConn& c, const RingoStep* step
     }
     if (sends) sendStep++;
     if (recvs) recvStep++;
+    tc.end();
   }
+  tc.finish();
   if (tid == 0) {
     c.state[0] = sendStep;
     c.state[1] = recvStep;

@@ -44,10 +44,13 @@ __device__ void runSimple(const R& r, const RingoConn& c, const RingoStep* steps
   __syncthreads();
   uint64_t sendStep = st.sendStep, recvStep = st.recvStep;
   uint64_t posted = c.state[0];  // the poster's: the tail of the last post (net connections)
+  TraceCursor tc(c.trace);
   for (uint32_t i = 0; i < nsteps; i++) {
     const RingoStep s = steps[i];
+    tc.begin();
     if (s.prim == PrimCopy || s.prim == PrimReduceCopy) {
       if (worker) runStep<T, R>(r, s.prim, nullptr, nullptr, in + s.inOff, out + s.outOff, s.bytes);
+      tc.end();
       continue;
     }
     const bool recvs = primRecvs(s.prim), sends = primSends(s.prim);
@@ -87,7 +90,9 @@ __device__ void runSimple(const R& r, const RingoConn& c, const RingoStep* steps
       if (sends) sendStep += sps;
       if (recvs) recvStep += sps;
     }
+    tc.end();
   }
+  tc.finish();
   if (poster) {
     c.state[0] = sendStep;
     c.state[1] = recvStep;
