@@ -219,7 +219,7 @@ func (c *Comm) SumPath(dt DataType) SumPath {
 		h, _ := ring.NewHierarchy(c.cfg.ring, c.hier.size)
 		p.Groups = h.Groups
 	}
-	if v, w, err := c.variantFor(CollAllReduce, dt, OpSum); err == nil && w != nil && v.Precision() {
+	if _, w, err := c.variantFor(CollAllReduce, dt, OpSum); err == nil && w != nil {
 		p.Wire = w.On()
 	}
 	return p

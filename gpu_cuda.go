@@ -94,11 +94,7 @@ func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		}
 		comms[r], _ = newComm(r, n, s, w, nil)
 		comms[r].gpu = &gpuRank{dev: gpus[r], exec: exec}
-		if tr := comms[r].trace; tr != nil {
-			if err := exec.EnableTrace(tr, r); err != nil {
-				env.Warnf("RINGO_TRACE: rank %d's kernels will not record their steps: %v", r, err)
-			}
-		}
+		comms[r].traceKernels()
 		w.gpus = append(w.gpus, exec)
 	}
 	err = newHiers(comms, cfg, func(ranks []int, cfg *Config) ([]*Comm, error) {
@@ -115,6 +111,17 @@ func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		return fail(-1, err)
 	}
 	return comms, nil
+}
+
+// traceKernels makes the rank's kernels record their steps when the
+// communicator traces (RINGO_TRACE); a failure only warns.
+func (c *Comm) traceKernels() {
+	if c.trace == nil {
+		return
+	}
+	if err := c.gpu.exec.EnableTrace(c.trace, c.rank); err != nil {
+		env.Warnf("RINGO_TRACE: rank %d's kernels will not record their steps: %v", c.rank, err)
+	}
 }
 
 func open(dev int) (*cuda.Device, error) {

@@ -212,11 +212,7 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 	}
 	c, _ := newComm(rank, n, s, g, nil)
 	c.gpu = &gpuRank{dev: dev.Ordinal, exec: exec}
-	if c.trace != nil {
-		if err := exec.EnableTrace(c.trace, rank); err != nil {
-			env.Warnf("RINGO_TRACE: rank %d's kernels will not record their steps: %v", rank, err)
-		}
-	}
+	c.traceKernels()
 	return c, nil
 }
 

@@ -100,10 +100,7 @@ func (w *world) stalled(seq uint64) string {
 	defer w.mu.Unlock()
 	ps := make([]transport.Progress, len(w.calls))
 	for r, c := range w.calls {
-		ps[r] = transport.Progress{Rank: r, State: transport.Inside, Seq: c.seq}
-		if c.done || c.seq == 0 {
-			ps[r].State = transport.Finished
-		}
+		ps[r] = transport.NewProgress(r, c.seq, c.done)
 	}
 	return stallReport(seq, ps)
 }

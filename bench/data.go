@@ -108,6 +108,13 @@ func put(t ringo.DataType, b []byte, i int64, v float64) {
 	}
 }
 
+// roundTo returns v as stored in t.
+func roundTo(t ringo.DataType, v float64) float64 {
+	var b [8]byte
+	put(t, b[:], 0, v)
+	return get(t, b[:], 0)
+}
+
 // get returns element i of b as a float64.
 func get(t ringo.DataType, b []byte, i int64) float64 {
 	switch t {

@@ -281,11 +281,7 @@ func (rr *rankRun) check(l *layout, k reduce.OpKind, seed uint64, e *errSums) (i
 		return 0, nil
 	}
 	// input returns rank q's input element i as stored in t.
-	input := func(q int, i int64) float64 {
-		var b [8]byte
-		put(t, b[:], 0, gen(t, k, n, q, i, seed))
-		return get(t, b[:], 0)
-	}
+	input := func(q int, i int64) float64 { return roundTo(t, gen(t, k, n, q, i, seed)) }
 	if rr.o.Error {
 		return rr.checkSums(t, outB, input, e), nil
 	}
@@ -322,9 +318,7 @@ func (rr *rankRun) check(l *layout, k reduce.OpKind, seed uint64, e *errSums) (i
 				}
 				continue
 			}
-			var wb [8]byte
-			put(t, wb[:], 0, want)
-			if get(t, wb[:], 0) != got {
+			if roundTo(t, want) != got {
 				bad++
 			}
 		}
@@ -364,15 +358,11 @@ func (rr *rankRun) checkSums(t ringo.DataType, out []byte, input func(q int, i i
 		}
 		orders = append(orders, rev)
 	}
-	round := func(dt ringo.DataType, v float64) float64 {
-		var b [8]byte
-		put(dt, b[:], 0, v)
-		return get(dt, b[:], 0)
-	}
 	n := rr.n
 	var wrong atomic.Int64
 	var mu sync.Mutex
 	parallel(int64(len(out)/t.Size()), n, func(lo, hi int64, vals []float64) {
+		o := sumOrder{orders: orders, groups: path.Groups, wire: path.Wire, buf: t, part: make([]float64, len(path.Groups))}
 		bad := int64(0)
 		var err2, ref2 float64
 		for i := lo; i < hi; i++ {
@@ -384,9 +374,7 @@ func (rr *rankRun) checkSums(t ringo.DataType, out []byte, input func(q int, i i
 			got := get(t, out, i)
 			err2 += (got - exact) * (got - exact)
 			ref2 += exact * exact
-			wire := func(v float64) float64 { return round(path.Wire, v) }
-			buf := func(v float64) float64 { return round(t, v) }
-			if !sumOfSomeRotation(got, vals, orders, wire, buf) && !sumOfSomeHierarchy(got, vals, path.Groups, wire, buf) {
+			if !o.matches(got, vals) {
 				bad++
 			}
 		}
@@ -399,51 +387,62 @@ func (rr *rankRun) checkSums(t ringo.DataType, out []byte, input func(q int, i i
 	return wrong.Load()
 }
 
-// sumOfSomeRotation reports whether got is Buf(Wire(…Wire(Wire(x₀) + x₁)…
-// + xₙ₋₁)) for the inputs vals taken in the order of some rotation of one
-// of orders (wire and buf round to the two types; sums of two values are
-// exact in float64, so rounding them once is what the executors' float32
-// arithmetic and its one rounding to the wire type give).
-func sumOfSomeRotation(got float64, vals []float64, orders [][]int, wire, buf func(float64) float64) bool {
-	for _, order := range orders {
+// sumOrder is the order and rounding of a communicator's all-reduce sums
+// (SumPath) as one checking worker reproduces them: each hop adds in
+// float32, as the executors do, then rounds once to the wire type (the
+// float64 sum of two values rounded to float32 is float32's correctly
+// rounded sum; a float32 input added to a bfloat16 partial sum can round
+// differently through float32 than at once); the final value is rounded
+// to the buffers' type.
+type sumOrder struct {
+	orders    [][]int // the ring, and its reverse for backward channels
+	groups    [][]int // the hierarchical variant's groups, or nil
+	wire, buf ringo.DataType
+	part      []float64 // scratch: one partial sum per group
+}
+
+func (o *sumOrder) hop(acc, v float64) float64 { return roundTo(o.wire, float64(float32(acc+v))) }
+
+// matches reports whether got is Buf(Wire(…Wire(Wire(x₀) + x₁)… + xₙ₋₁))
+// for the inputs vals in the order of some rotation of one of the orders,
+// or the hierarchical sum of some rotation of the groups.
+func (o *sumOrder) matches(got float64, vals []float64) bool {
+	for _, order := range o.orders {
 		n := len(order)
 		for s := range n {
-			acc := wire(vals[order[s]])
+			acc := roundTo(o.wire, vals[order[s]])
 			for j := 1; j < n; j++ {
-				acc = wire(float64(float32(acc + vals[order[(s+j)%n]])))
+				acc = o.hop(acc, vals[order[(s+j)%n]])
 			}
-			if buf(acc) == got {
+			if roundTo(o.buf, acc) == got {
 				return true
 			}
 		}
 	}
-	return false
+	return o.matchesHierarchy(got, vals)
 }
 
-// sumOfSomeHierarchy reports whether got is the hierarchical variant's sum
-// of vals over groups: every group's inputs summed round it from the same
-// position, then those sums round the groups from one of them (each sum
-// rounded as in sumOfSomeRotation).
-func sumOfSomeHierarchy(got float64, vals []float64, groups [][]int, wire, buf func(float64) float64) bool {
-	if len(groups) == 0 {
+// matchesHierarchy reports whether got is the hierarchical variant's sum:
+// every group's inputs summed round it from the same position, then those
+// sums round the groups from one of them.
+func (o *sumOrder) matchesHierarchy(got float64, vals []float64) bool {
+	if len(o.groups) == 0 {
 		return false
 	}
-	add := func(acc, v float64) float64 { return wire(float64(float32(acc + v))) }
-	g, ng := len(groups[0]), len(groups)
-	part := make([]float64, ng)
+	g, ng := len(o.groups[0]), len(o.groups)
 	for s1 := range g {
-		for k, grp := range groups {
-			part[k] = wire(vals[grp[s1]])
+		for k, grp := range o.groups {
+			o.part[k] = roundTo(o.wire, vals[grp[s1]])
 			for j := 1; j < g; j++ {
-				part[k] = add(part[k], vals[grp[(s1+j)%g]])
+				o.part[k] = o.hop(o.part[k], vals[grp[(s1+j)%g]])
 			}
 		}
 		for s2 := range ng {
-			acc := part[s2]
+			acc := o.part[s2]
 			for k := 1; k < ng; k++ {
-				acc = add(acc, part[(s2+k)%ng])
+				acc = o.hop(acc, o.part[(s2+k)%ng])
 			}
-			if buf(acc) == got {
+			if roundTo(o.buf, acc) == got {
 				return true
 			}
 		}

@@ -57,21 +57,6 @@ func (w *Wire) Final(out, wire []byte) { w.final(out, wire) }
 // buffer: the last reduction of a chunk that is not sent on.
 func (w *Wire) AddFinal(out, acc, in []byte) { w.addFin(out, acc, in) }
 
-// Ring sets out to what an all-reduce with w leaves when the sum starts at
-// rank order[0] and goes round order: Buf(On(…On(On(x₀) + x₁)… + xₙ₋₁)),
-// each inputs[r] holding rank r's Buf elements. A chunk of a ring
-// all-reduce starts at one rank and visits the others in ring order, so
-// each output element equals Ring's for one rotation of the ring.
-func (w *Wire) Ring(out []byte, inputs [][]byte, order []int) {
-	eb, ew := w.buf.Size(), w.on.Size()
-	acc := make([]byte, len(out)/eb*ew)
-	w.send(acc, inputs[order[0]][:len(out)])
-	for _, r := range order[1:] {
-		w.add(acc, acc, inputs[r][:len(out)])
-	}
-	w.final(out, acc)
-}
-
 // conv is one float type's conversions to and from float32.
 type conv[T any] struct {
 	wide   func(T) float32

@@ -10,8 +10,8 @@ import (
 )
 
 // TestWire: each pair's hop is one float32 addition rounded once to the
-// wire type, the output the wire value converted back; Ring chains hops in
-// the given order; the byte loops do not allocate; other pairs are refused.
+// wire type, the output the wire value converted back; the byte loops do
+// not allocate; other pairs are refused.
 func TestWire(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const n = 1000
@@ -44,8 +44,6 @@ func TestWire(t *testing.T) {
 		w.Add(wire, wire, in[1])
 		w.Add(wire, wire, in[2])
 		w.Final(out, wire)
-		ring := make([]byte, len(out))
-		w.Ring(ring, in[:], []int{0, 1, 2})
 		fin := make([]byte, len(out))
 		w.Send(wire, in[0])
 		w.Add(wire, wire, in[1])
@@ -55,8 +53,8 @@ func TestWire(t *testing.T) {
 			if got := get32(c.buf, out, i); got != want {
 				t.Fatalf("%v over %v element %d: %v, want %v", c.buf, c.on, i, got, want)
 			}
-			if get32(c.buf, ring, i) != want || get32(c.buf, fin, i) != want {
-				t.Fatalf("%v over %v element %d: Ring %v, AddFinal %v, want %v", c.buf, c.on, i, get32(c.buf, ring, i), get32(c.buf, fin, i), want)
+			if get32(c.buf, fin, i) != want {
+				t.Fatalf("%v over %v element %d: AddFinal %v, want %v", c.buf, c.on, i, get32(c.buf, fin, i), want)
 			}
 		}
 		if a := testing.AllocsPerRun(10, func() { w.Add(wire, wire, in[1]); w.Final(out, wire) }); a != 0 {

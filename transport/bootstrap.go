@@ -313,11 +313,7 @@ func (b *Bootstrap) SetProgress(seq uint64, finished bool) {
 
 func (b *Bootstrap) myProgress() Progress {
 	v := b.progress.Load()
-	st := Inside
-	if v&1 == 1 || v == 0 {
-		st = Finished
-	}
-	return Progress{Rank: b.rank, State: st, Seq: v >> 1}
+	return NewProgress(b.rank, v>>1, v&1 == 1)
 }
 
 // Query asks the root for every rank's progress (SetProgress), for the

@@ -352,6 +352,16 @@ const (
 	numProgressStates
 )
 
+// NewProgress is rank's progress after entering seq collectives, the last
+// one finished or not (a rank that entered none is Finished).
+func NewProgress(rank int, seq uint64, finished bool) Progress {
+	p := Progress{Rank: rank, State: Inside, Seq: seq}
+	if finished || seq == 0 {
+		p.State = Finished
+	}
+	return p
+}
+
 func (s ProgressState) String() string {
 	switch s {
 	case Inside:

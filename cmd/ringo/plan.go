@@ -84,15 +84,6 @@ func readSchedule(path string) ([]*ring.Plan, error) {
 	return plans, nil
 }
 
-// planAll plans the collective for every rank.
-func planAll(coll string, n int, order, size string, elt, channels int, proto string, buff int, variant string, root int) ([]*ring.Plan, error) {
-	s, err := planSpec(coll, n, order, size, elt, channels, proto, buff, variant, root)
-	if err != nil {
-		return nil, err
-	}
-	return planRanks(s)
-}
-
 // planSpec reads ringo plan's flags into a spec (Rank 0).
 func planSpec(coll string, n int, order, size string, elt, channels int, proto string, buff int, variant string, root int) (ring.Spec, error) {
 	c, err := ring.ParseCollective(coll)
