@@ -141,7 +141,7 @@ type settings struct {
 	variant     ring.Variant
 	variantFrom string // what chose variant ("Config.Variant", "RINGO_VARIANT"); "": the default
 	group       int    // the hierarchical variant's ranks per group
-	check       bool   // RINGO_CHECK=1: ranks in separate processes compare every call
+	check       bool   // RINGO_CHECK=1: ranks in separate processes compare every call (the net wires also checksum data, transport.CheckData)
 	untraced    bool   // Config.sub: RINGO_TRACE does not apply
 
 	channelsGiven bool // channels came from Config.Channels

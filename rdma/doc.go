@@ -42,20 +42,23 @@
 //
 // Send(p, data): an RDMA WRITE of data to the same offset in the
 // receiver's connection memory (unsignaled), then an RDMA WRITE WITH IMM of
-// the 32-byte post header (step, skip, slots, bytes, data offset, proto,
-// version, CRC-32C) into the receiver's header ring; the immediate is the
-// step's low 32 bits. RC executes the two in order, so the data is in
-// place when the header's completion is seen. Send returns once both are
-// posted; it waits only when 16 posts are unacknowledged.
+// the 32-byte post header (step, bytes, data offset, skip, slots, proto,
+// version 2, flags, the data's CRC-32C under RINGO_CHECK=1, the header's
+// CRC-32C; header.go has the layout) into the receiver's header ring; the
+// immediate is the step's low 32 bits. RC executes the two in order, so
+// the data is in place when the header's completion is seen. Send returns
+// once both are posted; it waits only when 16 posts are unacknowledged.
 //
 // Recv(place): waits for the header's receive completion, re-posts the
 // receive, takes the header out of the ring (clearing the entry), and
-// checks it: checksum and version, the immediate, continuity (a post's Step
-// is the previous Step+Slots, starting at 0), and that the data lies inside
-// the connection memory. A bad header is an error and no data is returned.
-// place says where the data goes: when that is exactly its region of the
-// connection memory nothing moves; otherwise (a staging buffer) it is
-// copied there.
+// checks it: checksum, version and reserved bits, the immediate, continuity
+// (a post's Step is the previous Step+Slots, starting at 0), and that the
+// data lies inside the connection memory; when the header carries a data
+// checksum (the sender had RINGO_CHECK=1, whatever the receiver's), the
+// data in the connection memory must match it. A bad header or corrupted
+// data is an error naming the post, and no data is returned. place says
+// where the data goes: when that is exactly its region of the connection
+// memory nothing moves; otherwise (a staging buffer) it is copied there.
 //
 // Credits: SendCredit(head) writes head with immediate into the sender's
 // credit word (heads not above the last reported are not sent); Credit

@@ -13,56 +13,92 @@ import (
 // A post header, as the sender writes it into the receiver's header ring
 // (entry Step mod ring.NSteps), 32 bytes, little endian:
 //
-//	 0  step    u64
-//	 8  skip    u32
-//	12  slots   u32
-//	16  bytes   u32
-//	20  offset  u32  where the data starts in the connection memory (same at both ends)
-//	24  proto   u8
-//	25  version u8   headerVersion
-//	26  zero    u16
-//	28  crc32c  u32  of bytes 0..27
+//	 0  step     u64
+//	 8  bytes    u32
+//	12  offset   u32  where the data starts in the connection memory (same at both ends)
+//	16  skip     u8
+//	17  slots    u8   at most 2×ring.NSteps
+//	18  proto    u8
+//	19  version  u8   headerVersion
+//	20  flags    u8   flagDataSum, or 0
+//	21  zero     [3]u8
+//	24  data sum u32  the data's CRC-32C (transport.DataSum) with flagDataSum, else 0
+//	28  crc32c   u32  of bytes 0..27
 const (
 	headerBytes   = 32
-	headerVersion = 1
+	headerVersion = 2
+
+	flagDataSum = 1 << 0 // bytes 24..27 hold the data's checksum (RINGO_CHECK=1 at the sender)
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// errHeader marks a post header that does not decode.
-var errHeader = errors.New("corrupt post header")
+var (
+	// errHeader marks a post header that does not decode.
+	errHeader = errors.New("corrupt post header")
+	// errData marks a post whose data does not match its header's data
+	// checksum: it changed between the two ends.
+	errData = errors.New("corrupt post data")
+)
 
-// putHeader encodes p, whose data sits at off, into b.
-func putHeader(b []byte, p transport.Post, off int) {
+// header is what a post header says.
+type header struct {
+	post   transport.Post
+	off    int    // where the data starts in the connection memory
+	sum    uint32 // the data's checksum, when summed
+	summed bool   // the sender checksummed the data
+}
+
+// shapeOK reports whether p's slots fit a header and the FIFO: at least
+// one, fewer skipped than taken, at most 2×ring.NSteps.
+func shapeOK(p transport.Post) bool {
+	return p.Slots != 0 && p.Skip < p.Slots && p.Slots <= 2*ring.NSteps
+}
+
+// put encodes h into b. A post whose shape is not shapeOK has its skip and
+// slots truncated to a byte each; Send refuses those.
+func (h header) put(b []byte) {
 	b = b[:headerBytes]
-	binary.LittleEndian.PutUint64(b[0:], p.Step)
-	binary.LittleEndian.PutUint32(b[8:], p.Skip)
-	binary.LittleEndian.PutUint32(b[12:], p.Slots)
-	binary.LittleEndian.PutUint32(b[16:], p.Bytes)
-	binary.LittleEndian.PutUint32(b[20:], uint32(off))
-	b[24], b[25], b[26], b[27] = p.Proto, headerVersion, 0, 0
+	binary.LittleEndian.PutUint64(b[0:], h.post.Step)
+	binary.LittleEndian.PutUint32(b[8:], h.post.Bytes)
+	binary.LittleEndian.PutUint32(b[12:], uint32(h.off))
+	b[16], b[17], b[18], b[19] = uint8(h.post.Skip), uint8(h.post.Slots), h.post.Proto, headerVersion
+	b[20], b[21], b[22], b[23] = 0, 0, 0, 0
+	binary.LittleEndian.PutUint32(b[24:], 0)
+	if h.summed {
+		b[20] = flagDataSum
+		binary.LittleEndian.PutUint32(b[24:], h.sum)
+	}
 	binary.LittleEndian.PutUint32(b[28:], crc32.Checksum(b[:28], castagnoli))
 }
 
-// decodeHeader decodes and checks the shape of a header; continuity and
-// bounds are the caller's. It allocates only when it fails.
-func decodeHeader(b []byte) (transport.Post, int, error) {
+// decodeHeader decodes and checks the shape of a header; continuity, bounds
+// and the data checksum are the caller's. It allocates only when it fails.
+func decodeHeader(b []byte) (header, error) {
 	b = b[:headerBytes]
 	if got, want := binary.LittleEndian.Uint32(b[28:]), crc32.Checksum(b[:28], castagnoli); got != want {
-		return transport.Post{}, 0, fmt.Errorf("%w: checksum %#08x, expected %#08x (% x)", errHeader, got, want, b)
+		return header{}, fmt.Errorf("%w: checksum %#08x, expected %#08x (% x)", errHeader, got, want, b)
 	}
-	if b[25] != headerVersion || b[26] != 0 || b[27] != 0 {
-		return transport.Post{}, 0, fmt.Errorf("%w: version %d (want %d) or reserved bytes set (% x)", errHeader, b[25], headerVersion, b)
+	if b[19] != headerVersion {
+		return header{}, fmt.Errorf("%w: version %d, expected %d (% x)", errHeader, b[19], headerVersion, b)
 	}
-	p := transport.Post{
+	h := header{summed: b[20] == flagDataSum, sum: binary.LittleEndian.Uint32(b[24:])}
+	if b[20]&^flagDataSum != 0 {
+		return header{}, fmt.Errorf("%w: unknown flags %#02x (% x)", errHeader, b[20], b)
+	}
+	if b[21] != 0 || b[22] != 0 || b[23] != 0 || !h.summed && h.sum != 0 {
+		return header{}, fmt.Errorf("%w: reserved bytes set (% x)", errHeader, b)
+	}
+	h.post = transport.Post{
 		Step:  binary.LittleEndian.Uint64(b[0:]),
-		Skip:  binary.LittleEndian.Uint32(b[8:]),
-		Slots: binary.LittleEndian.Uint32(b[12:]),
-		Bytes: binary.LittleEndian.Uint32(b[16:]),
-		Proto: b[24],
+		Bytes: binary.LittleEndian.Uint32(b[8:]),
+		Skip:  uint32(b[16]),
+		Slots: uint32(b[17]),
+		Proto: b[18],
 	}
-	if p.Slots == 0 || p.Skip >= p.Slots || p.Slots > 2*ring.NSteps {
-		return p, 0, fmt.Errorf("%w: %v: %d slots, %d skipped", errHeader, p, p.Slots, p.Skip)
+	h.off = int(binary.LittleEndian.Uint32(b[12:]))
+	if !shapeOK(h.post) {
+		return h, fmt.Errorf("%w: %v: %d slots, %d skipped", errHeader, h.post, h.post.Slots, h.post.Skip)
 	}
-	return p, int(binary.LittleEndian.Uint32(b[20:])), nil
+	return h, nil
 }

@@ -47,10 +47,12 @@ func NewReceiver(dev Device, conn []byte, s transport.Sizes, cfg Config) (*Recei
 
 // Recv waits for the next header's completion, checks the header (checksum,
 // shape, that its step is the immediate's and follows the previous post,
-// that its data lies inside the connection memory), then hands it to
+// that its data lies inside the connection memory) and, when the sender
+// checksummed the data (RINGO_CHECK=1 there), the data, then hands it to
 // place. The data already sits at the offset the header names; when place
 // returns exactly that region nothing moves, otherwise it is copied there.
-// A bad header is an error and no data is returned.
+// A bad header is an error wrapping errHeader, data that does not match
+// its checksum one wrapping errData; in both cases place is not called.
 func (w *Receiver) Recv(place func(p transport.Post) ([]byte, error)) (transport.Post, error) {
 	if err := w.enter(); err != nil {
 		return transport.Post{}, err
@@ -75,7 +77,8 @@ func (w *Receiver) Recv(place func(p transport.Post) ([]byte, error)) (transport
 	entry := w.ctrl[hdrRingOff+int(c.Imm%ring.NSteps)*headerBytes:][:headerBytes]
 	copy(w.hdr[:], entry)
 	clear(entry)
-	p, off, err := decodeHeader(w.hdr[:])
+	h, err := decodeHeader(w.hdr[:])
+	p, off := h.post, h.off
 	if err != nil {
 		return p, fmt.Errorf("%s: expecting step %d: %w", w.who, w.next, err)
 	}
@@ -87,6 +90,12 @@ func (w *Receiver) Recv(place func(p transport.Post) ([]byte, error)) (transport
 	case off < 0 || off > len(w.conn) || int(p.Bytes) > len(w.conn)-off:
 		return p, fmt.Errorf("%s: %w: %v at offset %d overruns the %d-byte connection memory", w.who, errHeader, p, off, len(w.conn))
 	}
+	src := w.conn[off : off+int(p.Bytes)]
+	if h.summed {
+		if got := transport.DataSum(src); got != h.sum {
+			return p, fmt.Errorf("%s: %w: %v: data checksum %#08x, expected %#08x: corrupted on the wire", w.who, errData, p, got, h.sum)
+		}
+	}
 	dst, err := place(p)
 	if err != nil {
 		return p, err
@@ -94,7 +103,7 @@ func (w *Receiver) Recv(place func(p transport.Post) ([]byte, error)) (transport
 	if len(dst) != int(p.Bytes) {
 		return p, fmt.Errorf("%s: %w: %v placed in %d bytes", w.who, errs.ErrInvalidArgument, p, len(dst))
 	}
-	if src := w.conn[off : off+int(p.Bytes)]; len(src) > 0 && !mem.Same(dst, src) {
+	if len(src) > 0 && !mem.Same(dst, src) {
 		copy(dst, src)
 	}
 	w.next = p.Step + uint64(p.Slots)

@@ -15,6 +15,8 @@ import (
 type Sender struct {
 	endpoint
 
+	sum bool // checksum every post's data (RINGO_CHECK=1); set by NewSender, then read-only
+
 	// Owned by the Send goroutine.
 	wr     [2]Write // the data write and the header write
 	posted uint64   // posts made
@@ -32,9 +34,10 @@ var _ transport.SendWire = (*Sender)(nil)
 // NewSender makes the sending end of a connection over conn, the sender's
 // connection memory (s.Bytes() bytes, as transport.NewConn lays it out),
 // on dev. conn stays registered, so the caller keeps it alive until Close.
-// Ship Blob to the peer and Connect with the peer's.
+// Ship Blob to the peer and Connect with the peer's. With RINGO_CHECK=1
+// (read here, once) every post's header carries its data's checksum.
 func NewSender(dev Device, conn []byte, s transport.Sizes, cfg Config) (*Sender, error) {
-	w := &Sender{recvID: recvDepth}
+	w := &Sender{recvID: recvDepth, sum: transport.CheckData()}
 	if err := w.endpoint.init(dev, roleSend, conn, s, cfg); err != nil {
 		return nil, err
 	}
@@ -80,6 +83,8 @@ func (w *Sender) account(c Completion) error {
 // then the post's header, with immediate, into the receiver's header ring.
 // RC delivers the two in order, so the data is in place when the
 // receiver sees the header's completion. It returns once both are posted.
+// A post of no slots, skipping all its slots or taking more than
+// 2×ring.NSteps is refused with errs.ErrInvalidArgument.
 func (w *Sender) Send(p transport.Post, data []byte) error {
 	if err := w.enter(); err != nil {
 		return err
@@ -87,6 +92,9 @@ func (w *Sender) Send(p transport.Post, data []byte) error {
 	defer w.leave()
 	if len(data) != int(p.Bytes) {
 		return fmt.Errorf("%s: %w: %v with %d bytes of data", w.who, errs.ErrInvalidArgument, p, len(data))
+	}
+	if !shapeOK(p) {
+		return fmt.Errorf("%s: %w: %v: a post takes 1 to %d slots and skips fewer than it takes", w.who, errs.ErrInvalidArgument, p, 2*ring.NSteps)
 	}
 	off := 0
 	if len(data) > 0 {
@@ -113,7 +121,11 @@ func (w *Sender) Send(p transport.Post, data []byte) error {
 		}
 	}
 	src := hdrSrcOff + int(seq%sendDepth)*headerBytes
-	putHeader(w.ctrl[src:], p, off)
+	hdr := header{post: p, off: off}
+	if w.sum {
+		hdr.sum, hdr.summed = transport.DataSum(data), true
+	}
+	hdr.put(w.ctrl[src:])
 	h := &w.wr[1]
 	*h = Write{ID: seq<<1 | 1, Local: w.ctrlMR, Offset: src, Len: headerBytes,
 		RemoteAddr: w.remote.ctrlAddr + hdrRingOff + (p.Step%ring.NSteps)*headerBytes, RKey: w.remote.ctrlRKey,

@@ -400,7 +400,7 @@ func TestSocketDataChecksum(t *testing.T) {
 	h[4], h[6], h[7] = uint8(ring.Simple), 1, 1
 	binary.LittleEndian.PutUint32(h[16:], uint32(len(data)))
 	binary.LittleEndian.PutUint32(h[20:], 1)
-	binary.LittleEndian.PutUint32(h[24:], crc32.Checksum(data, dataTable)^1)
+	binary.LittleEndian.PutUint32(h[24:], DataSum(data)^1)
 	binary.LittleEndian.PutUint32(h[28:], crc32.ChecksumIEEE(h[:28]))
 	go a[0].Write(append(h, data...))
 	_, err := r.Recv(func(p Post) ([]byte, error) { return make([]byte, p.Bytes), nil })

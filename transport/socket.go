@@ -452,15 +452,8 @@ type sockSend struct {
 	sum    bool // checksum every post's data (RINGO_CHECK=1)
 }
 
-// envCheck is RINGO_CHECK: 1 makes senders checksum the data of every post
-// (CRC-32C, hardware-accelerated), which receivers verify.
-var envCheck = env.Var{Name: "CHECK"}
-
-// dataTable is the data checksum's polynomial (Castagnoli).
-var dataTable = crc32.MakeTable(crc32.Castagnoli)
-
 func newSockSend(cs []net.Conn) *sockSend {
-	w := &sockSend{sum: envCheck.Int(0, 0, 1) == 1}
+	w := &sockSend{sum: CheckData()}
 	w.start(cs, writePart)
 	return w
 }
@@ -477,7 +470,7 @@ func (w *sockSend) Send(p Post, data []byte) error {
 	binary.LittleEndian.PutUint32(h[24:], 0)
 	if w.sum { // flag 1: h[24:28] is the data's checksum
 		h[7] = 1
-		binary.LittleEndian.PutUint32(h[24:], crc32.Checksum(data, dataTable))
+		binary.LittleEndian.PutUint32(h[24:], DataSum(data))
 	}
 	binary.LittleEndian.PutUint32(h[28:], crc32.ChecksumIEEE(h[:28]))
 	w.mu.Lock()
@@ -588,7 +581,7 @@ func (w *sockRecv) Recv(place func(Post) ([]byte, error)) (Post, error) {
 		return p, err
 	}
 	if h[7] == 1 {
-		if got, want := crc32.Checksum(dst, dataTable), binary.LittleEndian.Uint32(h[24:]); got != want {
+		if got, want := DataSum(dst), binary.LittleEndian.Uint32(h[24:]); got != want {
 			return p, fmt.Errorf("%v: data checksum %#08x, the sender's %#08x: corrupted in transit", p, got, want)
 		}
 	}
