@@ -2,7 +2,8 @@
 #
 #   make            build everything (bin/ringo; the CUDA half too when nvcc is installed)
 #   make test       installs what it needs, then gofmt check, go vet (with and without
-#                   the cuda tag), libnccl.so.2 (its C ABI test needs it), go test -race, every fuzz target for 5 s,
+#                   the cuda tag), libnccl.so.2 (its C ABI test needs it), go test -race (and the
+#                   ibverbs- and cuda-tagged packages that run without hardware), every fuzz target for 5 s,
 #                   the kernels' freshness and the GPU bundle's build: what CI runs
 #   make deps       install the toolchain: make, gcc, and Debian's CUDA 11.8 toolkit
 #   make kernels    regenerate kernels/ringo.fatbin from kernels/src with nvcc
@@ -91,6 +92,7 @@ test: deps fmt-check vet libnccl test-go fuzz-short build-cuda check-kernels gpu
 test-go:
 	$(GO) test -race -timeout 20m ./...
 	$(GO) test -race -tags ibverbs ./rdma/ ./internal/verbs/
+	$(GO) test -race -tags cuda ./internal/cuda/nvtx/
 
 bench: build
 	$(BIN)/ringo bench --ranks $(BENCH_RANKS) $(BENCH_FLAGS)

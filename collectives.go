@@ -110,7 +110,9 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 	if c.trace != nil {
 		t0 = c.trace.Now()
 	}
+	r := c.nvtx.start(call.Coll, call.Type, call.Op, call.Count)
 	err := c.run(ctx, &call)
+	c.nvtx.end(r)
 	if c.trace != nil {
 		c.traceCall(t0, call.Coll, call.Count, call.Type, call.Op, err)
 	}

@@ -38,6 +38,7 @@ type Comm struct {
 
 	hier  *hier           // the hierarchical variant's sub-communicators; nil otherwise
 	trace *trace.Recorder // RINGO_TRACE's; nil when off
+	nvtx  *nvtxNames      // NVTX ranges; nil when off
 }
 
 // group is what a rank shares with the other ranks of its communicator:
@@ -71,8 +72,10 @@ func newComm(rank, size int, s settings, g group, tr transport.Transport) (*Comm
 	case s.untraced: // a hierarchical communicator's part: its parent records the calls
 	case inProcess:
 		c.trace = trace.FromEnv(-1) // one file for every rank of the process
+		c.nvtx = newNVTX(rank)
 	default:
 		c.trace = trace.FromEnv(rank)
+		c.nvtx = newNVTX(rank)
 	}
 	if tr == nil {
 		return c, nil

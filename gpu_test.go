@@ -19,6 +19,7 @@ import (
 	"github.com/ringo-ccl/ringo"
 	"github.com/ringo-ccl/ringo/bench"
 	"github.com/ringo-ccl/ringo/internal/cuda"
+	"github.com/ringo-ccl/ringo/internal/cuda/nvtx/nvtxtest"
 	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/reduce"
 )
@@ -562,13 +563,6 @@ func gpuChildMain(mode string) int {
 	n, _ := strconv.Atoi(os.Getenv(envRanks))
 	ngpu, _ := cuda.Count()
 	gpu := rank % max(ngpu, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c, err := ringo.NewGPUComm(ctx, id, n, rank, gpu, nil)
-	if err != nil {
-		return fail(3, err)
-	}
-	defer c.Close()
 	s, err := ringo.NewStream(gpu)
 	if err != nil {
 		return fail(3, err)
@@ -586,6 +580,21 @@ func gpuChildMain(mode string) int {
 	}
 	if err := buf.CopyFrom(host); err != nil {
 		return fail(3, err)
+	}
+	before := cuda.Outstanding() // the communicator must give back all it takes
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := ringo.NewGPUComm(ctx, id, n, rank, gpu, nil)
+	if err != nil {
+		return fail(3, err)
+	}
+	defer c.Close()
+	closed := func() error {
+		c.Close()
+		if after := cuda.Outstanding(); after != before {
+			return fmt.Errorf("the closed communicator holds GPU resources: %+v before it, %+v after", before, after)
+		}
+		return nil
 	}
 	switch mode {
 	case "gpu-check":
@@ -619,15 +628,24 @@ func gpuChildMain(mode string) int {
 				return fail(5, fmt.Errorf("element %d = %v, want %v", i, v, want))
 			}
 		}
+		if err := closed(); err != nil {
+			return fail(7, err)
+		}
 		fmt.Println("ok")
 		return 0
 	case "gpu-loop":
 		for i := 0; ; i++ {
 			if err := ringo.AllReduceDevice(context.Background(), c, buf, buf, ringo.OpMax, s); err != nil {
-				return fail(6, err)
+				if err := closed(); err != nil {
+					return fail(7, err)
+				}
+				return fail(6, fmt.Errorf("%w; closed, nothing held", err))
 			}
 			if err := c.Wait(context.Background(), s); err != nil {
-				return fail(6, err)
+				if err := closed(); err != nil {
+					return fail(7, err)
+				}
+				return fail(6, fmt.Errorf("%w; closed, nothing held", err))
 			}
 			if i == 0 {
 				fmt.Println("ready")
@@ -708,6 +726,9 @@ func testGPUProcessKilled(t *testing.T) {
 		if el := time.Since(start); el > 10*time.Second {
 			t.Errorf("trial %d: took %v to notice", trial, el)
 		}
+		if msg := s.stderr.String(); !strings.Contains(msg, "closed, nothing held") {
+			t.Fatalf("trial %d: rank %d's communicator did not give back its GPU resources: %s", trial, 1-victim, msg)
+		}
 		noLeftovers(t, id)
 	}
 }
@@ -749,27 +770,7 @@ func TestGPUTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const count = 1 << 20
-	errs := make([]error, len(comms))
-	var wg sync.WaitGroup
-	for r, c := range comms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, _ := ringo.NewStream(g[r])
-			defer s.Close()
-			buf, _ := ringo.DeviceAlloc[float32](g[r], count)
-			defer buf.Free()
-			for range 3 {
-				if errs[r] = ringo.AllReduceDevice(context.Background(), c, buf, buf, ringo.OpSum, s); errs[r] != nil {
-					return
-				}
-			}
-			errs[r] = c.Wait(context.Background(), s)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := allReduceEach(comms, g, 1<<20, 3); err != nil {
 		t.Fatal(err)
 	}
 	events := closeAndReadTrace(t, comms, path)
@@ -793,4 +794,101 @@ func TestGPUTrace(t *testing.T) {
 		}
 	}
 	t.Logf("%d events", len(events))
+}
+
+// TestGPUNVTX: with an NVTX tool attached (a recorder loaded through
+// NVTX_INJECTION64_PATH, as Nsight Systems loads its own), every GPU
+// collective of each rank process is a range in the domain "ringo", named
+// for the call, in the category "rank N", with the call's bytes as payload,
+// and ended.
+func TestGPUNVTX(t *testing.T) {
+	env, log := nvtxtest.Env(t)
+	_, kids := startRanksEnv(t, 2, func(int) string { return "gpu-check" }, func(r int) []string {
+		return append(env, fmt.Sprintf("RINGO_NVTX_LOG=%s.%d", log, r))
+	})
+	for r, k := range kids {
+		if err := waitExit(t, k, 90*time.Second); err != nil {
+			t.Fatalf("rank %d: %v; stderr: %s", r, err, k.stderr.String())
+		}
+	}
+	for r := range kids {
+		ranges, err := nvtxtest.Read(fmt.Sprintf("%s.%d", log, r))
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+		var got []uint64
+		for _, x := range ranges {
+			if x.Domain != "ringo" || x.Message != "allreduce float sum" || x.Category != fmt.Sprintf("rank %d", r) || !x.Ended {
+				t.Errorf("rank %d: range %+v", r, x)
+			}
+			got = append(got, x.Payload)
+		}
+		if want := []uint64{7 * 4, 4099 * 4, (1<<20 + 7) * 4}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("rank %d: ranges of %v bytes, want %v", r, got, want)
+		}
+	}
+}
+
+// TestGPUCloseGivesBack: communicators in one process, after collectives
+// (and after an Abort), give back every GPU resource they took when
+// closed: device memory, mapped host memory, IPC mappings, registrations,
+// streams and events.
+func TestGPUCloseGivesBack(t *testing.T) {
+	g := testGPUs(t)
+	for _, abort := range []bool{false, true} {
+		before := cuda.Outstanding()
+		comms, err := ringo.NewLocalGPUs(g, &ringo.Config{Channels: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if during := cuda.Outstanding(); during == before {
+			t.Fatalf("the communicators hold nothing the ledger counts: %+v", during)
+		}
+		if err := allReduceEach(comms, g, 1<<20, 1); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range comms {
+			if abort {
+				c.Abort()
+			}
+			c.Close()
+		}
+		if after := cuda.Outstanding(); after != before {
+			t.Errorf("abort %v: %+v held before the communicators, %+v after they closed", abort, before, after)
+		}
+	}
+}
+
+// allReduceEach runs reps in-place all-reduces of count floats on every
+// rank of comms (rank r on GPU g[r], a stream and buffer of its own), then
+// waits for them.
+func allReduceEach(comms []*ringo.Comm, g []int, count, reps int) error {
+	errs := make([]error, len(comms))
+	var wg sync.WaitGroup
+	for r, c := range comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := ringo.NewStream(g[r])
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			defer s.Close()
+			buf, err := ringo.DeviceAlloc[float32](g[r], count)
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			defer buf.Free()
+			for range reps {
+				if errs[r] = ringo.AllReduceDevice(context.Background(), c, buf, buf, ringo.OpSum, s); errs[r] != nil {
+					return
+				}
+			}
+			errs[r] = c.Wait(context.Background(), s)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -3,7 +3,8 @@
 # no Go toolchain), in build/gpu and packed into build/gpu.tar.xz (xz -9 shares
 # the kernels the binaries each embed: ~8 MB instead of ~85). Contents: the
 # ringo command, the cuda-tagged tests of the root package and of capi/,
-# lib/ (libnccl.so.2 and gpu_smoke, scripts/build-libnccl.sh), nccl-tests'
+# lib/ (libnccl.so.2 and gpu_smoke, scripts/build-libnccl.sh), the NVTX
+# recorder TestGPUNVTX loads (libnvtx-inject.so), nccl-tests'
 # *_perf binaries (when its source is at hand, see scripts/nccl-tests.sh)
 # and run.sh, which runs it all. On the GPU machine, from the repository:
 #   python3 -c 'import tarfile; tarfile.open("build/gpu.tar.xz").extractall("build")'
@@ -19,6 +20,7 @@ go test -c "${flags[@]}" -o "$out/capi.test" ./capi
 bash scripts/build-libnccl.sh
 cp -r build/lib "$out/lib"
 cp scripts/gpu-run.sh "$out/run.sh"
+cc -O2 -shared -fPIC -o "$out/libnvtx-inject.so" internal/cuda/nvtx/nvtxtest/lib/inject.c # TestGPUNVTX's NVTX recorder
 bash scripts/nccl-tests.sh build/nccl-tests
 for t in build/nccl-tests/*_perf; do
 	[ -x "$t" ] && cp "$t" "$out/"

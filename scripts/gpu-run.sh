@@ -47,6 +47,7 @@ mkdir -p "$out"
 stages=${*:-info test bench nccl compare}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export RINGO_TIMEOUT=${RINGO_TIMEOUT:-60s}
+export RINGO_NVTX_INJECTION=$here/libnvtx-inject.so # TestGPUNVTX's recorder, built with the bundle
 flags=${RINGO_BENCH_FLAGS:--b 8 -e 8G -f 2 -n 20 -w 5 -c 1}
 allflags=${RINGO_ALL_FLAGS:--b 8 -e 1M -f 8 -n 1 -w 1 -c 1}
 nccl_lib() { python3 -c 'import nvidia.nccl as m, os; print(os.path.join(m.__path__[0], "lib"))'; }

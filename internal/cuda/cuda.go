@@ -176,12 +176,12 @@ func (d *Device) Alloc(n int64) (Ptr, error) {
 		p = Ptr(r)
 		return nil
 	})
-	return p, err
+	return p, held(&live.allocs, err, 1)
 }
 
 // Free releases memory from Alloc.
 func (d *Device) Free(p Ptr) error {
-	return d.Do(func() error { return check("free device memory", C.cuMemFree(C.CUdeviceptr(p))) })
+	return held(&live.allocs, d.Do(func() error { return check("free device memory", C.cuMemFree(C.CUdeviceptr(p))) }), -1)
 }
 
 // Memset sets n bytes at p to v, and returns once they are set.

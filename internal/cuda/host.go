@@ -39,7 +39,7 @@ func (d *Device) AllocMapped(n int) (*Mapped, error) {
 		m = &Mapped{Host: host, Dev: Ptr(dp)}
 		return nil
 	})
-	return m, err
+	return m, held(&live.mapped, err, 1)
 }
 
 // FreeMapped releases memory from AllocMapped.
@@ -47,11 +47,11 @@ func (d *Device) FreeMapped(m *Mapped) error {
 	if m == nil || m.Host == nil {
 		return nil
 	}
-	return d.Do(func() error {
+	return held(&live.mapped, d.Do(func() error {
 		err := check("free mapped host memory", C.cuMemFreeHost(unsafe.Pointer(&m.Host[0])))
 		m.Host = nil
 		return err
-	})
+	}), -1)
 }
 
 // Word returns the 32-bit word at byte offset off of mapped memory, for

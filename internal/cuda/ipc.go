@@ -48,12 +48,12 @@ func (d *Device) OpenIPC(h IPCHandle) (Ptr, error) {
 		p = Ptr(dp)
 		return nil
 	})
-	return p, err
+	return p, held(&live.ipc, err, 1)
 }
 
 // CloseIPC unmaps memory from OpenIPC.
 func (d *Device) CloseIPC(p Ptr) error {
-	return d.Do(func() error { return check("close another process's memory", C.cuIpcCloseMemHandle(C.CUdeviceptr(p))) })
+	return held(&live.ipc, d.Do(func() error { return check("close another process's memory", C.cuIpcCloseMemHandle(C.CUdeviceptr(p))) }), -1)
 }
 
 // RegisterHost pins host memory mem (page aligned: an mmap'd shared
@@ -76,10 +76,10 @@ func (d *Device) RegisterHost(mem []byte) (Ptr, error) {
 		p = Ptr(dp)
 		return nil
 	})
-	return p, err
+	return p, held(&live.registered, err, 1)
 }
 
 // UnregisterHost undoes RegisterHost.
 func (d *Device) UnregisterHost(mem []byte) error {
-	return d.Do(func() error { return check("unregister host memory", C.cuMemHostUnregister(unsafe.Pointer(&mem[0]))) })
+	return held(&live.registered, d.Do(func() error { return check("unregister host memory", C.cuMemHostUnregister(unsafe.Pointer(&mem[0]))) }), -1)
 }

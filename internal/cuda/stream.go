@@ -29,12 +29,12 @@ func (d *Device) NewStream() (Stream, error) {
 		s = Stream(uintptr(unsafe.Pointer(cs)))
 		return nil
 	})
-	return s, err
+	return s, held(&live.streams, err, 1)
 }
 
 // DestroyStream releases a stream from NewStream.
 func (d *Device) DestroyStream(s Stream) error {
-	return d.Do(func() error { return check("destroy stream", C.cuStreamDestroy(s.c())) })
+	return held(&live.streams, d.Do(func() error { return check("destroy stream", C.cuStreamDestroy(s.c())) }), -1)
 }
 
 // StreamOwner reports whether s belongs to d's primary context. The
@@ -95,12 +95,12 @@ func (d *Device) NewEvent() (Event, error) {
 		e = Event(uintptr(unsafe.Pointer(ce)))
 		return nil
 	})
-	return e, err
+	return e, held(&live.events, err, 1)
 }
 
 // DestroyEvent releases an event.
 func (d *Device) DestroyEvent(e Event) error {
-	return d.Do(func() error { return check("destroy event", C.cuEventDestroy(e.c())) })
+	return held(&live.events, d.Do(func() error { return check("destroy event", C.cuEventDestroy(e.c())) }), -1)
 }
 
 // Record records e on s.
