@@ -32,6 +32,10 @@ const (
 // nccl-tests does.
 var errChecksFailed = errors.New("results were wrong (see #wrong)")
 
+// envShmDisable is the library's NCCL_SHM_DISABLE, read here to say which
+// transport rank processes run over.
+var envShmDisable = env.Var{Name: "SHM_DISABLE", NCCL: true}
+
 // benchFlags are the parsed command line.
 type benchFlags struct {
 	o     bench.Options
@@ -126,7 +130,7 @@ type rankFlags struct {
 // register defines the flags in fs, -ranks defaulting to ranks.
 func (r *rankFlags) register(fs *flag.FlagSet, ranks int) {
 	fs.IntVar(&r.ranks, "ranks", ranks, "ranks to start on this host (ignored when a launcher's environment names the job)")
-	fs.StringVar(&r.transport, "transport", "shm", "shm: one process per rank over shared memory; loopback: ranks as goroutines of this process")
+	fs.StringVar(&r.transport, "transport", "shm", "shm: one process per rank over shared memory; socket: one process per rank over TCP sockets (RINGO_SHM_DISABLE=1); loopback: ranks as goroutines of this process")
 	fs.IntVar(&r.channels, "channels", 0, "channels per collective (0: NCCL_MIN/MAX_NCHANNELS or 1)")
 	fs.StringVar(&r.proto, "proto", "", "protocols allowed, NCCL_PROTO syntax (LL, Simple, ^LL); empty: by size")
 }
@@ -134,10 +138,19 @@ func (r *rankFlags) register(fs *flag.FlagSet, ranks int) {
 // check reports a transport or a number of ranks that cannot run.
 func (r *rankFlags) check() error {
 	switch {
-	case r.transport != "shm" && r.transport != "loopback":
-		return fmt.Errorf("-transport %q: want shm or loopback", r.transport)
+	case r.transport != "shm" && r.transport != "socket" && r.transport != "loopback":
+		return fmt.Errorf("-transport %q: want shm, socket or loopback", r.transport)
 	case r.ranks < 1:
 		return fmt.Errorf("-ranks %d: need at least 1", r.ranks)
+	}
+	return nil
+}
+
+// spawnEnv is what the rank processes of -transport add to their
+// environment.
+func (r *rankFlags) spawnEnv() []string {
+	if r.transport == "socket" {
+		return []string{"RINGO_SHM_DISABLE=1"}
 	}
 	return nil
 }
@@ -233,7 +246,11 @@ func hostRankFromEnv(ctx context.Context, cfg *ringo.Config) (*ringo.Comm, strin
 		initCtx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 		c, err := ringo.NewComm(initCtx, id, n, rank, cfg)
-		return c, "processes, shared memory", err
+		how := "processes, shared memory"
+		if envShmDisable.Int(0, 0, 1) == 1 {
+			how = "processes, sockets"
+		}
+		return c, how, err
 	}
 	if _, ok, err := transport.LaunchFromEnv(); err != nil || !ok {
 		return nil, "", err
@@ -411,7 +428,7 @@ func childRank(idText string) (id ringo.UniqueID, rank, n int, err error) {
 // benchSpawn starts one process per rank, with -gpus rank r on GPU r of the
 // list (spawnRanks).
 func benchSpawn(f *benchFlags, args []string) error {
-	var env []string
+	env := f.spawnEnv()
 	if len(f.gpus) > 0 {
 		gid, err := ringo.NewUniqueID()
 		if err != nil {

@@ -54,8 +54,8 @@ func soakMain(args []string) error {
 	if err := f.o.Validate(f.ranks); err != nil {
 		return err
 	}
-	if f.transport == "shm" {
-		return spawnRanks("soak", f.ranks, nil, args)
+	if f.transport != "loopback" {
+		return spawnRanks("soak", f.ranks, f.spawnEnv(), args)
 	}
 	return runLocal(f.ranks, cfg, func(_ int, c *ringo.Comm) error {
 		return soakRank(ctx, f, c, "goroutines of one process, loopback")

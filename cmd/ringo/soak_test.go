@@ -7,17 +7,20 @@ import (
 )
 
 // TestSoak runs "ringo soak" with ranks as processes over shared memory and
-// as goroutines: reports after the warm-up, every -every and at the end,
+// over sockets, and as goroutines: reports after the warm-up, every -every and at the end,
 // and a verdict of nothing wrong and nothing grown; a collective that
 // times out stops every rank with an error naming it, and bad flags are
 // refused.
 func TestSoak(t *testing.T) {
 	bin := buildRingo(t)
-	for _, tr := range []string{"shm", "loopback"} {
+	for tr, how := range map[string]string{"shm": "processes, shared memory", "socket": "processes, sockets", "loopback": "goroutines"} {
 		out, err := exec.Command(bin, "soak", "-transport", tr, "-ranks", "3", "-n", "400", "-every", "200", "-warmup", "100", "-max", "8K").CombinedOutput()
 		s := string(out)
 		if err != nil || !strings.Contains(s, "# soak OK") || !strings.Contains(s, "wrong:         0 elements in 400 collectives OK") {
 			t.Fatalf("%s: %v\n%s", tr, err, s)
+		}
+		if !strings.Contains(s, "3 ranks ("+how) {
+			t.Errorf("%s: the header does not say the ranks run as %s:\n%s", tr, how, s)
 		}
 		rows := 0
 		for _, line := range strings.Split(s, "\n") {
