@@ -182,37 +182,59 @@ const soakStream = 0x736f616b // "soak"
 // collective, as soon as one fails or takes longer than o.Timeout; wrong
 // elements are counted, not errors (see Verdict).
 func SoakRank(ctx context.Context, c *ringo.Comm, o SoakOptions, sample func(Sample)) (SoakResult, error) {
-	return soakRank(ctx, c, o, sample, nil)
+	if err := o.Validate(c.Size()); err != nil {
+		return SoakResult{}, err
+	}
+	return soakRank(ctx, c, c, newHostTarget(ctx, c, max(o.MaxBytes, 64)), o, sample, nil)
 }
 
-// soakRank is SoakRank; after, if not nil, sees every collective's layout
-// and this rank's output right after the collective, before the check
-// (tests corrupt it there).
-func soakRank(ctx context.Context, c *ringo.Comm, o SoakOptions, sample func(Sample), after func(*layout, []byte)) (SoakResult, error) {
+// SoakGPURank is SoakRank on c's rank of a GPU communicator: the buffers in
+// GPU memory (each collective's inputs uploaded, its outputs downloaded and
+// checked on the host), the collectives on a stream of their own. agg is a
+// host communicator of the same ranks, which the ranks use to agree on the
+// samples (as in RunGPURank).
+func SoakGPURank(ctx context.Context, c, agg *ringo.Comm, o SoakOptions, sample func(Sample)) (SoakResult, error) {
+	if err := o.Validate(c.Size()); err != nil {
+		return SoakResult{}, err
+	}
+	if agg.Size() != c.Size() || agg.Rank() != c.Rank() || agg.GPU() >= 0 {
+		return SoakResult{}, fmt.Errorf("soak: the aggregating communicator must be a host rank %d of %d", c.Rank(), c.Size())
+	}
+	t, err := newGPUTarget(ctx, c, max(o.MaxBytes, 64))
+	if err != nil {
+		return SoakResult{}, err
+	}
+	defer t.close()
+	return soakRank(ctx, c, agg, t, o, sample, nil)
+}
+
+// soakRank runs the validated soak o on t, aggregating over agg; after, if
+// not nil, sees every collective's layout and this rank's output in the
+// host buffer right after the collective, before the check (tests corrupt
+// it there; host targets only: a GPU target's download overwrites it).
+func soakRank(ctx context.Context, c, agg *ringo.Comm, t target, o SoakOptions, sample func(Sample), after func(*layout, []byte)) (SoakResult, error) {
 	var res SoakResult
 	n := c.Size()
-	if err := o.Validate(n); err != nil {
-		return res, err
-	}
 	o = o.fill()
-	h := newHostTarget(ctx, c, max(o.MaxBytes, 64))
 	opts := &Options{} // the layout's root changes with every draw
-	rr := newRankRun(ctx, c, c, h, opts)
-	rr.do = func(l *layout) error {
-		if err := h.run(l); err != nil {
-			return err
+	rr := newRankRun(ctx, c, agg, t, opts)
+	if after != nil {
+		run := rr.do
+		rr.do = func(l *layout) error {
+			if err := run(l); err != nil {
+				return err
+			}
+			after(l, t.buffers()[l.outBuf][l.outOff:l.outOff+l.outLen])
+			return nil
 		}
-		if after != nil {
-			after(l, h.bufs[l.outBuf][l.outOff:l.outOff+l.outLen])
-		}
-		return nil
 	}
-	// bounded runs f with every call on the communicator limited to
+	// bounded runs f with every call on the communicators limited to
 	// o.Timeout.
 	bounded := func(f func() error) error {
 		tctx, cancel := context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
-		rr.ctx, h.ctx = tctx, tctx
+		rr.ctx = tctx
+		t.setContext(tctx)
 		return f()
 	}
 	var sole bool

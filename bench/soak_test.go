@@ -21,7 +21,7 @@ func soakAll(t *testing.T, n int, o SoakOptions, after func(rank int) func(*layo
 		if after != nil {
 			hook = after(r)
 		}
-		res[r], err = soakRank(context.Background(), c, o, nil, hook)
+		res[r], err = soakRank(context.Background(), c, c, newHostTarget(context.Background(), c, max(o.MaxBytes, 64)), o, nil, hook)
 		return err
 	})
 	return res

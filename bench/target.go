@@ -29,11 +29,12 @@ type layout struct {
 // The harness reads and writes data only in the host buffers; a GPU target
 // copies them to and from the device around a check.
 type target interface {
-	buffers() [2][]byte       // host send and receive buffers
-	run(l *layout) error      // one collective (enqueued, for a GPU)
-	sync() error              // wait for every enqueued collective
-	upload(l *layout) error   // host → where the collective reads
-	download(l *layout) error // where the collective writes → host
+	buffers() [2][]byte             // host send and receive buffers
+	run(l *layout) error            // one collective (enqueued, for a GPU)
+	sync() error                    // wait for every enqueued collective
+	upload(l *layout) error         // host → where the collective reads
+	download(l *layout) error       // where the collective writes → host
+	setContext(ctx context.Context) // the context of the calls from now on
 	close() error
 }
 
@@ -61,6 +62,8 @@ func (h *hostTarget) sync() error            { return nil }
 func (h *hostTarget) upload(*layout) error   { return nil }
 func (h *hostTarget) download(*layout) error { return nil }
 func (h *hostTarget) close() error           { return nil }
+
+func (h *hostTarget) setContext(ctx context.Context) { h.ctx = ctx }
 
 // gpuTarget runs collectives over GPU memory on one stream.
 type gpuTarget struct {
@@ -95,6 +98,8 @@ func (g *gpuTarget) run(l *layout) error {
 }
 
 func (g *gpuTarget) sync() error { return g.c.Wait(g.ctx, g.stream) }
+
+func (g *gpuTarget) setContext(ctx context.Context) { g.ctx = ctx }
 
 // upload copies both host buffers' used ranges: the input and the poisoned
 // output.

@@ -91,12 +91,8 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		return nil, fmt.Errorf("-o: %w", err)
 	}
 	if *gpus != "" {
-		for _, g := range strings.Split(*gpus, ",") {
-			d, err := strconv.Atoi(strings.TrimSpace(g))
-			if err != nil || d < 0 {
-				return nil, fmt.Errorf("-gpus %q: want GPU ordinals like 0,1", *gpus)
-			}
-			f.gpus = append(f.gpus, d)
+		if f.gpus, err = parseGPUs(*gpus); err != nil {
+			return nil, err
 		}
 		f.ranks = len(f.gpus)
 	}
@@ -144,6 +140,15 @@ func (r *rankFlags) check() error {
 		return fmt.Errorf("-ranks %d: need at least 1", r.ranks)
 	}
 	return nil
+}
+
+// parseGPUs parses a -gpus list.
+func parseGPUs(s string) ([]int, error) {
+	gpus, err := intList(s)
+	if err != nil {
+		return nil, fmt.Errorf("-gpus %q: want GPU ordinals like 0,1", s)
+	}
+	return gpus, nil
 }
 
 // spawnEnv is what the rank processes of -transport add to their

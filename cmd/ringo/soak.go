@@ -13,7 +13,8 @@ import (
 
 // soakFlags are the parsed command line of "ringo soak".
 type soakFlags struct {
-	o bench.SoakOptions
+	o    bench.SoakOptions
+	gpus []int // -gpus: one rank per GPU, in this process
 	rankFlags
 }
 
@@ -28,8 +29,16 @@ func parseSoakFlags(args []string) (*soakFlags, error) {
 	fs.IntVar(&o.Every, "every", o.Every, "report every this many collectives")
 	fs.IntVar(&o.Warmup, "warmup", o.Warmup, "collectives before the first report, the figures the last is judged against")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "limit of each collective: a rank that exceeds it stops with an error")
+	gpus := fs.String("gpus", "", "GPU ordinals, one rank each, in this process (e.g. 0,1): the buffers in GPU memory")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
+	}
+	if *gpus != "" {
+		var err error
+		if f.gpus, err = parseGPUs(*gpus); err != nil {
+			return nil, err
+		}
+		f.ranks = len(f.gpus)
 	}
 	if err := parseSizes(sizeFlag{"-max", *maxB, &o.MaxBytes}); err != nil {
 		return nil, err
@@ -48,24 +57,58 @@ func soakMain(args []string) error {
 	cfg := &ringo.Config{Channels: f.channels, Protocol: f.proto}
 	ctx := context.Background()
 	// A rank process: started by a parent "ringo soak", or by a launcher.
-	if ok, err := asRankProcess(ctx, cfg, func(c *ringo.Comm, how string) error { return soakRank(ctx, f, c, how) }); ok {
+	hostSoak := func(c *ringo.Comm) func(func(bench.Sample)) (bench.SoakResult, error) {
+		return func(s func(bench.Sample)) (bench.SoakResult, error) { return bench.SoakRank(ctx, c, f.o, s) }
+	}
+	if ok, err := asRankProcess(ctx, cfg, func(c *ringo.Comm, how string) error { return soakRank(f, c, how, hostSoak(c)) }); ok {
 		return err
 	}
 	if err := f.o.Validate(f.ranks); err != nil {
 		return err
 	}
-	if f.transport != "loopback" {
+	switch {
+	case len(f.gpus) > 0:
+		return soakGPUs(ctx, f, cfg)
+	case f.transport != "loopback":
 		return spawnRanks("soak", f.ranks, f.spawnEnv(), args)
 	}
 	return runLocal(f.ranks, cfg, func(_ int, c *ringo.Comm) error {
-		return soakRank(ctx, f, c, "goroutines of one process, loopback")
+		return soakRank(f, c, "goroutines of one process, loopback", hostSoak(c))
+	})
+}
+
+// soakGPUs runs the soak with one rank per GPU of f.gpus as goroutines of
+// this process, with a host communicator of the same ranks for the samples.
+func soakGPUs(ctx context.Context, f *soakFlags, cfg *ringo.Config) error {
+	comms, err := ringo.NewLocalGPUs(f.gpus, cfg)
+	if err != nil {
+		return err
+	}
+	aggs, err := ringo.NewLocal(len(f.gpus), nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for r := range comms {
+			comms[r].Close()
+			aggs[r].Close()
+		}
+	}()
+	how := fmt.Sprintf("GPUs %v, one process", f.gpus)
+	return eachRank(len(comms), func(r int) error {
+		return soakRank(f, comms[r], how, func(s func(bench.Sample)) (bench.SoakResult, error) {
+			return bench.SoakGPURank(ctx, comms[r], aggs[r], f.o, s)
+		})
+	}, func(r int) {
+		comms[r].Abort()
+		aggs[r].Abort()
 	})
 }
 
 // soakRank runs the soak on one rank; rank 0 prints the table and the
 // verdict and returns the verdict's error. Every rank reports its first
 // wrong collective on stderr.
-func soakRank(ctx context.Context, f *soakFlags, c *ringo.Comm, how string) error {
+func soakRank(f *soakFlags, c *ringo.Comm, how string, soak func(func(bench.Sample)) (bench.SoakResult, error)) error {
 	out := io.Discard
 	if c.Rank() == 0 {
 		out = os.Stdout
@@ -76,7 +119,7 @@ func soakRank(ctx context.Context, f *soakFlags, c *ringo.Comm, how string) erro
 	fmt.Fprintf(out, "# each drawn at random (collective, datatype, op, count, root, in place or not) and every output element checked bit-exactly\n")
 	fmt.Fprintf(out, "# first report after a warm-up of %d; figures after runtime.GC(), summed over the ranks' processes: heap = HeapAlloc, inuse = HeapInuse, sys = Sys; fds = /proc/self/fd entries; shm = /dev/shm/ringo-* entries of the host\n", o.Warmup)
 	bench.WriteSoakHeader(out)
-	res, err := bench.SoakRank(ctx, c, *o, func(s bench.Sample) { bench.WriteSoakSample(out, s) })
+	res, err := soak(func(s bench.Sample) { bench.WriteSoakSample(out, s) })
 	if res.FirstWrong != "" {
 		fmt.Fprintf(os.Stderr, "ringo soak: first wrong: %s\n", res.FirstWrong)
 	}

@@ -41,6 +41,8 @@ func TestSoak(t *testing.T) {
 		{[]string{"soak", "-transport", "carrier-pigeon"}, "-transport"},
 		{[]string{"soak", "-max", "1x"}, "-max"},
 		{[]string{"soak", "-n", "10", "-warmup", "20"}, "warm-up"},
+		{[]string{"soak", "-gpus", "0,x"}, "-gpus"},
+		{[]string{"soak", "-gpus", "0,1", "-n", "10", "-warmup", "5"}, "CUDA is not available"}, // this test's build has no cuda tag
 	} {
 		out, err := exec.Command(bin, c.args...).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), c.want) {
