@@ -18,6 +18,7 @@ import (
 
 	"github.com/ringo-ccl/ringo"
 	"github.com/ringo-ccl/ringo/bench"
+	"github.com/ringo-ccl/ringo/device"
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/internal/cuda/nvtx/nvtxtest"
 	"github.com/ringo-ccl/ringo/kernels"
@@ -449,6 +450,15 @@ func TestGPUGraphCapture(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer rk.d.DestroyGraph(rk.graph)
+	}
+	// Collectives of many other shapes make the ranks evict plans: not
+	// the captured ones, which the graphs still launch.
+	streams, bufs := make([]ringo.Stream, len(ranks)), make([]ringo.DevPtr[float32], len(ranks))
+	for r, rk := range ranks {
+		streams[r], bufs[r] = rk.s, rk.buf
+	}
+	if err := churnPlans(comms, streams, bufs, 2*device.PlanCache+1); err != nil {
+		t.Fatal(err)
 	}
 	// Replay: buffers start at 1; each replay doubles every element (twice
 	// for the first 7, which two all-reduces of 2 ranks touch).
@@ -891,4 +901,88 @@ func allReduceEach(comms []*ringo.Comm, g []int, count, reps int) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// churnPlans runs shapes in-place max all-reduces of distinct counts (1 to
+// shapes elements of bufs[r]) on every rank of comms, rank r on
+// streams[r], waiting every 16, so that the ranks make and evict plans.
+func churnPlans(comms []*ringo.Comm, streams []ringo.Stream, bufs []ringo.DevPtr[float32], shapes int) error {
+	errs := make([]error, len(comms))
+	var wg sync.WaitGroup
+	for r, c := range comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			for i := 1; i <= shapes && errs[r] == nil; i++ {
+				b := bufs[r].Slice(0, i)
+				errs[r] = ringo.AllReduceDevice(ctx, c, b, b, ringo.OpMax, streams[r])
+				if errs[r] == nil && (i%16 == 0 || i == shapes) {
+					errs[r] = c.Wait(ctx, streams[r])
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// TestGPUPlanCacheBounded: collectives of ever new shapes (three times
+// device.PlanCache counts) leave each rank holding at most PlanCache plans
+// (device memory and markers, by internal/cuda's ledger), and compute
+// right while plans are evicted and made again.
+func TestGPUPlanCacheBounded(t *testing.T) {
+	g := testGPUs(t)
+	comms, err := ringo.NewLocalGPUs(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range comms {
+			c.Close()
+		}
+	}()
+	shapes := 3 * device.PlanCache
+	streams, bufs := make([]ringo.Stream, len(g)), make([]ringo.DevPtr[float32], len(g))
+	for r := range g {
+		if streams[r], err = ringo.NewStream(g[r]); err != nil {
+			t.Fatal(err)
+		}
+		defer streams[r].Close()
+		if bufs[r], err = ringo.DeviceAlloc[float32](g[r], shapes); err != nil {
+			t.Fatal(err)
+		}
+		defer bufs[r].Free()
+		init := make([]float32, shapes)
+		for i := range init {
+			init[i] = float32(r + 1)
+		}
+		if err := bufs[r].CopyFrom(init); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := churnPlans(comms, streams, bufs, 1); err != nil { // the communicators' own allocations, made
+		t.Fatal(err)
+	}
+	before := cuda.Outstanding()
+	if err := churnPlans(comms, streams, bufs, shapes); err != nil {
+		t.Fatal(err)
+	}
+	after := cuda.Outstanding()
+	limit := int64(len(comms) * device.PlanCache)
+	if after.Allocs-before.Allocs > limit || after.Events-before.Events > limit {
+		t.Errorf("after %d shapes: %+v held, %+v before: more than %d plans per rank", shapes, after, before, device.PlanCache)
+	}
+	t.Logf("after %d shapes on %d ranks: %d more allocations, %d more markers than after the first", shapes, len(comms), after.Allocs-before.Allocs, after.Events-before.Events)
+	for r := range comms {
+		got := make([]float32, shapes)
+		if err := bufs[r].CopyTo(got); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range got {
+			if v != float32(len(comms)) {
+				t.Fatalf("rank %d element %d = %v, want %d (the max over ranks)", r, i, v, len(comms))
+			}
+		}
+	}
 }

@@ -3,8 +3,10 @@
 package device
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/ringo-ccl/ringo/internal/cuda"
@@ -22,10 +24,32 @@ type Rank struct {
 	table    cuda.Ptr // RingoConn per channel
 	channels int
 	flag     *cuda.Mapped // word 0: abort
-	plans    map[planKey]cuda.Ptr
+	plans    map[planKey]*planEntry
+	launches uint64       // launches made, the plans' clock
+	old      []*planEntry // evict's scratch
 	scratch  []byte
 	args     [cuda.MaxArgs]uint64
 	trace    *gpuTrace // nil unless EnableTrace
+}
+
+// PlanCache is how many plans a rank keeps in device memory before it
+// frees the least recently used of those no kernel can still read (down to
+// half as many): a job that calls collectives of ever new shapes (dynamic
+// batch sizes, a soak) does not grow without bound.
+const PlanCache = 256
+
+// planEntry is a plan in device memory and what is known of its use.
+type planEntry struct {
+	key    planKey
+	ptr    cuda.Ptr
+	done   cuda.Event // a marker recorded after the plan's latest launch
+	stream uintptr    // that launch's stream
+	last   uint64     // Rank.launches at that launch
+	// pinned: kept until Close, because a CUDA graph may replay a launch
+	// of it at any time (it was launched into a stream capture), or the
+	// marker does not cover every launch (two streams at once, or a
+	// record that failed).
+	pinned bool
 }
 
 // planKey is everything a rank's plan depends on besides the rank's ring,
@@ -55,7 +79,7 @@ func New(ordinal int, table uintptr, channels int) (*Rank, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Rank{dev: dev, table: cuda.Ptr(table), channels: channels, flag: flag, plans: map[planKey]cuda.Ptr{}}, nil
+	return &Rank{dev: dev, table: cuda.Ptr(table), channels: channels, flag: flag, plans: map[planKey]*planEntry{}}, nil
 }
 
 // Launch enqueues plan p, the rank's collective seq, over the device
@@ -71,6 +95,13 @@ func (r *Rank) Launch(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func,
 	plan, err := r.plan(p)
 	if err != nil {
 		return err
+	}
+	if plan.last > 0 && plan.stream != stream && !plan.pinned {
+		// Its marker will follow this launch only: pin the plan unless
+		// the launch on the other stream is over.
+		if !r.finished(plan) {
+			plan.pinned = true
+		}
 	}
 	name, arg := "ringo_copy", uint64(0)
 	if f != nil {
@@ -89,9 +120,15 @@ func (r *Rank) Launch(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func,
 	if err != nil {
 		return err
 	}
-	r.args = [cuda.MaxArgs]uint64{uint64(r.table), uint64(plan), uint64(in), uint64(out), arg, kernels.Geom(p), uint64(r.flag.Dev)}
-	if err := r.dev.Launch(fn, len(p.Channels), kernels.Threads, cuda.Stream(stream), &r.args, 7); err != nil {
+	r.args = [cuda.MaxArgs]uint64{uint64(r.table), uint64(plan.ptr), uint64(in), uint64(out), arg, kernels.Geom(p), uint64(r.flag.Dev)}
+	captured, marked, err := r.dev.LaunchMarked(fn, len(p.Channels), kernels.Threads, cuda.Stream(stream), &r.args, 7, plan.done)
+	if err != nil {
 		return err
+	}
+	r.launches++
+	plan.last, plan.stream = r.launches, stream
+	if captured || !marked {
+		plan.pinned = true
 	}
 	if r.trace != nil {
 		r.trace.launched(p, seq)
@@ -100,39 +137,87 @@ func (r *Rank) Launch(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func,
 }
 
 // plan returns p's encoding in device memory, uploading it on first use.
-// Plans are kept until Close — a captured CUDA graph may replay a launch
-// that reads one at any time — which costs a few hundred bytes per distinct
-// call shape. The upload is synchronous and kept out of any stream capture
-// in progress, so a collective may be first seen while its stream is being
-// captured.
-func (r *Rank) plan(p *ring.Plan) (cuda.Ptr, error) {
+// A plan stays until Close, or until PlanCache plans are kept and it is
+// among the least recently used whose last launch has finished. The upload
+// is synchronous and kept out of any stream capture in progress, so a
+// collective may be first seen while its stream is being captured.
+func (r *Rank) plan(p *ring.Plan) (*planEntry, error) {
 	s := &p.Spec
 	key := planKey{s.Coll, s.Count, s.EltSize, s.Root, s.Proto, s.Channels, s.BuffSize, s.Variant}
-	if d, ok := r.plans[key]; ok {
-		return d, nil
+	if e, ok := r.plans[key]; ok {
+		return e, nil
 	}
 	var err error
 	r.scratch, err = kernels.EncodePlan(r.scratch[:0], p)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	var d cuda.Ptr
+	e := &planEntry{key: key}
 	err = r.dev.Uncaptured(func() error {
+		if len(r.plans) >= PlanCache {
+			r.evict()
+		}
 		var err error
-		if d, err = r.dev.Alloc(int64(len(r.scratch))); err != nil {
+		if e.done, err = r.dev.NewMarker(); err != nil {
 			return err
 		}
-		if err := r.dev.CopyHtoD(d, r.scratch); err != nil {
-			r.dev.Free(d)
-			return err
+		if e.ptr, err = r.dev.Alloc(int64(len(r.scratch))); err == nil {
+			err = r.dev.CopyHtoD(e.ptr, r.scratch)
 		}
-		return nil
+		if err != nil {
+			r.free(e)
+		}
+		return err
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	r.plans[key] = d
-	return d, nil
+	r.plans[key] = e
+	return e, nil
+}
+
+// evict frees the least recently used plans that are not pinned and whose
+// last launch has finished, until PlanCache/2 are left or none can go. It
+// runs with stream capture relaxed (plan's upload): its queries are not
+// allowed in a thread whose capture mode is global.
+func (r *Rank) evict() {
+	r.old = r.old[:0]
+	for _, e := range r.plans {
+		if !e.pinned {
+			r.old = append(r.old, e)
+		}
+	}
+	slices.SortFunc(r.old, func(a, b *planEntry) int { return cmp.Compare(a.last, b.last) })
+	for _, e := range r.old {
+		if len(r.plans) <= PlanCache/2 {
+			break
+		}
+		if r.finished(e) {
+			r.free(e)
+			delete(r.plans, e.key)
+		}
+	}
+}
+
+// finished reports whether e's last launch is over (false when that cannot
+// be told: an error the next launch reports).
+func (r *Rank) finished(e *planEntry) bool {
+	var done bool
+	r.dev.Uncaptured(func() (err error) {
+		done, err = r.dev.Done(e.done)
+		return err
+	})
+	return done
+}
+
+// free releases e's memory and marker.
+func (r *Rank) free(e *planEntry) {
+	if e.ptr != 0 {
+		r.dev.Free(e.ptr)
+	}
+	if e.done != 0 {
+		r.dev.DestroyEvent(e.done)
+	}
 }
 
 func (r *Rank) flagWord() *atomic.Uint32 { return r.flag.Word(0) }
@@ -180,8 +265,8 @@ func (r *Rank) Wait(ctx context.Context, stream uintptr) error {
 
 // Close frees the rank's plans and flag. No kernel may be running.
 func (r *Rank) Close() error {
-	for k, d := range r.plans {
-		r.dev.Free(d)
+	for k, e := range r.plans {
+		r.free(e)
 		delete(r.plans, k)
 	}
 	if r.trace != nil {

@@ -75,10 +75,22 @@ const MaxArgs = 16
 // parameter is 8 bytes. It is one cgo crossing: the context is made
 // current in C.
 func (d *Device) Launch(f Func, grid, block int, s Stream, args *[MaxArgs]uint64, nargs int) error {
+	_, _, err := d.LaunchMarked(f, grid, block, s, args, nargs, 0)
+	return err
+}
+
+// LaunchMarked is Launch, then, unless s is being captured into a graph,
+// records done (a marker event; 0 for none) after the kernel on s, in the
+// same cgo crossing. captured reports a capture (done is not recorded: the
+// kernel runs whenever the graph is launched); marked that done was
+// recorded.
+func (d *Device) LaunchMarked(f Func, grid, block int, s Stream, args *[MaxArgs]uint64, nargs int, done Event) (captured, marked bool, err error) {
+	var c, m C.int
 	runtime.LockOSThread()
-	r := C.ringoLaunch(d.cctx(), f.fn, C.uint(grid), C.uint(block), 0, C.uintptr_t(s), (*C.uint64_t)(unsafe.Pointer(&args[0])), C.int(nargs))
+	r := C.ringoLaunch(d.cctx(), f.fn, C.uint(grid), C.uint(block), 0, C.uintptr_t(s), (*C.uint64_t)(unsafe.Pointer(&args[0])), C.int(nargs),
+		C.uintptr_t(done), &c, &m)
 	runtime.UnlockOSThread()
-	return check("launch "+f.name, r)
+	return c != 0, m != 0, check("launch "+f.name, r)
 }
 
 // cctx returns the primary context as a C handle (cu.CUContext holds it as

@@ -79,23 +79,45 @@ func (d *Device) Sync(s Stream) error {
 	return d.Do(func() error { return check("synchronize stream", C.cuStreamSynchronize(s.c())) })
 }
 
-// Event is a CUevent handle for timing.
+// Event is a CUevent handle: for timing (NewEvent) or a marker
+// (NewMarker).
 type Event uintptr
 
 func (e Event) c() C.CUevent { return C.ringoEvent(C.uintptr_t(e)) }
 
 // NewEvent creates a timing event.
-func (d *Device) NewEvent() (Event, error) {
+func (d *Device) NewEvent() (Event, error) { return d.newEvent(C.CU_EVENT_DEFAULT) }
+
+// NewMarker creates an event without timing, to learn when the work before
+// its record has finished (Done).
+func (d *Device) NewMarker() (Event, error) { return d.newEvent(C.CU_EVENT_DISABLE_TIMING) }
+
+func (d *Device) newEvent(flags C.uint) (Event, error) {
 	var e Event
 	err := d.Do(func() error {
 		var ce C.CUevent
-		if err := check("create event", C.cuEventCreate(&ce, C.CU_EVENT_DEFAULT)); err != nil {
+		if err := check("create event", C.cuEventCreate(&ce, flags)); err != nil {
 			return err
 		}
 		e = Event(uintptr(unsafe.Pointer(ce)))
 		return nil
 	})
 	return e, held(&live.events, err, 1)
+}
+
+// Done reports whether the work before e's latest record has finished (an
+// event never recorded is done); an error of that work is returned too.
+func (d *Device) Done(e Event) (bool, error) {
+	var done bool
+	err := d.Do(func() error {
+		r := C.cuEventQuery(e.c())
+		if r == C.CUDA_ERROR_NOT_READY {
+			return nil
+		}
+		done = true
+		return check("query event", r)
+	})
+	return done, err
 }
 
 // DestroyEvent releases an event.
