@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sync/atomic"
 
@@ -25,31 +26,61 @@ type Rank struct {
 	channels int
 	flag     *cuda.Mapped // word 0: abort
 	plans    map[planKey]*planEntry
-	launches uint64       // launches made, the plans' clock
-	old      []*planEntry // evict's scratch
+	spare    map[int][]*planEntry // evicted plans' memory, by size, for new plans
+	launches uint64               // launches made, the plans' clock
+	churn    bool                 // PlanCache/2 plans were kept once: launches are watched
+	fences   [nFences]fence       // the latest, round robin
+	nfences  int                  // fences recorded
+	old      []*planEntry         // evict's scratch
 	scratch  []byte
 	args     [cuda.MaxArgs]uint64
 	trace    *gpuTrace // nil unless EnableTrace
 }
 
 // PlanCache is how many plans a rank keeps in device memory before it
-// frees the least recently used of those no kernel can still read (down to
-// half as many): a job that calls collectives of ever new shapes (dynamic
-// batch sizes, a soak) does not grow without bound.
+// evicts the least recently used of those no kernel can still read (down
+// to half as many): a job that calls collectives of ever new shapes
+// (dynamic batch sizes, a soak) does not grow without bound. An evicted
+// plan's memory serves the next new plan of its size class; it is freed at
+// Close only, because cuMemFree waits for the whole device — for another
+// rank's kernel on the same GPU, which may be waiting for this rank's next
+// launch.
 const PlanCache = 256
+
+// Watching launches. A rank that has never kept PlanCache/2 plans launches
+// plainly, as before the cache was bounded: nothing is evicted, so nothing
+// needs to be known. The first time it keeps that many it enters churn:
+// every plan it has is pinned (any may have been captured into a graph),
+// and from then on each launch asks whether its stream is being captured
+// (pinning the plan if so), and every fenceEvery-th records a fence after
+// it: a marker event that, once done, shows every earlier launch on its
+// stream finished, which is what eviction asks. A fence per launch cost
+// ~1 µs of GPU time at 128–512 KiB on 2×H200.
+const fenceEvery = 16
+
+// nFences is how many of the latest fences a rank keeps.
+const nFences = 4
 
 // planEntry is a plan in device memory and what is known of its use.
 type planEntry struct {
 	key    planKey
 	ptr    cuda.Ptr
-	done   cuda.Event // a marker recorded after the plan's latest launch
-	stream uintptr    // that launch's stream
-	last   uint64     // Rank.launches at that launch
+	size   int     // bytes at ptr: a power of two
+	stream uintptr // the stream of its latest launch
+	last   uint64  // Rank.launches at that launch
 	// pinned: kept until Close, because a CUDA graph may replay a launch
-	// of it at any time (it was launched into a stream capture), or the
-	// marker does not cover every launch (two streams at once, or a
-	// record that failed).
+	// of it at any time (it was launched into a stream capture), or it was
+	// launched on another stream before its last launch was known to be
+	// over.
 	pinned bool
+}
+
+// fence is a marker recorded on stream after the launch that made
+// Rank.launches at.
+type fence struct {
+	done   cuda.Event
+	stream uintptr
+	at     uint64
 }
 
 // planKey is everything a rank's plan depends on besides the rank's ring,
@@ -79,7 +110,8 @@ func New(ordinal int, table uintptr, channels int) (*Rank, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Rank{dev: dev, table: cuda.Ptr(table), channels: channels, flag: flag, plans: map[planKey]*planEntry{}}, nil
+	return &Rank{dev: dev, table: cuda.Ptr(table), channels: channels, flag: flag,
+		plans: map[planKey]*planEntry{}, spare: map[int][]*planEntry{}}, nil
 }
 
 // Launch enqueues plan p, the rank's collective seq, over the device
@@ -96,12 +128,8 @@ func (r *Rank) Launch(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func,
 	if err != nil {
 		return err
 	}
-	if plan.last > 0 && plan.stream != stream && !plan.pinned {
-		// Its marker will follow this launch only: pin the plan unless
-		// the launch on the other stream is over.
-		if !r.finished(plan) {
-			plan.pinned = true
-		}
+	if r.churn && plan.last > 0 && plan.stream != stream && !plan.pinned && !r.finished(plan, r.doneFences()) {
+		plan.pinned = true // fences on this stream will not show the other's launch over
 	}
 	name, arg := "ringo_copy", uint64(0)
 	if f != nil {
@@ -121,14 +149,8 @@ func (r *Rank) Launch(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func,
 		return err
 	}
 	r.args = [cuda.MaxArgs]uint64{uint64(r.table), uint64(plan.ptr), uint64(in), uint64(out), arg, kernels.Geom(p), uint64(r.flag.Dev)}
-	captured, marked, err := r.dev.LaunchMarked(fn, len(p.Channels), kernels.Threads, cuda.Stream(stream), &r.args, 7, plan.done)
-	if err != nil {
+	if err := r.launch(fn, p, plan, stream); err != nil {
 		return err
-	}
-	r.launches++
-	plan.last, plan.stream = r.launches, stream
-	if captured || !marked {
-		plan.pinned = true
 	}
 	if r.trace != nil {
 		r.trace.launched(p, seq)
@@ -136,9 +158,48 @@ func (r *Rank) Launch(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func,
 	return nil
 }
 
+// launch launches fn over plan on stream: plainly, or watched in churn.
+func (r *Rank) launch(fn cuda.Func, p *ring.Plan, plan *planEntry, stream uintptr) error {
+	grid, s := len(p.Channels), cuda.Stream(stream)
+	if !r.churn {
+		if err := r.dev.Launch(fn, grid, kernels.Threads, s, &r.args, 7); err != nil {
+			return err
+		}
+		r.launches++
+		plan.last, plan.stream = r.launches, stream
+		return nil
+	}
+	var fe *fence
+	var mark cuda.Event
+	if r.launches%fenceEvery == fenceEvery-1 {
+		if fe = &r.fences[r.nfences%nFences]; fe.done == 0 {
+			var err error
+			if fe.done, err = r.dev.NewMarker(); err != nil {
+				return err
+			}
+		}
+		mark = fe.done
+	}
+	captured, marked, err := r.dev.LaunchWatched(fn, grid, kernels.Threads, s, &r.args, 7, mark)
+	if err != nil {
+		return err
+	}
+	r.launches++
+	plan.last, plan.stream = r.launches, stream
+	if marked {
+		fe.stream, fe.at = stream, r.launches
+		r.nfences++
+	}
+	if captured {
+		plan.pinned = true
+	}
+	return nil
+}
+
 // plan returns p's encoding in device memory, uploading it on first use.
 // A plan stays until Close, or until PlanCache plans are kept and it is
-// among the least recently used whose last launch has finished. The upload
+// among the least recently used whose last launch has finished; its memory
+// then serves a later plan. The upload
 // is synchronous and kept out of any stream capture in progress, so a
 // collective may be first seen while its stream is being captured.
 func (r *Rank) plan(p *ring.Plan) (*planEntry, error) {
@@ -152,32 +213,45 @@ func (r *Rank) plan(p *ring.Plan) (*planEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &planEntry{key: key}
+	size := max(256, 1<<bits.Len(uint(len(r.scratch)-1)))
+	var e *planEntry
 	err = r.dev.Uncaptured(func() error {
-		if len(r.plans) >= PlanCache {
+		switch {
+		case len(r.plans) >= PlanCache:
 			r.evict()
+		case len(r.plans) >= PlanCache/2 && !r.churn:
+			r.churn = true
+			for _, e := range r.plans {
+				e.pinned = true
+			}
 		}
-		var err error
-		if e.done, err = r.dev.NewMarker(); err != nil {
+		if list := r.spare[size]; len(list) > 0 {
+			e, r.spare[size] = list[len(list)-1], list[:len(list)-1]
+			*e = planEntry{ptr: e.ptr, size: size}
+		} else {
+			ptr, err := r.dev.Alloc(int64(size))
+			if err != nil {
+				return err
+			}
+			e = &planEntry{ptr: ptr, size: size}
+		}
+		if err := r.dev.CopyHtoD(e.ptr, r.scratch); err != nil {
+			r.spare[size] = append(r.spare[size], e)
 			return err
 		}
-		if e.ptr, err = r.dev.Alloc(int64(len(r.scratch))); err == nil {
-			err = r.dev.CopyHtoD(e.ptr, r.scratch)
-		}
-		if err != nil {
-			r.free(e)
-		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	e.key = key
 	r.plans[key] = e
 	return e, nil
 }
 
-// evict frees the least recently used plans that are not pinned and whose
-// last launch has finished, until PlanCache/2 are left or none can go. It
+// evict moves the least recently used plans that are not pinned and whose
+// last launch has finished to the spare lists, until PlanCache/2 are left
+// or none can go. It
 // runs with stream capture relaxed (plan's upload): its queries are not
 // allowed in a thread whose capture mode is global.
 func (r *Rank) evict() {
@@ -188,36 +262,49 @@ func (r *Rank) evict() {
 		}
 	}
 	slices.SortFunc(r.old, func(a, b *planEntry) int { return cmp.Compare(a.last, b.last) })
+	done := r.doneFences()
 	for _, e := range r.old {
 		if len(r.plans) <= PlanCache/2 {
 			break
 		}
-		if r.finished(e) {
-			r.free(e)
+		if r.finished(e, done) {
 			delete(r.plans, e.key)
+			r.spare[e.size] = append(r.spare[e.size], e)
 		}
 	}
 }
 
-// finished reports whether e's last launch is over (false when that cannot
-// be told: an error the next launch reports).
-func (r *Rank) finished(e *planEntry) bool {
-	var done bool
-	r.dev.Uncaptured(func() (err error) {
-		done, err = r.dev.Done(e.done)
-		return err
+// doneFences returns the fences whose marker is done (the others zero).
+func (r *Rank) doneFences() [nFences]fence {
+	var done [nFences]fence
+	r.dev.Uncaptured(func() error {
+		for i, f := range r.fences {
+			if f.at == 0 {
+				continue
+			}
+			if ok, err := r.dev.Done(f.done); err != nil {
+				return err // told at the next launch
+			} else if ok {
+				done[i] = f
+			}
+		}
+		return nil
 	})
 	return done
 }
 
-// free releases e's memory and marker.
-func (r *Rank) free(e *planEntry) {
-	if e.ptr != 0 {
-		r.dev.Free(e.ptr)
+// finished reports whether e's last launch is over: it was never launched,
+// or a done fence on its stream was recorded after it.
+func (r *Rank) finished(e *planEntry, done [nFences]fence) bool {
+	if e.last == 0 {
+		return true
 	}
-	if e.done != 0 {
-		r.dev.DestroyEvent(e.done)
+	for _, f := range done {
+		if f.at >= e.last && f.stream == e.stream {
+			return true
+		}
 	}
+	return false
 }
 
 func (r *Rank) flagWord() *atomic.Uint32 { return r.flag.Word(0) }
@@ -266,8 +353,20 @@ func (r *Rank) Wait(ctx context.Context, stream uintptr) error {
 // Close frees the rank's plans and flag. No kernel may be running.
 func (r *Rank) Close() error {
 	for k, e := range r.plans {
-		r.free(e)
+		r.dev.Free(e.ptr)
 		delete(r.plans, k)
+	}
+	for size, list := range r.spare {
+		for _, e := range list {
+			r.dev.Free(e.ptr)
+		}
+		delete(r.spare, size)
+	}
+	for i, f := range r.fences {
+		if f.done != 0 {
+			r.dev.DestroyEvent(f.done)
+		}
+		r.fences[i] = fence{}
 	}
 	if r.trace != nil {
 		r.trace.harvest()

@@ -15,24 +15,24 @@ const char* ringoErrorString(CUresult r) {
 }
 
 // ringoLaunch makes ctx current on this thread and launches f with up to
-// 16 eight-byte parameters: one cgo crossing per collective. With a done
-// event it also reports whether the stream is being captured into a graph
-// (*captured) and, when it is not, records done after the launch (*marked
-// is whether that worked).
+// 16 eight-byte parameters: one cgo crossing per collective. With watch it
+// also reports whether the stream is being captured into a graph
+// (*captured) and, when it is not and done is an event, records done after
+// the launch (*marked is whether that worked).
 CUresult ringoLaunch(CUcontext ctx, CUfunction f, unsigned grid, unsigned block, unsigned shmem, uintptr_t stream,
-                     const uint64_t* args, int nargs, uintptr_t done, int* captured, int* marked) {
+                     const uint64_t* args, int nargs, int watch, uintptr_t done, int* captured, int* marked) {
   CUresult r = cuCtxSetCurrent(ctx);
   if (r != CUDA_SUCCESS) return r;
   void* params[16];
   for (int i = 0; i < nargs && i < 16; i++) params[i] = (void*)&args[i];
   *captured = 0;
   *marked = 0;
-  if (done) {
+  if (watch) {
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
     if (cuStreamIsCapturing((CUstream)stream, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE) *captured = 1;
   }
   r = cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shmem, (CUstream)stream, params, 0);
-  if (r == CUDA_SUCCESS && done && !*captured) *marked = cuEventRecord((CUevent)done, (CUstream)stream) == CUDA_SUCCESS;
+  if (r == CUDA_SUCCESS && watch && done && !*captured) *marked = cuEventRecord((CUevent)done, (CUstream)stream) == CUDA_SUCCESS;
   return r;
 }
 

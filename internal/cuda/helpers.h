@@ -7,7 +7,7 @@
 const char* ringoErrorName(CUresult r);
 const char* ringoErrorString(CUresult r);
 CUresult ringoLaunch(CUcontext ctx, CUfunction f, unsigned grid, unsigned block, unsigned shmem, uintptr_t stream,
-                     const uint64_t* args, int nargs, uintptr_t done, int* captured, int* marked);
+                     const uint64_t* args, int nargs, int watch, uintptr_t done, int* captured, int* marked);
 CUresult ringoRelaxCapture(int relax, int* previous);
 CUresult ringoPointerInfo(CUdeviceptr p, int* memType, int* ordinal, CUdeviceptr* base, size_t* size);
 CUstream ringoStream(uintptr_t s);

@@ -75,20 +75,27 @@ const MaxArgs = 16
 // parameter is 8 bytes. It is one cgo crossing: the context is made
 // current in C.
 func (d *Device) Launch(f Func, grid, block int, s Stream, args *[MaxArgs]uint64, nargs int) error {
-	_, _, err := d.LaunchMarked(f, grid, block, s, args, nargs, 0)
+	_, _, err := d.launch(f, grid, block, s, args, nargs, false, 0)
 	return err
 }
 
-// LaunchMarked is Launch, then, unless s is being captured into a graph,
-// records done (a marker event; 0 for none) after the kernel on s, in the
-// same cgo crossing. captured reports a capture (done is not recorded: the
-// kernel runs whenever the graph is launched); marked that done was
-// recorded.
-func (d *Device) LaunchMarked(f Func, grid, block int, s Stream, args *[MaxArgs]uint64, nargs int, done Event) (captured, marked bool, err error) {
-	var c, m C.int
+// LaunchWatched is Launch that also reports whether s is being captured
+// into a graph (the kernel then runs whenever the graph is launched) and,
+// when it is not, records done (a marker event; 0 for none) after the
+// kernel, in the same cgo crossing; marked reports that record. The
+// capture query costs host time on every call: Launch is the plain one.
+func (d *Device) LaunchWatched(f Func, grid, block int, s Stream, args *[MaxArgs]uint64, nargs int, done Event) (captured, marked bool, err error) {
+	return d.launch(f, grid, block, s, args, nargs, true, done)
+}
+
+func (d *Device) launch(f Func, grid, block int, s Stream, args *[MaxArgs]uint64, nargs int, watch bool, done Event) (captured, marked bool, err error) {
+	var w, c, m C.int
+	if watch {
+		w = 1
+	}
 	runtime.LockOSThread()
 	r := C.ringoLaunch(d.cctx(), f.fn, C.uint(grid), C.uint(block), 0, C.uintptr_t(s), (*C.uint64_t)(unsafe.Pointer(&args[0])), C.int(nargs),
-		C.uintptr_t(done), &c, &m)
+		w, C.uintptr_t(done), &c, &m)
 	runtime.UnlockOSThread()
 	return c != 0, m != 0, check("launch "+f.name, r)
 }
