@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 
-	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/transport"
 )
 
@@ -49,13 +48,7 @@ type header struct {
 	summed bool   // the sender checksummed the data
 }
 
-// shapeOK reports whether p's slots fit a header and the FIFO: at least
-// one, fewer skipped than taken, at most 2×ring.NSteps.
-func shapeOK(p transport.Post) bool {
-	return p.Slots != 0 && p.Skip < p.Slots && p.Slots <= 2*ring.NSteps
-}
-
-// put encodes h into b. A post whose shape is not shapeOK has its skip and
+// put encodes h into b. A post whose shape is not ShapeOK has its skip and
 // slots truncated to a byte each; Send refuses those.
 func (h header) put(b []byte) {
 	b = b[:headerBytes]
@@ -97,7 +90,7 @@ func decodeHeader(b []byte) (header, error) {
 		Proto: b[18],
 	}
 	h.off = int(binary.LittleEndian.Uint32(b[12:]))
-	if !shapeOK(h.post) {
+	if !h.post.ShapeOK() {
 		return h, fmt.Errorf("%w: %v: %d slots, %d skipped", errHeader, h.post, h.post.Slots, h.post.Skip)
 	}
 	return h, nil

@@ -50,7 +50,7 @@ func FuzzDecodeHeader(f *testing.F) {
 			}
 			return
 		}
-		if !shapeOK(h.post) || !h.summed && h.sum != 0 {
+		if !h.post.ShapeOK() || !h.summed && h.sum != 0 {
 			t.Fatalf("% x decodes to %+v", in[:headerBytes], h)
 		}
 		// Anything that decodes re-encodes to the same bytes.

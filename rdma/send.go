@@ -93,7 +93,7 @@ func (w *Sender) Send(p transport.Post, data []byte) error {
 	if len(data) != int(p.Bytes) {
 		return fmt.Errorf("%s: %w: %v with %d bytes of data", w.who, errs.ErrInvalidArgument, p, len(data))
 	}
-	if !shapeOK(p) {
+	if !p.ShapeOK() {
 		return fmt.Errorf("%s: %w: %v: a post takes 1 to %d slots and skips fewer than it takes", w.who, errs.ErrInvalidArgument, p, 2*ring.NSteps)
 	}
 	off := 0

@@ -408,3 +408,30 @@ func TestSocketDataChecksum(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestSocketRefusesBadShapes: a post the header cannot carry (no slots,
+// skipping all it takes, more than 2×NSteps) is refused by the sender, and
+// a header that says so is refused by the receiver, before place.
+func TestSocketRefusesBadShapes(t *testing.T) {
+	a, b := tcpPair(t, 1)
+	s, r := newSockSend(a), newSockRecv(b)
+	defer s.Close()
+	defer r.Close()
+	for _, p := range []Post{{Slots: 0}, {Slots: 2, Skip: 2}, {Slots: 2*ring.NSteps + 1}, {Slots: 256}} {
+		if err := s.Send(p, nil); !errors.Is(err, errs.ErrInvalidArgument) {
+			t.Errorf("Send(%v): %v, want it refused", p, err)
+		}
+	}
+	h := make([]byte, postHdrLen)
+	binary.LittleEndian.PutUint32(h[0:], magicPost)
+	h[4], h[5], h[6] = uint8(ring.Simple), 1, 1 // skips its only slot
+	binary.LittleEndian.PutUint32(h[28:], crc32.ChecksumIEEE(h[:28]))
+	go a[0].Write(h)
+	_, err := r.Recv(func(p Post) ([]byte, error) {
+		t.Errorf("place called for %v", p)
+		return nil, nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "corrupt post header") {
+		t.Fatalf("Recv of a header skipping all its slots: %v", err)
+	}
+}

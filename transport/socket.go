@@ -16,6 +16,7 @@ import (
 
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/ring"
 )
 
 // The socket wire: a net connection's posts over TCP, on several sockets.
@@ -460,6 +461,9 @@ func newSockSend(cs []net.Conn) *sockSend {
 
 // Send writes p's header and data, striped when large.
 func (w *sockSend) Send(p Post, data []byte) error {
+	if !p.ShapeOK() {
+		return fmt.Errorf("%w: %v: a post takes 1 to %d slots and skips fewer than it takes", errs.ErrInvalidArgument, p, 2*ring.NSteps)
+	}
 	parts, size := stripes(len(data), len(w.socks))
 	h := w.buf[:postHdrLen]
 	binary.LittleEndian.PutUint32(h[0:], magicPost)
@@ -557,6 +561,9 @@ func (w *sockRecv) Recv(place func(Post) ([]byte, error)) (Post, error) {
 	p := Post{Proto: h[4], Skip: uint32(h[5]), Slots: uint32(h[6]),
 		Step: binary.LittleEndian.Uint64(h[8:]), Bytes: binary.LittleEndian.Uint32(h[16:])}
 	parts := int(binary.LittleEndian.Uint32(h[20:]))
+	if !p.ShapeOK() {
+		return p, fmt.Errorf("corrupt post header: %v", p)
+	}
 	if want, _ := stripes(int(p.Bytes), len(w.socks)); parts != want {
 		return p, fmt.Errorf("corrupt post header: %v in %d parts, expected %d", p, parts, want)
 	}

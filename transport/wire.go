@@ -1,6 +1,10 @@
 package transport
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ringo-ccl/ringo/ring"
+)
 
 // A net connection joins two ranks that share no memory. Each end keeps a
 // Conn in its own memory — the sender's mirrors the receiver's FIFO — and a
@@ -24,6 +28,13 @@ type Post struct {
 	Slots uint32
 	Bytes uint32
 	Proto uint8 // ring.Simple or ring.LL
+}
+
+// ShapeOK reports whether p's slots are what a wire carries: at least one,
+// fewer skipped than taken, at most 2×ring.NSteps (the headers keep each in
+// a byte).
+func (p Post) ShapeOK() bool {
+	return p.Slots != 0 && p.Skip < p.Slots && p.Slots <= 2*ring.NSteps
 }
 
 func (p Post) String() string {
