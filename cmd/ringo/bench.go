@@ -342,11 +342,7 @@ func runLocal(n int, cfg *ringo.Config, run func(r int, c *ringo.Comm) error) er
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, c := range comms {
-			c.Close()
-		}
-	}()
+	defer closeAll(comms)
 	return eachRank(n, func(r int) error { return run(r, comms[r]) }, func(r int) { comms[r].Abort() })
 }
 
@@ -383,36 +379,47 @@ func benchGPUs(ctx context.Context, f *benchFlags, cfg *ringo.Config) error {
 // communicator of the same ranks to agree on timings, and returns rank 0's
 // rows; row sees each as it is measured.
 func sweepGPUs(ctx context.Context, gpus []int, cfg *ringo.Config, o bench.Options, row func(bench.Row)) ([]bench.Row, error) {
-	comms, err := ringo.NewLocalGPUs(gpus, cfg)
-	if err != nil {
-		return nil, err
-	}
-	aggs, err := ringo.NewLocal(len(gpus), nil)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		for r := range comms {
-			comms[r].Close()
-			aggs[r].Close()
-		}
-	}()
 	var rows []bench.Row
-	err = eachRank(len(comms), func(r int) error {
+	err := eachGPURank(gpus, cfg, func(r int, c, agg *ringo.Comm) error {
 		var cb func(bench.Row)
 		if r == 0 {
 			cb = row
 		}
-		res, err := bench.RunGPURank(ctx, comms[r], aggs[r], o, cb)
+		res, err := bench.RunGPURank(ctx, c, agg, o, cb)
 		if r == 0 {
 			rows = res
 		}
 		return err
-	}, func(r int) {
+	})
+	return rows, err
+}
+
+// eachGPURank runs run for one rank per GPU of gpus, as goroutines of this
+// process, each with its GPU communicator and its rank of a host
+// communicator of the same ranks (to agree on timings and samples); a rank
+// that fails aborts the others.
+func eachGPURank(gpus []int, cfg *ringo.Config, run func(r int, c, agg *ringo.Comm) error) error {
+	comms, err := ringo.NewLocalGPUs(gpus, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeAll(comms)
+	aggs, err := ringo.NewLocal(len(gpus), nil)
+	if err != nil {
+		return err
+	}
+	defer closeAll(aggs)
+	return eachRank(len(comms), func(r int) error { return run(r, comms[r], aggs[r]) }, func(r int) {
 		comms[r].Abort()
 		aggs[r].Abort()
 	})
-	return rows, err
+}
+
+// closeAll closes every communicator of comms.
+func closeAll(comms []*ringo.Comm) {
+	for _, c := range comms {
+		c.Close()
+	}
 }
 
 // childRank returns the communicator's UniqueID (idText, the value of

@@ -80,28 +80,11 @@ func soakMain(args []string) error {
 // soakGPUs runs the soak with one rank per GPU of f.gpus as goroutines of
 // this process, with a host communicator of the same ranks for the samples.
 func soakGPUs(ctx context.Context, f *soakFlags, cfg *ringo.Config) error {
-	comms, err := ringo.NewLocalGPUs(f.gpus, cfg)
-	if err != nil {
-		return err
-	}
-	aggs, err := ringo.NewLocal(len(f.gpus), nil)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		for r := range comms {
-			comms[r].Close()
-			aggs[r].Close()
-		}
-	}()
 	how := fmt.Sprintf("GPUs %v, one process", f.gpus)
-	return eachRank(len(comms), func(r int) error {
-		return soakRank(f, comms[r], how, func(s func(bench.Sample)) (bench.SoakResult, error) {
-			return bench.SoakGPURank(ctx, comms[r], aggs[r], f.o, s)
+	return eachGPURank(f.gpus, cfg, func(_ int, c, agg *ringo.Comm) error {
+		return soakRank(f, c, how, func(s func(bench.Sample)) (bench.SoakResult, error) {
+			return bench.SoakGPURank(ctx, c, agg, f.o, s)
 		})
-	}, func(r int) {
-		comms[r].Abort()
-		aggs[r].Abort()
 	})
 }
 
