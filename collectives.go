@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/ringo-ccl/ringo/host"
+	"github.com/ringo-ccl/ringo/internal/cuda/nvtx"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/reduce"
@@ -106,16 +107,9 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 		c.group.fail(err)
 		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
 	}
-	var t0 float64
-	if c.trace != nil {
-		t0 = c.trace.Now()
-	}
-	r := c.nvtx.start(call.Coll, call.Type, call.Op, call.Count)
+	m := c.mark(call.Coll, call.Count, call.Type, call.Op)
 	err := c.run(ctx, &call)
-	c.nvtx.end(r)
-	if c.trace != nil {
-		c.traceCall(t0, call.Coll, call.Count, call.Type, call.Op, err)
-	}
+	c.marked(m, err)
 	if err != nil && errors.Is(err, ErrTimeout) { // the report shows this rank still inside
 		if stall := c.group.stalled(c.seq); stall != "" {
 			err = fmt.Errorf("%w; %s", err, stall)
@@ -186,17 +180,42 @@ func (c *Comm) runRing(ctx context.Context, call *Call) error {
 	return c.exec.Run(job)
 }
 
-// traceCall records a collective (from t0 to now) on the rank's track.
-func (c *Comm) traceCall(t0 float64, coll Collective, count int64, dt DataType, op Op, err error) {
+// callMark is a call's start, for RINGO_TRACE and NVTX.
+type callMark struct {
+	coll  Collective
+	count int64
+	dt    DataType
+	op    Op
+	t0    float64 // the trace clock at the start
+	r     nvtx.Range
+}
+
+// mark starts a call's NVTX range and notes its start for the trace;
+// marked ends both.
+func (c *Comm) mark(coll Collective, count int64, dt DataType, op Op) callMark {
+	m := callMark{coll: coll, count: count, dt: dt, op: op, r: c.nvtx.start(coll, dt, op, count)}
+	if c.trace != nil {
+		m.t0 = c.trace.Now()
+	}
+	return m
+}
+
+// marked ends m's NVTX range and records the call (from m's start to now,
+// with err) on the rank's trace track.
+func (c *Comm) marked(m callMark, err error) {
+	c.nvtx.end(m.r)
+	if c.trace == nil {
+		return
+	}
 	c.trace.Name(c.rank, 0)
-	what := dt.String()
-	if coll.Reduces() {
-		what += " " + op.Kind().String()
+	what := m.dt.String()
+	if m.coll.Reduces() {
+		what += " " + m.op.Kind().String()
 	}
 	if err != nil {
 		what += ": " + err.Error()
 	}
-	c.trace.Add(coll.String(), "collective", t0, c.rank, 0, trace.EventArgs{Seq: c.seq, Step: -1, Recv: -1, Send: -1, Count: count, What: what})
+	c.trace.Add(m.coll.String(), "collective", m.t0, c.rank, 0, trace.EventArgs{Seq: c.seq, Step: -1, Recv: -1, Send: -1, Count: m.count, What: what})
 }
 
 // SumPath is how this communicator's all-reduce sums a datatype, for checks

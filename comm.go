@@ -68,13 +68,12 @@ type group interface {
 // for GPU ranks, which have no host executor.
 func newComm(rank, size int, s settings, g group, tr transport.Transport) (*Comm, error) {
 	c := &Comm{rank: rank, size: size, cfg: s, group: g}
-	switch _, inProcess := g.(*world); {
-	case s.untraced: // a hierarchical communicator's part: its parent records the calls
-	case inProcess:
-		c.trace = trace.FromEnv(-1) // one file for every rank of the process
-		c.nvtx = newNVTX(rank)
-	default:
-		c.trace = trace.FromEnv(rank)
+	if !s.untraced { // a hierarchical communicator's part: its parent records the calls
+		file := rank
+		if _, inProcess := g.(*world); inProcess {
+			file = -1 // one file for every rank of the process
+		}
+		c.trace = trace.FromEnv(file)
 		c.nvtx = newNVTX(rank)
 	}
 	if tr == nil {

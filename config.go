@@ -118,7 +118,6 @@ var (
 	envP2PRead     = env.Var{Name: "P2P_READ_ENABLE", NCCL: true}
 	envVariant     = env.Var{Name: "VARIANT"}
 	envGroup       = env.Var{Name: "GROUP"}
-	envCheck       = env.Var{Name: "CHECK"}
 )
 
 // algoNames are NCCL's algorithms; ringo has Ring.
@@ -141,7 +140,7 @@ type settings struct {
 	variant     ring.Variant
 	variantFrom string // what chose variant ("Config.Variant", "RINGO_VARIANT"); "": the default
 	group       int    // the hierarchical variant's ranks per group
-	check       bool   // RINGO_CHECK=1: ranks in separate processes compare every call (the net wires also checksum data, transport.CheckData)
+	check       bool   // RINGO_CHECK=1 (transport.CheckData): ranks in separate processes compare every call; the net wires checksum data
 	untraced    bool   // Config.sub: RINGO_TRACE does not apply
 
 	channelsGiven bool // channels came from Config.Channels
@@ -247,7 +246,7 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 	if c.Timeout != 0 {
 		s.timeout = c.Timeout
 	}
-	s.check = envCheck.Int(0, 0, 1) == 1
+	s.check = transport.CheckData()
 	s.untraced = c.sub
 
 	if v, name, ok := envAlgo.Lookup(); ok {

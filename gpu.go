@@ -217,20 +217,13 @@ func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
 		return nil
 	}
 	var err error
-	var t0 float64
-	if c.trace != nil {
-		t0 = c.trace.Now()
-	}
-	r := c.nvtx.start(call.Coll, call.Type, call.Op, call.Count)
+	m := c.mark(call.Coll, call.Count, call.Type, call.Op) // the enqueue: the kernels' steps are traced apart
 	if c.hier.covers(call.Coll, call.Op.Kind(), call.Count) {
 		err = c.hierDevice(ctx, call, s)
 	} else {
 		err = c.launch(call, s)
 	}
-	c.nvtx.end(r)
-	if c.trace != nil { // the enqueue: the GPU's own timing is not recorded
-		c.traceCall(t0, call.Coll, call.Count, call.Type, call.Op, err)
-	}
+	c.marked(m, err)
 	if err != nil {
 		c.group.fail(err)
 	}

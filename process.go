@@ -361,6 +361,7 @@ func (g *procGroup) stalled(seq uint64) string {
 	}
 	return stallReport(seq, ps)
 }
+
 func (g *procGroup) broken() *transport.Abort { return &g.abort }
 func (g *procGroup) proxied() bool            { return g.net }
 

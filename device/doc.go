@@ -7,12 +7,11 @@
 // Plans are encoded once per distinct call shape and kept in device memory,
 // so a steady stream of collectives costs one launch each; past PlanCache
 // shapes the least recently used plans whose kernels have finished (a
-// marker event recorded after each launch says so) give their memory to
-// new plans, and plans launched into a CUDA graph capture are kept until
-// Close. Every spin loop
-// of the kernels polls an abort flag in mapped host memory: Abort stops a
-// running collective and Wait turns a deadline into an abort, so no kernel
-// waits forever for a peer that never comes.
+// fence event recorded every few launches says so) give their memory to
+// new plans, and plans a CUDA graph may replay are kept until Close. Every
+// spin loop of the kernels polls an abort flag in mapped host memory:
+// Abort stops a running collective and Wait turns a deadline into an
+// abort, so no kernel waits forever for a peer that never comes.
 //
 // Everything here needs the build tag "cuda"; without it New returns
 // cuda.ErrNoCUDA.

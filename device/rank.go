@@ -161,37 +161,32 @@ func (r *Rank) Launch(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func,
 // launch launches fn over plan on stream: plainly, or watched in churn.
 func (r *Rank) launch(fn cuda.Func, p *ring.Plan, plan *planEntry, stream uintptr) error {
 	grid, s := len(p.Channels), cuda.Stream(stream)
-	if !r.churn {
-		if err := r.dev.Launch(fn, grid, kernels.Threads, s, &r.args, 7); err != nil {
-			return err
-		}
-		r.launches++
-		plan.last, plan.stream = r.launches, stream
-		return nil
-	}
 	var fe *fence
-	var mark cuda.Event
-	if r.launches%fenceEvery == fenceEvery-1 {
-		if fe = &r.fences[r.nfences%nFences]; fe.done == 0 {
-			var err error
-			if fe.done, err = r.dev.NewMarker(); err != nil {
-				return err
+	var captured, marked bool
+	var err error
+	if !r.churn {
+		err = r.dev.Launch(fn, grid, kernels.Threads, s, &r.args, 7)
+	} else {
+		var mark cuda.Event
+		if r.launches%fenceEvery == fenceEvery-1 {
+			if fe = &r.fences[r.nfences%nFences]; fe.done == 0 {
+				if fe.done, err = r.dev.NewMarker(); err != nil {
+					return err
+				}
 			}
+			mark = fe.done
 		}
-		mark = fe.done
+		captured, marked, err = r.dev.LaunchWatched(fn, grid, kernels.Threads, s, &r.args, 7, mark)
 	}
-	captured, marked, err := r.dev.LaunchWatched(fn, grid, kernels.Threads, s, &r.args, 7, mark)
 	if err != nil {
 		return err
 	}
 	r.launches++
 	plan.last, plan.stream = r.launches, stream
+	plan.pinned = plan.pinned || captured
 	if marked {
 		fe.stream, fe.at = stream, r.launches
 		r.nfences++
-	}
-	if captured {
-		plan.pinned = true
 	}
 	return nil
 }
@@ -199,9 +194,9 @@ func (r *Rank) launch(fn cuda.Func, p *ring.Plan, plan *planEntry, stream uintpt
 // plan returns p's encoding in device memory, uploading it on first use.
 // A plan stays until Close, or until PlanCache plans are kept and it is
 // among the least recently used whose last launch has finished; its memory
-// then serves a later plan. The upload
-// is synchronous and kept out of any stream capture in progress, so a
-// collective may be first seen while its stream is being captured.
+// then serves a later plan. The upload is synchronous and kept out of any
+// stream capture in progress, so a collective may be first seen while its
+// stream is being captured.
 func (r *Rank) plan(p *ring.Plan) (*planEntry, error) {
 	s := &p.Spec
 	key := planKey{s.Coll, s.Count, s.EltSize, s.Root, s.Proto, s.Channels, s.BuffSize, s.Variant}
@@ -251,9 +246,8 @@ func (r *Rank) plan(p *ring.Plan) (*planEntry, error) {
 
 // evict moves the least recently used plans that are not pinned and whose
 // last launch has finished to the spare lists, until PlanCache/2 are left
-// or none can go. It
-// runs with stream capture relaxed (plan's upload): its queries are not
-// allowed in a thread whose capture mode is global.
+// or none can go. It runs with stream capture relaxed (in plan's upload):
+// its queries are not allowed in a thread whose capture mode is global.
 func (r *Rank) evict() {
 	r.old = r.old[:0]
 	for _, e := range r.plans {

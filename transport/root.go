@@ -275,14 +275,15 @@ func (r *rootServer) routineQuery(m *rootMember) {
 		o.send(frameAsk, ask)
 	}
 	timeout := time.After(queryWait)
-	for got := 0; got < len(asked); got++ {
+wait:
+	for range asked {
 		select {
 		case pr := <-answers:
 			if pr.Rank >= 0 && pr.Rank < len(report) {
 				report[pr.Rank] = pr
 			}
 		case <-timeout:
-			got = len(asked)
+			break wait
 		case <-r.stopc:
 			return
 		}

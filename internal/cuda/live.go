@@ -3,8 +3,8 @@ package cuda
 import "sync/atomic"
 
 // Live counts the driver resources this process holds through the package,
-// by kind: what Alloc, AllocMapped, OpenIPC, RegisterHost, NewStream and
-// NewEvent made and their releases have not undone. Leak checks compare it
+// by kind: what Alloc, AllocMapped, OpenIPC, RegisterHost, NewStream,
+// NewEvent and NewMarker made and their releases have not undone. Leak checks compare it
 // before a communicator is made and after it is closed (a failed release
 // still counts as held). Without the cuda tag it stays zero.
 type Live struct {
