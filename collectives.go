@@ -136,10 +136,32 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 	if call.Count == 0 {
 		return nil
 	}
+	if c.size == 1 {
+		return c.runOne(call)
+	}
 	if c.hier.covers(call.Coll, call.Op.Kind(), call.Count) {
 		return c.runHier(ctx, call)
 	}
 	return c.runRing(ctx, call)
+}
+
+// runOne runs a call of a one-rank communicator, where every collective's
+// output is its input: nothing moves in place, a copy out of place, and a
+// reduction applies only the op's pre- and post-operations (PreMulSum's
+// scaling; Avg of one rank is the identity). No ring, no executor.
+func (c *Comm) runOne(call *Call) error {
+	n := call.Count * int64(call.Type.Size())
+	in, out := call.Send[:n], call.Recv[:n]
+	if call.Coll.Reduces() {
+		f, err := c.funcs.get(call.Type, call.Op, 1)
+		if err != nil {
+			return errs.Invalid(call.Coll.String(), c.rank, "%v", err)
+		}
+		f.Final(out, in)
+	} else if !mem.Same(in, out) {
+		copy(out, in)
+	}
+	return nil
 }
 
 // runRing runs a call on the communicator's own ring.

@@ -17,6 +17,10 @@ import (
 //   - Avg on a float type: PreMulSum with s = 1/nranks rounded to the datatype.
 //   - Avg on an integer type: ⊕ is the sum and post(x) = x / nranks,
 //     truncated toward zero.
+//   - Avg of one rank: the identity (x × 1 and x / 1 are x), so a
+//     one-rank average moves no data in place — except on the 8-bit
+//     floats, whose multiplication saturates (NCCL's x × 1 turns E5M2's
+//     infinities into its largest finite value; so does ringo's).
 //
 // Every slice given to a method holds whole elements of Type(), is aligned
 // to the element size, and all slices of one call have the same length. dst
@@ -52,7 +56,10 @@ func New(t DataType, op Op, nranks int) (*Func, error) {
 	}
 	f := &Func{t: t, op: op}
 	k, s := op.kind, op.scalar
-	if k == Avg && t.IsFloat() {
+	switch {
+	case k == Avg && nranks == 1 && t != F8E4M3 && t != F8E5M2:
+		k = Sum // the average of one value is that value
+	case k == Avg && t.IsFloat():
 		k, s = PreMulSum, avgScalar(t, nranks)
 	}
 	f.devOp, f.devArg = deviceOp(k, s, nranks)

@@ -149,6 +149,9 @@ func refOps(dt DataType, op Op, n int) (pre func(uint64) uint64, combine func(a,
 	case Min:
 		return id, func(a, b uint64) uint64 { return refMinMax(dt, a, b, false) }, id
 	case Avg:
+		if n == 1 && dt != F8E4M3 && dt != F8E5M2 { // x × 1 is x but where fp8 saturates
+			return id, sum, id
+		}
 		if dt.IsFloat() {
 			return premul(refRound(dt, 1/float64(n))), sum, id
 		}
