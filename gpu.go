@@ -8,6 +8,7 @@ import (
 	"github.com/ringo-ccl/ringo/device"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
 )
 
@@ -230,10 +231,24 @@ func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
 	return err
 }
 
-// launch enqueues a validated call on the communicator's own ring.
+// launch enqueues a validated call on the communicator's own ring, or, on
+// a communicator of one rank, as a copy (see device.Rank.Local).
 func (c *Comm) launch(call DeviceCall, s Stream) error {
 	op := call.Coll.String()
 	bytes := call.Count * int64(call.Type.Size())
+	if c.size == 1 {
+		var f *reduce.Func
+		if call.Coll.Reduces() {
+			var err error
+			if f, err = c.funcs.get(call.Type, call.Op, 1); err != nil {
+				return errs.Invalid(op, c.rank, "%v", err)
+			}
+		}
+		if err := c.gpu.exec.Local(call.Send, call.Recv, bytes, f, s.h); err != nil {
+			return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "launch", Err: err}
+		}
+		return nil
+	}
 	if call.Coll == CollAllGather || call.Coll == CollReduceScatter {
 		bytes *= int64(c.size)
 	}

@@ -17,9 +17,11 @@ var envP2PDisable = env.Var{Name: "P2P_DISABLE", NCCL: true}
 
 // NewLocalGPUs makes one rank per entry of gpus, rank r on GPU gpus[r], all
 // in this process and connected through GPU peer-to-peer access (NVLink or
-// PCIe). An ordinal may repeat — several ranks on one GPU — which NCCL
-// forbids and tests find useful; their kernels must then run concurrently,
-// on streams of their own. cfg may be nil.
+// PCIe). An ordinal may repeat — several ranks on one GPU, which NCCL
+// forbids and a workstation with one GPU needs; their kernels then run
+// concurrently, each rank on a stream of its own, with the channels capped
+// so that they fit on the GPU together (an error says how many ranks fit).
+// cfg may be nil.
 func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 	n := len(gpus)
 	if n < 1 {
@@ -38,6 +40,13 @@ func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		if devs[r], err = cuda.Open(g); err != nil {
 			return fail(r, err)
 		}
+	}
+	shares, err := sharesOf(gpus)
+	if err != nil {
+		return fail(-1, err)
+	}
+	if err := s.fitShared(shares); err != nil {
+		return fail(-1, err)
 	}
 	var link ll128Link
 	for i := 0; n > 1 && i < n && link.unsafe == ""; i++ { // a ring of one has no link

@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
-	"sort"
 	"time"
 
 	"github.com/ringo-ccl/ringo/device"
@@ -73,8 +71,28 @@ type gpuPeer struct {
 func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev *cuda.Device) (_ *Comm, err error) {
 	bs := g.bs
 	n, rank := bs.Size(), bs.Rank()
-	peers, err := exchangePeers(ctx, bs, &s, dev.UUID())
+	resident, err := device.Resident(dev.Ordinal)
 	if err != nil {
+		return nil, err
+	}
+	peers, err := exchangePeers(ctx, bs, &s, dev.UUID(), resident)
+	if err != nil {
+		return nil, err
+	}
+	// Ranks on one GPU may run their kernels at once (ranks of this
+	// process, or of several under MPS): fit them all.
+	var shares []gpuShare
+	at := map[string]int{}
+	for _, p := range peers {
+		key := fmt.Sprint(p.Host, p.ShmDev, p.GPU)
+		if i, ok := at[key]; ok {
+			shares[i].ranks++
+			continue
+		}
+		at[key] = len(shares)
+		shares = append(shares, gpuShare{name: "GPU " + p.GPU, ranks: 1, resident: p.Resident})
+	}
+	if err := s.fitShared(shares); err != nil {
 		return nil, err
 	}
 	if !s.ringGiven {
@@ -197,7 +215,8 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 		env.Info(env.SubInit|env.SubP2P, "Channel %02d : %d[%d] -> %d[%s] via %s", c, rank, dev.Ordinal, next, peers[next].GPU, via)
 	}
 	transportCleanup := g.cleanup
-	g.stop = exec.Abort
+	stop := exec.Abort
+	g.stop.Store(&stop)
 	g.cleanup = func() error {
 		// Let the kernels end — or stop them past the timeout — before
 		// the memory they use goes away; then make sure the ranks of other
@@ -420,12 +439,6 @@ func shareNet(ctx context.Context, g *procGroup, dev *cuda.Device, l p2p.Layout,
 	return bases[0], bases[1], kind, cleanup, nil
 }
 
-// splitInfo is what a rank tells the others in Split.
-type splitInfo struct {
-	Color, Key int
-	ID         []byte // the new communicator's id, from its color's first rank
-}
-
 // Split makes the communicators of NCCL's ncclCommSplit: every rank of c
 // calls it; the ranks that give the same color ≥ 0 form one communicator,
 // ordered by key and then by their rank in c, each on its GPU; a negative
@@ -436,54 +449,12 @@ func (c *Comm) Split(ctx context.Context, color, key int, cfg *Config) (*Comm, e
 	if !ok || c.gpu == nil {
 		return nil, errs.Invalid("split", c.rank, "Split needs a communicator made by NewGPUComm")
 	}
-	fail := func(err error) (*Comm, error) {
+	part, err := splitRendezvous(ctx, g.bs, color, key, NewUniqueID)
+	if err != nil {
 		return nil, &Error{Op: "split", Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
-	}
-	gather := func(si splitInfo) ([]splitInfo, error) {
-		b, _ := json.Marshal(si)
-		blobs, err := g.bs.AllGather(ctx, b)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]splitInfo, len(blobs))
-		for r := range blobs {
-			if err := json.Unmarshal(blobs[r], &out[r]); err != nil {
-				return nil, fmt.Errorf("rank %d sent a malformed split: %v", r, err)
-			}
-		}
-		return out, nil
-	}
-	all, err := gather(splitInfo{Color: color, Key: key})
-	if err != nil {
-		return fail(err)
-	}
-	// My color's members in order; the first makes the id.
-	var members []int
-	for r, si := range all {
-		if color >= 0 && si.Color == color {
-			members = append(members, r)
-		}
-	}
-	sort.SliceStable(members, func(i, j int) bool { return all[members[i]].Key < all[members[j]].Key })
-	mine := splitInfo{Color: color, Key: key}
-	if len(members) > 0 && members[0] == c.rank {
-		id, err := NewUniqueID()
-		if err != nil {
-			return fail(err)
-		}
-		mine.ID = id[:]
-	}
-	all, err = gather(mine)
-	if err != nil {
-		return fail(err)
 	}
 	if color < 0 {
 		return nil, nil
 	}
-	id, err := transport.ParseUniqueID(all[members[0]].ID)
-	if err != nil {
-		return fail(err)
-	}
-	newRank := slices.Index(members, c.rank)
-	return NewGPUComm(ctx, id, len(members), newRank, c.gpu.dev, cfg)
+	return NewGPUComm(ctx, part.id, part.size, part.rank, c.gpu.dev, cfg)
 }

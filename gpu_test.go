@@ -301,19 +301,23 @@ func TestGPUBadInput(t *testing.T) {
 
 	hostPtr := ringo.DevicePointer[float32](g[0], uintptr(0x1000)+uintptr(len(host)), 1024)
 	wantGPUError(t, ringo.AllReduceDevice(ctx, c, hostPtr, buf0, ringo.OpSum, s0), ringo.ErrInvalidArgument, "host memory")
-	wantGPUError(t, ringo.AllReduceDevice(ctx, c, buf1, buf0, ringo.OpSum, s0), ringo.ErrInvalidArgument, "memory of GPU")
-	wantGPUError(t, ringo.AllReduceDevice(ctx, c, buf0, buf0, ringo.OpSum, s1), ringo.ErrInvalidArgument, "stream of GPU")
-	foreign := ringo.StreamHandle(g[0], s1.Handle())
-	wantGPUError(t, ringo.AllReduceDevice(ctx, c, buf0, buf0, ringo.OpSum, foreign), ringo.ErrInvalidArgument, "does not belong")
+	if g[0] != g[1] { // another GPU's memory and streams
+		wantGPUError(t, ringo.AllReduceDevice(ctx, c, buf1, buf0, ringo.OpSum, s0), ringo.ErrInvalidArgument, "memory of GPU")
+		wantGPUError(t, ringo.AllReduceDevice(ctx, c, buf0, buf0, ringo.OpSum, s1), ringo.ErrInvalidArgument, "stream of GPU")
+		foreign := ringo.StreamHandle(g[0], s1.Handle())
+		wantGPUError(t, ringo.AllReduceDevice(ctx, c, buf0, buf0, ringo.OpSum, foreign), ringo.ErrInvalidArgument, "does not belong")
+	}
 	wantGPUError(t, c.DoDevice(ctx, ringo.DeviceCall{Coll: ringo.CollAllGather, Send: buf0.Addr(), Recv: buf0.Addr(), Count: 1 << 62, Type: ringo.Float32}, s0),
 		ringo.ErrInvalidArgument, "overflows")
 	wantGPUError(t, c.DoDevice(ctx, ringo.DeviceCall{Coll: ringo.CollAllReduce, Send: buf0.Addr(), Recv: buf0.Addr(), Count: 2048, Type: ringo.Float32}, s0),
 		ringo.ErrInvalidArgument, "past the end")
 	wantGPUError(t, ringo.AllReduce(ctx, c, host, host, ringo.OpSum), ringo.ErrInvalidArgument, "use DoDevice")
 
-	t.Setenv("NCCL_P2P_DISABLE", "1")
-	_, err = ringo.NewLocalGPUs(g, nil)
-	wantGPUError(t, err, nil, "NCCL_P2P_DISABLE")
+	if g[0] != g[1] {
+		t.Setenv("NCCL_P2P_DISABLE", "1")
+		_, err = ringo.NewLocalGPUs(g, nil)
+		wantGPUError(t, err, nil, "NCCL_P2P_DISABLE")
+	}
 }
 
 // TestGPUAbsentRank: rank 1 never enqueues its part; rank 0's Wait ends
@@ -744,28 +748,176 @@ func testGPUProcessKilled(t *testing.T) {
 	}
 }
 
-// TestGPUSameGPURefused: two ranks of one communicator on one GPU are an
-// error for both, as in NCCL, not a ring that may deadlock.
-func TestGPUSameGPURefused(t *testing.T) {
+// TestGPUSharedGPU: ranks of NewGPUComm on one GPU (2 and 4, as a
+// process that drives one GPU with several ranks does, or ranks of
+// several processes do) form a ring that works, which NCCL refuses
+// ("Duplicate GPU"): their channels are capped so that every rank's
+// kernel is resident at once. Asking for more channels than fit is an
+// error saying how many do.
+func TestGPUSharedGPU(t *testing.T) {
+	gpu := testGPUs(t)[0]
+	for _, n := range []int{2, 4} {
+		t.Run(fmt.Sprint(n, " ranks"), func(t *testing.T) {
+			id, err := ringo.NewUniqueID()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			const count = 1<<20 + 7
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for r := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[r] = sharedRank(ctx, id, n, r, gpu, count)
+				}()
+			}
+			wg.Wait()
+			for r, err := range errs {
+				if err != nil {
+					t.Fatalf("rank %d: %v", r, err)
+				}
+			}
+		})
+	}
+	res, err := device.Resident(gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := res/64 + 1 // more ranks than 64 channels each fit
+	_, err = ringo.NewLocalGPUs(slices.Repeat([]int{gpu}, n), &ringo.Config{Channels: 64})
+	wantGPUError(t, err, ringo.ErrInvalidArgument, fmt.Sprintf("%d ranks share GPU %d, which holds %d blocks", n, gpu, res))
+	t.Logf("GPU %d holds %d blocks of ringo's kernels at once", gpu, res)
+}
+
+// sharedRank is rank r of n of communicator id on GPU gpu: an all-reduce
+// of count floats, checked.
+func sharedRank(ctx context.Context, id ringo.UniqueID, n, r, gpu, count int) error {
+	c, err := ringo.NewGPUComm(ctx, id, n, r, gpu, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	s, err := ringo.NewStream(gpu)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	buf, err := ringo.DeviceAlloc[float32](gpu, count)
+	if err != nil {
+		return err
+	}
+	defer buf.Free()
+	host := make([]float32, count)
+	for i := range host {
+		host[i] = float32(r + i%100)
+	}
+	if err := buf.CopyFrom(host); err != nil {
+		return err
+	}
+	if err := ringo.AllReduceDevice(ctx, c, buf, buf, ringo.OpSum, s); err != nil {
+		return err
+	}
+	if err := c.Wait(ctx, s); err != nil {
+		return err
+	}
+	if err := buf.CopyTo(host); err != nil {
+		return err
+	}
+	for i, v := range host {
+		if want := float32(n*(n-1)/2 + n*(i%100)); v != want {
+			return fmt.Errorf("element %d = %v, want %v", i, v, want)
+		}
+	}
+	return nil
+}
+
+// TestGPUWorldOfOne: a communicator of one rank (NewLocalGPUs and
+// NewGPUComm) runs every collective, type and op with the checked sweep,
+// in and out of place, as a copy (the driver's) or, for PreMulSum, the
+// scaling kernel; captured into a CUDA graph, an out-of-place copy replays
+// and an in-place call records nothing and still replays.
+func TestGPUWorldOfOne(t *testing.T) {
+	gpu := testGPUs(t)[0]
+	o := checkedOptions(0, 1, 7, 1021, 65537, 1<<20+7)
+	o.Root = 0
+	sweepGPUs(t, []int{gpu}, nil, o)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	id, err := ringo.NewUniqueID()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	gpu := testGPUs(t)[0]
-	errc := make(chan error, 2)
-	for r := range 2 {
-		go func() {
-			c, err := ringo.NewGPUComm(ctx, id, 2, r, gpu, nil)
-			if err == nil {
-				c.Close()
-			}
-			errc <- err
-		}()
+	c, err := ringo.NewGPUComm(ctx, id, 1, 0, gpu, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for range 2 {
-		wantGPUError(t, <-errc, ringo.ErrInvalidArgument, "same GPU")
+	defer c.Close()
+	d, err := cuda.Open(gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ringo.NewStream(gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const count = 1<<20 + 3
+	send, err := ringo.DeviceAlloc[float32](gpu, count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer send.Free()
+	recv, err := ringo.DeviceAlloc[float32](gpu, count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recv.Free()
+	host := make([]float32, count)
+	for i := range host {
+		host[i] = float32(i % 1000)
+	}
+	if err := send.CopyFrom(host); err != nil {
+		t.Fatal(err)
+	}
+	// The graph: scale send by 2 in place, copy it to recv.
+	if err := d.BeginCapture(cuda.Stream(s.Handle())); err != nil {
+		t.Fatal(err)
+	}
+	if err := ringo.AllReduceDevice(ctx, c, send, send, ringo.PreMul[float32](2), s); err != nil {
+		t.Fatal(err)
+	}
+	if err := ringo.AllReduceDevice(ctx, c, send, send, ringo.OpSum, s); err != nil { // nothing to record
+		t.Fatal(err)
+	}
+	if err := ringo.AllGatherDevice(ctx, c, send, recv, s); err != nil {
+		t.Fatal(err)
+	}
+	graph, err := d.EndCapture(cuda.Stream(s.Handle()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.DestroyGraph(graph)
+	const replays = 3
+	for range replays {
+		if err := d.LaunchGraph(graph, cuda.Stream(s.Handle())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Wait(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, count)
+	if err := recv.CopyTo(got); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if want := host[i] * (1 << replays); v != want {
+			t.Fatalf("element %d = %v after %d replays, want %v", i, v, replays, want)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ringo-ccl/ringo/internal/env"
@@ -127,9 +128,11 @@ type procGroup struct {
 	done  chan struct{} // closed by release: stops the watcher
 	once  sync.Once
 
-	// For a GPU rank: what stops its kernels, and what releases its
-	// connections (before the bootstrap closes: it may still need it).
-	stop    func()
+	// For a GPU rank: what stops its kernels — set once its executor
+	// exists, after proxies that may call fail already run — and what
+	// releases its connections (before the bootstrap closes: it may still
+	// need it).
+	stop    atomic.Pointer[func()]
 	cleanup func() error
 	sib     *siblings // the communicator's ranks in this process, for release
 	net     bool      // this rank has net connections (and their proxies)
@@ -152,8 +155,8 @@ type peerInfo struct {
 	ShmOff   bool   `json:"shm_off"` // NCCL_SHM_DISABLE=1
 	CPUs     int    `json:"cpus"`    // for the channels of a ring with net links
 	Settings string `json:"settings"`
-	GPU      string `json:"gpu,omitempty"`    // a GPU rank's device: "ordinal/UUID"
-	Access   []bool `json:"access,omitempty"` // GPU rank: whether its GPU reaches each rank's GPU
+	GPU      string `json:"gpu,omitempty"`      // a GPU rank's device: its UUID
+	Resident int    `json:"resident,omitempty"` // a GPU rank's device: blocks of ringo's kernels it holds at once
 }
 
 // sameHost reports whether two ranks can share memory.
@@ -161,20 +164,19 @@ func (p peerInfo) sameHost(q peerInfo) bool { return p.Host == q.Host && p.ShmDe
 
 // exchangePeers tells every rank about every other — host, /dev/shm
 // device, GPU — and checks that they agree on their settings.
-func exchangePeers(ctx context.Context, bs *transport.Bootstrap, s *settings, gpu string) ([]peerInfo, error) {
+func exchangePeers(ctx context.Context, bs *transport.Bootstrap, s *settings, gpu string, resident int) ([]peerInfo, error) {
 	dev, err := sys.ShmDevice()
 	if err != nil {
 		dev = 0 // no /dev/shm: this rank shares memory with nobody
 	}
 	me := peerInfo{Host: hostID(), Pid: os.Getpid(), ShmDev: dev, ShmOff: envShmDisable.Int(0, 0, 1) == 1 || dev == 0, CPUs: runtime.NumCPU(),
-		Settings: s.fingerprint(), GPU: gpu}
+		Settings: s.fingerprint(), GPU: gpu, Resident: resident}
 	blob, _ := json.Marshal(me)
 	blobs, err := bs.AllGather(ctx, blob)
 	if err != nil {
 		return nil, fmt.Errorf("exchanging peer information: %w", err)
 	}
 	peers := make([]peerInfo, len(blobs))
-	gpuRank := map[string]int{} // which rank holds each GPU
 	for r, b := range blobs {
 		p := &peers[r]
 		if err := json.Unmarshal(b, p); err != nil {
@@ -186,13 +188,6 @@ func exchangePeers(ctx context.Context, bs *transport.Bootstrap, s *settings, gp
 		case p.ShmOff != me.ShmOff:
 			return nil, fmt.Errorf("%w: rank %d has shared memory off (NCCL_SHM_DISABLE or no /dev/shm), rank %d on: set NCCL_SHM_DISABLE alike everywhere", ErrInvalidArgument, r, bs.Rank())
 		}
-		if p.GPU == "" {
-			continue
-		}
-		if q, dup := gpuRank[p.GPU]; dup {
-			return nil, fmt.Errorf("%w: ranks %d and %d use the same GPU (%s); ringo, like NCCL, runs one rank per GPU", ErrInvalidArgument, q, r, p.GPU)
-		}
-		gpuRank[p.GPU] = r
 	}
 	return peers, nil
 }
@@ -203,7 +198,7 @@ func exchangePeers(ctx context.Context, bs *transport.Bootstrap, s *settings, gp
 // configuration, the ring visits each host's ranks in a row, so it
 // crosses between hosts as few times as it can.
 func connectProcs(ctx context.Context, bs *transport.Bootstrap, tag string, s *settings) (*procGroup, error) {
-	peers, err := exchangePeers(ctx, bs, s, "")
+	peers, err := exchangePeers(ctx, bs, s, "", 0)
 	if err != nil {
 		return nil, err
 	}
@@ -368,8 +363,8 @@ func (g *procGroup) proxied() bool            { return g.net }
 // fail breaks the group and stops this rank's kernels, if it has any.
 func (g *procGroup) fail(cause error) {
 	g.abort.Set(cause)
-	if g.stop != nil {
-		g.stop()
+	if stop := g.stop.Load(); stop != nil {
+		(*stop)()
 	}
 }
 

@@ -284,6 +284,8 @@ func startChild(t *testing.T, cmd *exec.Cmd) *child {
 }
 
 // waitExit waits for a child with a deadline and returns its exit error.
+// A child built with -race that reported a data race fails the test,
+// whatever its exit.
 func waitExit(t *testing.T, k *child, d time.Duration) error {
 	t.Helper()
 	done := make(chan error, 1)
@@ -294,6 +296,9 @@ func waitExit(t *testing.T, k *child, d time.Duration) error {
 	}()
 	select {
 	case err := <-done:
+		if strings.Contains(k.stderr.String(), "WARNING: DATA RACE") {
+			t.Errorf("a rank process reported a data race:\n%s", k.stderr.String())
+		}
 		return err
 	case <-time.After(d):
 		k.cmd.Process.Kill()

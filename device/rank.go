@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/ringo-ccl/ringo/internal/cuda"
@@ -22,6 +23,7 @@ import (
 // be called concurrently, except Abort.
 type Rank struct {
 	dev      *cuda.Device
+	sms      int      // the GPU's multiprocessors
 	table    cuda.Ptr // RingoConn per channel
 	channels int
 	flag     *cuda.Mapped // word 0: abort
@@ -106,12 +108,59 @@ func New(ordinal int, table uintptr, channels int) (*Rank, error) {
 	if err := dev.LoadModule(kernels.Fatbin); err != nil {
 		return nil, err
 	}
+	sms, err := dev.SMCount()
+	if err != nil {
+		return nil, err
+	}
 	flag, err := dev.AllocMapped(4096)
 	if err != nil {
 		return nil, err
 	}
-	return &Rank{dev: dev, table: cuda.Ptr(table), channels: channels, flag: flag,
+	return &Rank{dev: dev, sms: sms, table: cuda.Ptr(table), channels: channels, flag: flag,
 		plans: map[planKey]*planEntry{}, spare: map[int][]*planEntry{}}, nil
+}
+
+var resident sync.Map // ordinal → int
+
+// Resident returns how many blocks of ringo's collective kernels GPU
+// ordinal can hold at once: its multiprocessors times the blocks of the
+// most demanding kernel that fit on one. A collective's kernel keeps a
+// block per channel resident until its ring neighbours' blocks have
+// passed it the data, so ranks that share a GPU — their kernels run
+// concurrently, on their own streams — must together use no more channels
+// than this, or the blocks that did not fit wait for blocks that wait for
+// them. The answer is cached per GPU.
+func Resident(ordinal int) (int, error) {
+	if n, ok := resident.Load(ordinal); ok {
+		return n.(int), nil
+	}
+	dev, err := cuda.Open(ordinal)
+	if err != nil {
+		return 0, err
+	}
+	if err := dev.LoadModule(kernels.Fatbin); err != nil {
+		return 0, err
+	}
+	sms, err := dev.SMCount()
+	if err != nil {
+		return 0, err
+	}
+	perSM := -1
+	for _, name := range kernels.Collectives() {
+		fn, err := dev.Func(name)
+		if err != nil {
+			return 0, err
+		}
+		n, err := dev.Occupancy(fn, kernels.Threads)
+		if err != nil {
+			return 0, err
+		}
+		if perSM < 0 || n < perSM {
+			perSM = n
+		}
+	}
+	resident.Store(ordinal, sms*perSM)
+	return sms * perSM, nil
 }
 
 // Launch enqueues plan p, the rank's collective seq, over the device
@@ -156,6 +205,40 @@ func (r *Rank) Launch(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func,
 		r.trace.launched(p, seq)
 	}
 	return nil
+}
+
+// Local enqueues a collective of a one-rank communicator on stream, whose
+// output is its input: in place nothing is enqueued (the call is trivially
+// ordered with the stream's work, and a graph capture records nothing), out
+// of place the driver copies the bytes at the GPU's copy bandwidth, and a
+// reduction whose op has a pre-operation (PreMulSum) runs the scaling
+// kernel, as wide as the GPU. f is nil for collectives that only move data.
+func (r *Rank) Local(in, out uintptr, bytes int64, f *reduce.Func, stream uintptr) error {
+	if r.aborted() {
+		return fmt.Errorf("%w: an earlier collective was aborted", errs.ErrAborted)
+	}
+	s := cuda.Stream(stream)
+	if f == nil || !f.HasPre() {
+		if in == out || bytes == 0 {
+			return nil
+		}
+		return r.dev.CopyAsync(cuda.Ptr(out), cuda.Ptr(in), bytes, s)
+	}
+	name, err := kernels.ScaleName(f.Type())
+	if err != nil {
+		return err
+	}
+	fn, err := r.dev.Func(name)
+	if err != nil {
+		return err
+	}
+	// A block moves 4 packs of 16 bytes per thread a round: enough blocks
+	// for a round each, up to four per multiprocessor.
+	const perBlock = kernels.ScaleThreads * 16 * 4
+	grid := int(min((bytes+perBlock-1)/perBlock, int64(4*r.sms)))
+	_, arg := f.Device()
+	r.args = [cuda.MaxArgs]uint64{uint64(in), uint64(out), uint64(bytes), arg}
+	return r.dev.Launch(fn, max(grid, 1), kernels.ScaleThreads, s, &r.args, 4)
 }
 
 // launch launches fn over plan on stream: plainly, or watched in churn.

@@ -22,6 +22,14 @@ func (r *Rank) Launch(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func,
 	return cuda.ErrNoCUDA
 }
 
+// Local is unavailable in this build.
+func (r *Rank) Local(in, out uintptr, bytes int64, f *reduce.Func, stream uintptr) error {
+	return cuda.ErrNoCUDA
+}
+
+// Resident returns cuda.ErrNoCUDA: this build has no GPU support.
+func Resident(ordinal int) (int, error) { return 0, cuda.ErrNoCUDA }
+
 // EnableTrace is unavailable in this build.
 func (r *Rank) EnableTrace(rec *trace.Recorder, rank int) error { return cuda.ErrNoCUDA }
 

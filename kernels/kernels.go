@@ -87,8 +87,34 @@ var opNames = map[Op]string{
 	reduce.DevPreMulSum: "premulsum", reduce.DevSumPostDiv: "sumpostdiv",
 }
 
-// Names returns every kernel the module must contain.
+// ScaleThreads is the block size of the one-rank scaling kernels
+// (kernels/src/onerank.cu).
+const ScaleThreads = 512
+
+// ScaleName returns the kernel that multiplies elements of type t by a
+// PreMulSum scalar: a one-rank communicator's PreMulSum reduction.
+func ScaleName(t reduce.DataType) (string, error) {
+	tn, ok := typeNames[t]
+	if !ok {
+		return "", fmt.Errorf("kernels: no kernels for datatype %v", t)
+	}
+	return "ringo_" + tn + "_scale", nil
+}
+
+// Names returns every kernel the module must contain: the collectives' and
+// the scaling kernels.
 func Names() []string {
+	names := Collectives()
+	for t := range reduce.NumTypes {
+		n, _ := ScaleName(t)
+		names = append(names, n)
+	}
+	return names
+}
+
+// Collectives returns the kernels that run a plan: persistent, one block of
+// Threads threads per channel, each waiting for its ring neighbours'.
+func Collectives() []string {
 	names := []string{"ringo_copy"}
 	for t := range reduce.NumTypes {
 		for op := reduce.DevSum; op <= reduce.DevSumPostDiv; op++ {

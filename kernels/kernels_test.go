@@ -13,7 +13,7 @@ import (
 // TestFatbinHasEveryKernel: every kernel the Go side may ask for is in the
 // module (the names are in the fatbin's symbol tables).
 func TestFatbinHasEveryKernel(t *testing.T) {
-	names := Names()
+	names := Collectives()
 	if len(names) != 1+12*5+6+3 {
 		t.Fatalf("%d kernel names", len(names))
 	}
@@ -58,6 +58,24 @@ func TestFatbinHasEveryKernel(t *testing.T) {
 	}
 	if n, _ := Name(reduce.Half, reduce.DevMax, true); n != "ringo_half_max" {
 		t.Fatalf("name %q", n)
+	}
+}
+
+// TestScaleKernels: onerank.cu instantiates a scaling kernel for every
+// datatype, and Names lists them beside the collectives'.
+func TestScaleKernels(t *testing.T) {
+	src, err := os.ReadFile("src/onerank.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(Names()), len(Collectives())+int(reduce.NumTypes); got != want {
+		t.Fatalf("%d kernel names, want %d", got, want)
+	}
+	for dt := range reduce.NumTypes {
+		name, err := ScaleName(dt)
+		if err != nil || !bytes.Contains(src, []byte("RINGO_SCALE_KERNEL("+typeNames[dt]+",")) {
+			t.Errorf("no scaling kernel for %v in onerank.cu (%q, %v)", dt, name, err)
+		}
 	}
 }
 

@@ -62,3 +62,19 @@ CUresult ringoPointerInfo(CUdeviceptr p, int* memType, int* ordinal, CUdeviceptr
 CUstream ringoStream(uintptr_t s) { return (CUstream)s; }
 CUevent ringoEvent(uintptr_t e) { return (CUevent)e; }
 CUgraphExec ringoGraphExec(uintptr_t g) { return (CUgraphExec)g; }
+
+// ringoCopyAsync makes ctx current and enqueues a copy of n bytes between
+// device addresses on stream: one cgo crossing, capturable into a graph.
+CUresult ringoCopyAsync(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t n, uintptr_t stream) {
+  CUresult r = cuCtxSetCurrent(ctx);
+  if (r != CUDA_SUCCESS) return r;
+  return cuMemcpyDtoDAsync(dst, src, n, (CUstream)stream);
+}
+
+// ringoOccupancy sets *blocks to how many blocks of block threads of f fit
+// on one multiprocessor at once (no dynamic shared memory).
+CUresult ringoOccupancy(CUcontext ctx, CUfunction f, int block, int* blocks) {
+  CUresult r = cuCtxSetCurrent(ctx);
+  if (r != CUDA_SUCCESS) return r;
+  return cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks, f, block, 0);
+}

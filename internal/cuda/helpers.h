@@ -9,6 +9,8 @@ const char* ringoErrorString(CUresult r);
 CUresult ringoLaunch(CUcontext ctx, CUfunction f, unsigned grid, unsigned block, unsigned shmem, uintptr_t stream,
                      const uint64_t* args, int nargs, int watch, uintptr_t done, int* captured, int* marked);
 CUresult ringoRelaxCapture(int relax, int* previous);
+CUresult ringoCopyAsync(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t n, uintptr_t stream);
+CUresult ringoOccupancy(CUcontext ctx, CUfunction f, int block, int* blocks);
 CUresult ringoPointerInfo(CUdeviceptr p, int* memType, int* ordinal, CUdeviceptr* base, size_t* size);
 CUstream ringoStream(uintptr_t s);
 CUevent ringoEvent(uintptr_t e);

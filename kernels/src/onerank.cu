@@ -1,0 +1,39 @@
+// onerank.cu: the kernels of a one-rank communicator. Its collectives move
+// nothing in place and copy out of place (the driver's device-to-device
+// copy, which package device enqueues); only PreMulSum computes: every
+// element times the scalar, ringo_<type>_scale, through the ring kernels'
+// reduceCopy (a chunk's pre- and post-operation with no partner). Each
+// block takes an equal share of the buffer, in whole 16-byte packs.
+#include "copy.cuh"
+
+template <typename T>
+__device__ __forceinline__ void scale(const char* in, char* out, uint64_t bytes, uint64_t arg) {
+  typedef Red<T, RINGO_OP_PREMULSUM> R;
+  const R r(arg);
+  const uint64_t share = ((bytes + gridDim.x - 1) / gridDim.x + 15) / 16 * 16;
+  const uint64_t lo = min((uint64_t)blockIdx.x * share, bytes);
+  const uint64_t hi = min(lo + share, bytes);
+  reduceCopy<T, R, false, true, true, false>(r, 0, in + lo, out + lo, 0, (int64_t)(hi - lo));
+}
+
+#define RINGO_SCALE_KERNEL(tname, T)                                                                    \
+  extern "C" __global__ void __launch_bounds__(RINGO_NWORKERS)                                          \
+      ringo_##tname##_scale(const char* in, char* out, uint64_t bytes, uint64_t arg) {                  \
+    scale<T>(in, out, bytes, arg);                                                                      \
+  }
+
+RINGO_SCALE_KERNEL(int8, int8_t)
+RINGO_SCALE_KERNEL(uint8, uint8_t)
+RINGO_SCALE_KERNEL(int32, int32_t)
+RINGO_SCALE_KERNEL(uint32, uint32_t)
+RINGO_SCALE_KERNEL(int64, int64_t)
+RINGO_SCALE_KERNEL(uint64, uint64_t)
+RINGO_SCALE_KERNEL(half, __half)
+RINGO_SCALE_KERNEL(float, float)
+RINGO_SCALE_KERNEL(double, double)
+RINGO_SCALE_KERNEL(bfloat16, __nv_bfloat16)
+// As in ring.cu: the 8-bit floats from sm_90 on.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+RINGO_SCALE_KERNEL(f8e4m3, Fp8<__NV_E4M3>)
+RINGO_SCALE_KERNEL(f8e5m2, Fp8<__NV_E5M2>)
+#endif

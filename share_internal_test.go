@@ -1,0 +1,46 @@
+package ringo
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFitShared: ranks that share a GPU get the channels that fit there
+// together; a Config that asks for more, or a GPU too small for one
+// channel per rank, is an error naming the GPU and what fits.
+func TestFitShared(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		channels  int
+		given     bool
+		gpus      []gpuShare
+		want, min int
+		err       string
+	}{
+		{"one rank per GPU", 64, false, []gpuShare{{"GPU 0", 1, 132}, {"GPU 1", 1, 132}}, 64, 1, ""},
+		{"four on one", 64, false, []gpuShare{{"GPU 0", 4, 132}}, 33, 1, ""},
+		{"eight on one", 64, false, []gpuShare{{"GPU 0", 8, 132}}, 16, 1, ""},
+		{"the busiest GPU sets it", 64, false, []gpuShare{{"GPU 0", 2, 264}, {"GPU 1", 6, 132}}, 22, 1, ""},
+		{"given and fitting", 16, true, []gpuShare{{"GPU 0", 8, 132}}, 16, 16, ""},
+		{"given too many", 32, true, []gpuShare{{"GPU 0", 8, 132}}, 0, 0, "Channels 32: 8 ranks share GPU 0, which holds 132 blocks of ringo's kernels at once, so 16 channels each fit"},
+		{"more ranks than blocks", 64, false, []gpuShare{{"GPU 3", 200, 132}}, 0, 0, "200 ranks share GPU 3, which holds 132 blocks of ringo's kernels at once: at most 132 ranks fit there"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := settings{channels: tc.channels, minChannels: 1, channelsGiven: tc.given}
+			if tc.given {
+				s.minChannels = tc.channels
+			}
+			err := s.fitShared(tc.gpus)
+			if tc.err != "" {
+				require.ErrorIs(t, err, ErrInvalidArgument)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, s.channels)
+			assert.Equal(t, tc.min, s.minChannels)
+		})
+	}
+}
