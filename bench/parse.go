@@ -88,3 +88,27 @@ func WriteComparison(w io.Writer, aName, bName string, a, b []Row) int {
 	}
 	return n
 }
+
+// WriteTimeComparison writes, for every size of b that a also has, both
+// tables' times out of place and in place and their out-of-place algorithm
+// bandwidths: the comparison for a communicator of one rank, whose bus
+// bandwidth is zero by definition. It returns the number of sizes.
+func WriteTimeComparison(w io.Writer, aName, bName string, a, b []Row) int {
+	bySize := map[int64]Row{}
+	for _, r := range a {
+		bySize[r.Bytes] = r
+	}
+	fmt.Fprintf(w, "#%13s %14s %14s %14s %14s %12s %12s\n", "size", aName+" oop us", bName+" oop us",
+		aName+" ip us", bName+" ip us", aName+" algbw", bName+" algbw")
+	n := 0
+	for _, rb := range b {
+		ra, ok := bySize[rb.Bytes]
+		if !ok {
+			continue
+		}
+		n++
+		fmt.Fprintf(w, "%14d %14.2f %14.2f %14.2f %14.2f %12.2f %12.2f\n", rb.Bytes, ra.OutOfPlace.TimeUs, rb.OutOfPlace.TimeUs,
+			ra.InPlace.TimeUs, rb.InPlace.TimeUs, ra.OutOfPlace.AlgBW, rb.OutOfPlace.AlgBW)
+	}
+	return n
+}

@@ -40,3 +40,22 @@ func TestParseTableRoundTrip(t *testing.T) {
 		t.Fatalf("comparison of %d sizes:\n%s", n, cmp.String())
 	}
 }
+
+// TestWriteTimeComparison: the one-rank comparison shows both tables'
+// times, out of place and in place, and algorithm bandwidths per size.
+func TestWriteTimeComparison(t *testing.T) {
+	rows, err := ParseTable(strings.NewReader(ncclTable))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := append([]Row(nil), rows[1:]...)
+	b[0].InPlace.TimeUs = 0.42
+	var cmp bytes.Buffer
+	if n := WriteTimeComparison(&cmp, "nccl", "ringo", rows, b); n != 2 {
+		t.Fatalf("%d sizes:\n%s", n, cmp.String())
+	}
+	want := "       2097152          30.15          30.15          29.84           0.42        69.56        69.56\n"
+	if !strings.Contains(cmp.String(), want) {
+		t.Fatalf("comparison:\n%s\nwant a line\n%s", cmp.String(), want)
+	}
+}

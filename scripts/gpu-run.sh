@@ -38,6 +38,16 @@
 #           (LD_PRELOAD), ddp_train.py on both (RINGO_DDP_STEPS), compare.py
 #   fault   bench/pytorch/fault.py: a rank killed mid-training, on ringo (must
 #           fail within 60 s), then on NCCL for contrast (RINGO_NCCL_FAULT_TIMEOUT)
+#   one     a world of one: all_reduce_perf -g 1 on NCCL and on ringo's library,
+#           without and with CUDA graphs (-G 20), times side by side
+#           (RINGO_ONE_FLAGS), then every *_perf -g 1 with every type and op,
+#           checked, on ringo's library; into OUT/one/
+#   shared  ranks sharing GPU 0 (one H200 is enough): ringo bench --gpus 0,0
+#           and 0,0,0,0; lib/gpu_smoke with 1, 2 and 4 ranks; bench/pytorch on
+#           2 and 4 torchrun ranks on one GPU — collectives.py on ringo, and
+#           ddp_train.py on ringo beside Gloo with CUDA tensors (losses bit for
+#           bit on 2 ranks, within 1e-3 on 4; RINGO_SHARED_STEPS); into
+#           OUT/shared/
 set -uo pipefail
 out=${1:?usage: run.sh OUT [STAGE...]}
 shift
@@ -214,6 +224,51 @@ for stage in $stages; do
 		[ "${PIPESTATUS[0]}" = 0 ] || status=1
 		echo "--- NCCL, for contrast"
 		timeout 400 python3 "$py/fault.py" --timeout "${RINGO_NCCL_FAULT_TIMEOUT:-20}" 2>&1 | tee -a "$out/fault.txt"
+		;;
+	one)
+		mkdir -p "$out/one"
+		of=${RINGO_ONE_FLAGS:--b 8 -e 256M -f 8 -n 200 -w 20 -c 1}
+		for side in nccl ringo; do
+			lib=$(nccl_lib)
+			[ $side = ringo ] && lib=$here/lib
+			LD_LIBRARY_PATH=$lib timeout 120 "$here/all_reduce_perf" -g 1 $of >"$out/one/$side.txt" 2>&1 || status=1
+			LD_LIBRARY_PATH=$lib timeout 120 "$here/all_reduce_perf" -g 1 $of -G 20 >"$out/one/$side-graph.txt" 2>&1 || status=1
+		done
+		for b in "$here"/*_perf; do
+			LD_LIBRARY_PATH=$here/lib timeout 120 "$b" -g 1 -d all -o all $allflags >"$out/one/$(basename "$b" _perf)-all.txt" 2>&1 || status=1
+			echo "$(basename "$b") -g 1 -d all -o all on ringo: $(grep -hE '^# (Out of|Avg)' "$out/one/$(basename "$b" _perf)-all.txt" | tr -s ' ' | tr '\n' ' ')"
+		done
+		for g in "" -graph; do
+			echo "--- all_reduce_perf -g 1 $of ${g:+-G 20}"
+			"$here/ringo" compare -times -a nccl -b ringo "$out/one/nccl$g.txt" "$out/one/ringo$g.txt" | tee "$out/one/compare$g.txt"
+		done
+		;;
+	shared)
+		mkdir -p "$out/shared"
+		py=$repo/bench/pytorch
+		steps=${RINGO_SHARED_STEPS:-60}
+		for g in 0,0 0,0,0,0; do
+			timeout 200 "$here/ringo" bench --gpus $g -b 8 -e 1G -f 4 -n 5 -w 2 -c 1 >"$out/shared/bench-$g.txt" 2>&1 || status=1
+			echo "ringo bench --gpus $g: $(grep -hE '^# (Out of|Avg)' "$out/shared/bench-$g.txt" | tr -s ' ' | tr '\n' ' ')"
+		done
+		for n in 1 2 4; do
+			LD_LIBRARY_PATH=$here/lib timeout 120 "$here/lib/gpu_smoke" $n >"$out/shared/smoke-$n.txt" 2>&1 || status=1
+			echo "gpu_smoke $n ranks: $(tail -1 "$out/shared/smoke-$n.txt")"
+		done
+		for n in 2 4; do
+			run() { timeout 300 torchrun --standalone --nproc_per_node $n "$@"; }
+			{
+				echo "--- collectives.py, $n ranks on one GPU, on ringo"
+				LD_PRELOAD=$here/lib/libnccl.so.2 run "$py/collectives.py" || status=1
+				echo "--- ddp_train.py, $n ranks on one GPU, on ringo and on Gloo"
+				LD_PRELOAD=$here/lib/libnccl.so.2 run "$py/ddp_train.py" --steps "$steps" --out "$out/shared/ddp-ringo-$n.csv" || status=1
+				run "$py/ddp_train.py" --backend gloo --steps "$steps" --out "$out/shared/ddp-gloo-$n.csv" || status=1
+				rtol=1e-3
+				[ $n = 2 ] && rtol=0
+				python3 "$py/compare.py" --rtol $rtol "$out/shared/ddp-gloo-$n.csv" "$out/shared/ddp-ringo-$n.csv" || status=1
+			} >"$out/shared/torch-$n.log" 2>&1
+			grep -E '^(FAIL|---|all collectives|steps|  step|median)|Error|error' "$out/shared/torch-$n.log" | tail -20
+		done
 		;;
 	*)
 		echo "unknown stage $stage"

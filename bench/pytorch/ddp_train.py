@@ -1,11 +1,14 @@
 """Trains a small transformer language model on synthetic data with
-DistributedDataParallel, one process per GPU (torchrun), and writes each
+DistributedDataParallel, one process per rank (torchrun), and writes each
 step's loss and time to a CSV. Run it once on the NCCL PyTorch ships and once
 with ringo's libnccl.so.2 preloaded; compare.py then checks that the losses
-agree step by step.
+agree step by step. Ranks beyond the GPUs share them (rank r on GPU r mod
+the GPU count), which NCCL refuses and ringo accepts; --backend gloo runs the
+same training on Gloo with CUDA tensors, the peer to compare with there.
 
     torchrun --nproc_per_node 2 ddp_train.py --steps 300 --out nccl.csv
     LD_PRELOAD=build/lib/libnccl.so.2 torchrun --nproc_per_node 2 ddp_train.py --out ringo.csv
+    torchrun --nproc_per_node 4 ddp_train.py --backend gloo --out gloo.csv
 """
 import argparse
 import csv
@@ -38,13 +41,17 @@ def main():
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--backend", default="nccl", choices=("nccl", "gloo"))
     args = ap.parse_args()
 
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    local = int(os.environ.get("LOCAL_RANK", rank))
+    local = int(os.environ.get("LOCAL_RANK", rank)) % torch.cuda.device_count()
     torch.cuda.set_device(local)
     dev = torch.device("cuda", local)
-    dist.init_process_group("nccl", device_id=dev)
+    if args.backend == "nccl":
+        dist.init_process_group("nccl", device_id=dev)
+    else:
+        dist.init_process_group("gloo")
     # Same initial weights everywhere, different data per rank, fixed seeds:
     # two runs see exactly the same numbers up to the reductions.
     torch.manual_seed(0)
@@ -64,9 +71,11 @@ def main():
         loss = lossf(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1))
         loss.backward()
         opt.step()
-        # The mean loss over ranks, through the library under test too.
+        # The mean loss over ranks, through the library under test too
+        # (a sum, then a division: Gloo has no AVG).
         l = loss.detach().clone()
-        dist.all_reduce(l, op=dist.ReduceOp.AVG)
+        dist.all_reduce(l)
+        l /= world
         torch.cuda.synchronize()
         rows.append((step, l.item(), (time.perf_counter() - t0) * 1e3))
     if rank == 0:

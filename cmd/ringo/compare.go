@@ -14,6 +14,7 @@ func compareMain(args []string) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	aName := fs.String("a", "A", "name of the first table's library")
 	bName := fs.String("b", "B", "name of the second table's library")
+	times := fs.Bool("times", false, "compare times out of place and in place, and algorithm bandwidths (for one-rank tables, whose bus bandwidth is 0)")
 	fs.SetOutput(os.Stderr)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -33,7 +34,11 @@ func compareMain(args []string) error {
 			return fmt.Errorf("%s: %w", fs.Arg(i), err)
 		}
 	}
-	if bench.WriteComparison(os.Stdout, *aName, *bName, tables[0], tables[1]) == 0 {
+	write := bench.WriteComparison
+	if *times {
+		write = bench.WriteTimeComparison
+	}
+	if write(os.Stdout, *aName, *bName, tables[0], tables[1]) == 0 {
 		return fmt.Errorf("the tables share no size")
 	}
 	return nil
