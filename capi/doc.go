@@ -76,9 +76,14 @@
 // color form a communicator ordered by (key, parent rank), and
 // NCCL_SPLIT_NOCOLOR gets NULL. ncclCommInitAll is uniform with the rest: a
 // fresh unique id, then one concurrent join per device (rank i on
-// devlist[i]); it blocks, in a group or not, refuses a device listed twice
-// as NCCL does, and its communicators split like any other. Two ranks of one
-// communicator may not share a GPU (ncclInvalidArgument), as in NCCL.
+// devlist[i]); it blocks, in a group or not, and its communicators split
+// like any other. Ranks of one communicator may share a GPU — a device
+// listed twice, or torchrun's ranks on a machine with fewer GPUs — which
+// NCCL refuses ("Duplicate GPU"): their channels are capped so that their
+// kernels fit on the GPU together (ringo.NewGPUComm); ranks in separate
+// processes on one GPU take turns on it (the driver time-slices their
+// contexts, or MPS runs them at once), so they are slower than ranks of
+// one process.
 //
 // Group depth is per OS thread, as NCCL's is (thread-local): a group opened
 // on one thread is closed on the same thread. Collectives are launched at

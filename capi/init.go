@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"unsafe"
 
@@ -136,9 +135,6 @@ func (l *library) initAll(out unsafe.Pointer, ndev int32, devlist unsafe.Pointer
 	for i, d := range devs {
 		if d < 0 || (countErr == nil && d >= n) {
 			return invalidArg("%s: devlist[%d] = %d is not a CUDA device (%d devices)", fn, i, d, n)
-		}
-		if j := slices.Index(devs[:i], d); j >= 0 {
-			return invalidUsage("%s: device %d is listed twice (devlist[%d] and devlist[%d])", fn, d, j, i)
 		}
 	}
 	id, err := l.newID()
