@@ -12,8 +12,8 @@
  *       -L build/lib -l:libnccl.so.2 -lcuda -lpthread
  *   LD_LIBRARY_PATH=build/lib build/lib/gpu_smoke [ranks]
  * Prints "gpu_smoke: OK" and exits 0; exits 77 without a GPU; otherwise
- * names the failed check and exits 1. Each rank needs a GPU of its own
- * (default: one rank per GPU).
+ * names the failed check and exits 1. Rank r runs on GPU r mod the GPU
+ * count (default: one rank per GPU), so ranks beyond the GPUs share them.
  */
 #include <cuda.h>
 #include <pthread.h>
