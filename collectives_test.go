@@ -82,20 +82,7 @@ func TestEveryTypeAndOp(t *testing.T) {
 			cfg := &ringo.Config{Protocol: proto, BuffSize: 8 * 512, LLBuffSize: 8 * 256, Channels: 2, Variant: v.variant}
 			comms := newComms(t, v.n, cfg)
 			rng := rand.New(rand.NewPCG(9, 10))
-			t.Run(v.variant+"/"+proto, func(t *testing.T) {
-				everyOp[int8](t, comms, rng)
-				everyOp[uint8](t, comms, rng)
-				everyOp[int32](t, comms, rng)
-				everyOp[uint32](t, comms, rng)
-				everyOp[int64](t, comms, rng)
-				everyOp[uint64](t, comms, rng)
-				everyOp[ringo.Float16](t, comms, rng)
-				everyOp[float32](t, comms, rng)
-				everyOp[float64](t, comms, rng)
-				everyOp[ringo.BFloat16](t, comms, rng)
-				everyOp[ringo.Float8E4M3](t, comms, rng)
-				everyOp[ringo.Float8E5M2](t, comms, rng)
-			})
+			t.Run(v.variant+"/"+proto, func(t *testing.T) { everyTypeAndOp(t, comms, rng) })
 		}
 	}
 }
@@ -154,6 +141,22 @@ func opCases[T ringo.Elem](n int) []opCase {
 		// Each rank multiplies by its own scalar: 1 on even ranks, 2 on odd.
 		{"premulsum", func(r int) ringo.Op { return ringo.PreMul(fromF64[T](float64(1 + r%2))) }, small[len(small)/2-1 : len(small)/2+1], nil},
 	}
+}
+
+// everyTypeAndOp runs everyOp for all 12 datatypes.
+func everyTypeAndOp(t *testing.T, comms []*ringo.Comm, rng *rand.Rand) {
+	everyOp[int8](t, comms, rng)
+	everyOp[uint8](t, comms, rng)
+	everyOp[int32](t, comms, rng)
+	everyOp[uint32](t, comms, rng)
+	everyOp[int64](t, comms, rng)
+	everyOp[uint64](t, comms, rng)
+	everyOp[ringo.Float16](t, comms, rng)
+	everyOp[float32](t, comms, rng)
+	everyOp[float64](t, comms, rng)
+	everyOp[ringo.BFloat16](t, comms, rng)
+	everyOp[ringo.Float8E4M3](t, comms, rng)
+	everyOp[ringo.Float8E5M2](t, comms, rng)
 }
 
 func everyOp[T ringo.Elem](t *testing.T, comms []*ringo.Comm, rng *rand.Rand) {

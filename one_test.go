@@ -47,20 +47,7 @@ func TestWorldOfOne(t *testing.T) {
 			c := make(t)
 			t.Cleanup(func() { require.NoError(t, c.Close()) })
 			require.Equal(t, 1, c.Size())
-			comms := []*ringo.Comm{c}
-			rng := rand.New(rand.NewPCG(1, 1))
-			everyOp[int8](t, comms, rng)
-			everyOp[uint8](t, comms, rng)
-			everyOp[int32](t, comms, rng)
-			everyOp[uint32](t, comms, rng)
-			everyOp[int64](t, comms, rng)
-			everyOp[uint64](t, comms, rng)
-			everyOp[ringo.Float16](t, comms, rng)
-			everyOp[float32](t, comms, rng)
-			everyOp[float64](t, comms, rng)
-			everyOp[ringo.BFloat16](t, comms, rng)
-			everyOp[ringo.Float8E4M3](t, comms, rng)
-			everyOp[ringo.Float8E5M2](t, comms, rng)
+			everyTypeAndOp(t, []*ringo.Comm{c}, rand.New(rand.NewPCG(1, 1)))
 		})
 	}
 }

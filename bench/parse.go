@@ -64,18 +64,10 @@ func parseMeasure(f []string) (Measure, error) {
 // bus bandwidth and time of each and the ratio b/a, and reports how many
 // sizes it compared.
 func WriteComparison(w io.Writer, aName, bName string, a, b []Row) int {
-	bySize := map[int64]Row{}
-	for _, r := range a {
-		bySize[r.Bytes] = r
-	}
 	fmt.Fprintf(w, "#%13s %12s %12s %8s %12s %12s %8s\n", "size", aName+" busbw", bName+" busbw", "ratio", aName+" us", bName+" us", "ratio")
-	n := 0
-	for _, rb := range b {
-		ra, ok := bySize[rb.Bytes]
-		if !ok {
-			continue
-		}
-		n++
+	pairs := sameSizes(a, b)
+	for _, p := range pairs {
+		ra, rb := p[0], p[1]
 		bw, tm := "-", "-"
 		if ra.OutOfPlace.BusBW > 0 {
 			bw = fmt.Sprintf("%.3f", rb.OutOfPlace.BusBW/ra.OutOfPlace.BusBW)
@@ -86,7 +78,23 @@ func WriteComparison(w io.Writer, aName, bName string, a, b []Row) int {
 		fmt.Fprintf(w, "%14d %12.2f %12.2f %8s %12.2f %12.2f %8s\n", rb.Bytes, ra.OutOfPlace.BusBW, rb.OutOfPlace.BusBW, bw,
 			ra.OutOfPlace.TimeUs, rb.OutOfPlace.TimeUs, tm)
 	}
-	return n
+	return len(pairs)
+}
+
+// sameSizes pairs every row of b with a's row of the same size, in b's
+// order, leaving out the sizes a lacks.
+func sameSizes(a, b []Row) [][2]Row {
+	bySize := map[int64]Row{}
+	for _, r := range a {
+		bySize[r.Bytes] = r
+	}
+	var out [][2]Row
+	for _, rb := range b {
+		if ra, ok := bySize[rb.Bytes]; ok {
+			out = append(out, [2]Row{ra, rb})
+		}
+	}
+	return out
 }
 
 // WriteTimeComparison writes, for every size of b that a also has, both
@@ -94,21 +102,13 @@ func WriteComparison(w io.Writer, aName, bName string, a, b []Row) int {
 // bandwidths: the comparison for a communicator of one rank, whose bus
 // bandwidth is zero by definition. It returns the number of sizes.
 func WriteTimeComparison(w io.Writer, aName, bName string, a, b []Row) int {
-	bySize := map[int64]Row{}
-	for _, r := range a {
-		bySize[r.Bytes] = r
-	}
 	fmt.Fprintf(w, "#%13s %14s %14s %14s %14s %12s %12s\n", "size", aName+" oop us", bName+" oop us",
 		aName+" ip us", bName+" ip us", aName+" algbw", bName+" algbw")
-	n := 0
-	for _, rb := range b {
-		ra, ok := bySize[rb.Bytes]
-		if !ok {
-			continue
-		}
-		n++
+	pairs := sameSizes(a, b)
+	for _, p := range pairs {
+		ra, rb := p[0], p[1]
 		fmt.Fprintf(w, "%14d %14.2f %14.2f %14.2f %14.2f %12.2f %12.2f\n", rb.Bytes, ra.OutOfPlace.TimeUs, rb.OutOfPlace.TimeUs,
 			ra.InPlace.TimeUs, rb.InPlace.TimeUs, ra.OutOfPlace.AlgBW, rb.OutOfPlace.AlgBW)
 	}
-	return n
+	return len(pairs)
 }
