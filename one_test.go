@@ -42,9 +42,9 @@ func TestWorldOfOne(t *testing.T) {
 			return c
 		},
 	}
-	for name, make := range makers {
+	for name, mk := range makers {
 		t.Run(name, func(t *testing.T) {
-			c := make(t)
+			c := mk(t)
 			t.Cleanup(func() { require.NoError(t, c.Close()) })
 			require.Equal(t, 1, c.Size())
 			everyTypeAndOp(t, []*ringo.Comm{c}, rand.New(rand.NewPCG(1, 1)))
