@@ -480,6 +480,17 @@ func spawnRanks(command string, n int, env, args []string) error {
 		}
 		procs[r] = cmd
 	}
+	return waitRanks(procs, killGrace)
+}
+
+// killGrace is how long spawnRanks lets the other ranks end by themselves
+// after one fails.
+const killGrace = 10 * time.Second
+
+// waitRanks waits for the rank processes procs (rank r is procs[r]) to
+// exit and reports those that failed; once one has failed, any still
+// running grace later are killed, and their exits collected too.
+func waitRanks(procs []*exec.Cmd, grace time.Duration) error {
 	type exit struct {
 		rank int
 		err  error
@@ -490,13 +501,14 @@ func spawnRanks(command string, n int, env, args []string) error {
 	}
 	var failed []string
 	var deadline <-chan time.Time
-	for range procs {
+	for left := len(procs); left > 0; {
 		select {
 		case e := <-exits:
+			left--
 			if e.err != nil {
 				failed = append(failed, fmt.Sprintf("rank %d: %v", e.rank, e.err))
 				if deadline == nil {
-					deadline = time.After(10 * time.Second)
+					deadline = time.After(grace)
 				}
 			}
 		case <-deadline:
@@ -507,7 +519,7 @@ func spawnRanks(command string, n int, env, args []string) error {
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d ranks failed: %s", len(failed), n, strings.Join(failed, "; "))
+		return fmt.Errorf("%d of %d ranks failed: %s", len(failed), len(procs), strings.Join(failed, "; "))
 	}
 	return nil
 }
