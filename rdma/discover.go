@@ -53,7 +53,8 @@ func SelectPorts() ([]Port, error) {
 }
 
 // GIDIndex returns NCCL_IB_GID_INDEX, or -1 (choose automatically) when it
-// is unset or does not parse (with a warning).
-func GIDIndex() int {
-	return envGIDIndex.Int(-1, -1, 1<<16)
+// is unset; a value outside [-1, 65535] is an error naming it (NCCL hands
+// it to the verbs unchecked).
+func GIDIndex() (int, error) {
+	return envGIDIndex.Int(-1, -1, 1<<16-1)
 }

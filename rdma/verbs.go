@@ -28,15 +28,34 @@ type Verbs struct {
 
 var _ Provider = (*Verbs)(nil)
 
-// NewVerbs returns the verbs provider configured from the environment.
-func NewVerbs() *Verbs {
-	return &Verbs{
-		GIDIndex: GIDIndex(),
-		Timeout:  uint8(envIBTimeout.Int(20, 1, 31)),
-		RetryCnt: uint8(envIBRetryCnt.Int(7, 0, 7)),
-		SL:       uint8(envIBSL.Int(0, 0, 15)),
-		TC:       uint8(envIBTC.Int(0, 0, 255)),
+// NewVerbs returns the verbs provider configured from the environment:
+// NCCL_IB_GID_INDEX, NCCL_IB_TIMEOUT (1…31, default 20), NCCL_IB_RETRY_CNT
+// (0…7, 7), NCCL_IB_SL (0…15) and NCCL_IB_TC (0…255), -1 or unset being 0
+// for the last two as in NCCL. NCCL hands them to the verbs unchecked; a
+// value outside is an error naming it.
+func NewVerbs() (*Verbs, error) {
+	gid, err := GIDIndex()
+	if err != nil {
+		return nil, err
 	}
+	v := &Verbs{GIDIndex: gid}
+	for _, p := range []struct {
+		to          *uint8
+		v           env.Var
+		def, lo, hi int
+	}{
+		{&v.Timeout, envIBTimeout, 20, 1, 31},
+		{&v.RetryCnt, envIBRetryCnt, 7, 0, 7},
+		{&v.SL, envIBSL, 0, -1, 15},
+		{&v.TC, envIBTC, 0, -1, 255},
+	} {
+		n, err := p.v.Int(p.def, p.lo, p.hi)
+		if err != nil {
+			return nil, err
+		}
+		*p.to = uint8(max(n, 0))
+	}
+	return v, nil
 }
 
 type verbsDevice struct {

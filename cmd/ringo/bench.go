@@ -252,7 +252,7 @@ func hostRankFromEnv(ctx context.Context, cfg *ringo.Config) (*ringo.Comm, strin
 		defer cancel()
 		c, err := ringo.NewComm(initCtx, id, n, rank, cfg)
 		how := "processes, shared memory"
-		if envShmDisable.Int(0, 0, 1) == 1 {
+		if off, _ := envShmDisable.Flag(); off { // a bad value failed NewComm
 			how = "processes, sockets"
 		}
 		return c, how, err
