@@ -1,6 +1,8 @@
 package ringo
 
 import (
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -402,10 +404,19 @@ func (d defaults) protoList() string {
 	return strings.Join(names, ", ")
 }
 
-// fingerprint is the part of the settings every rank must share.
+// fingerprint is the part of the settings every rank must share: what
+// the connections' layout (layout, and placeLL128's choice, which an
+// explicit protocol selection changes) and each call's plan (the channel
+// range and the GPU cost model) depend on.
 func (s *settings) fingerprint() string {
-	return fmt.Sprintf("channels=%d protos=%v buffsize=%d llbuffsize=%d ll128buffsize=%d ring=%v variant=%v group=%d",
-		s.channels, s.protos, s.sizes.Simple, s.sizes.LL, s.ll128Size, s.ring.Order, s.variant, s.group)
+	model := ""
+	if s.model != nil {
+		b, _ := json.Marshal(s.model)
+		sum := sha256.Sum256(b)
+		model = fmt.Sprintf("%s/%x", s.model.Machine, sum[:8])
+	}
+	return fmt.Sprintf("channels=%d..%d protos=%v protoset=%v buffsize=%d llbuffsize=%d ll128buffsize=%d p2pread=%v ring=%v variant=%v group=%d model=%s",
+		s.minChannels, s.channels, s.protos, s.protoFrom != "", s.sizes.Simple, s.sizes.LL, s.ll128Size, s.p2pRead, s.ring.Order, s.variant, s.group, model)
 }
 
 // gpuChoice picks the protocol (one of protos) and channel count of a GPU

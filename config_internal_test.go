@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ringo-ccl/ringo/internal/env"
+	"github.com/ringo-ccl/ringo/p2p"
 	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/tune"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -288,4 +291,57 @@ func TestResolveEnv(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFingerprintCoversLayout: ranks in separate processes compare their
+// settings' fingerprints at init, so two settings with the same fingerprint
+// must build the same connections (layout, after placeLL128 on any link)
+// and plan every call alike (the GPU cost model's choice). Each variable
+// below changes one of those; its fingerprint must change too (it once
+// left out NCCL_P2P_READ_ENABLE: processes with different values built
+// incompatible layouts unchecked).
+func TestFingerprintCoversLayout(t *testing.T) {
+	links := []ll128Link{{}, {unsafe: "GPUs 0 and 1 are not joined by NVLink"}, {hostMemory: true}}
+	placed := func(s settings, l ll128Link) p2p.Layout {
+		require.NoError(t, s.placeLL128(l))
+		return s.layout()
+	}
+	base, err := resolve(nil, 2, gpuDefaults)
+	require.NoError(t, err)
+	for _, v := range []struct{ name, value string }{
+		{"NCCL_P2P_READ_ENABLE", "1"},
+		{"NCCL_BUFFSIZE", "8M"},
+		{"NCCL_LL_BUFFSIZE", "1M"},
+		{"NCCL_LL128_BUFFSIZE", "1M"},
+		{"NCCL_MAX_NCHANNELS", "8"},
+		{"NCCL_MIN_NCHANNELS", "16"},
+		{"NCCL_PROTO", "LL,LL128,Simple"}, // the same set, but named: forces LL128 where it is unsafe
+		{"RINGO_VARIANT", "bidirectional"},
+		{"RINGO_TUNE_FILE", writeModel(t)},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			t.Setenv(v.name, v.value)
+			s, err := resolve(nil, 2, gpuDefaults)
+			require.NoError(t, err)
+			differs := s.minChannels != base.minChannels || s.model.Machine != base.model.Machine
+			for _, l := range links {
+				differs = differs || placed(s, l) != placed(base, l)
+			}
+			require.True(t, differs, "the setting changes nothing: the test is void")
+			assert.NotEqual(t, base.fingerprint(), s.fingerprint())
+		})
+	}
+}
+
+// writeModel writes the built-in cost model under another machine's name,
+// for RINGO_TUNE_FILE.
+func writeModel(t *testing.T) string {
+	m := tune.Default()
+	m.Machine = "another machine"
+	path := filepath.Join(t.TempDir(), "model.json")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	require.NoError(t, m.Encode(f))
+	require.NoError(t, f.Close())
+	return path
 }
