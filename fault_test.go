@@ -127,7 +127,7 @@ func namesLost(msg string, victim int) error {
 // TestNamesLost: the fault suite's check rejects a survivor's error that
 // names the wrong rank lost, even when the victim is the peer it waited on.
 func TestNamesLost(t *testing.T) {
-	const wait = "child: ringo: allreduce rank 1 ch0 step 2 recv: waiting for data (peer rank 0): communicator aborted: "
+	const wait = "child: allreduce rank 1 ch0 step 2 recv: waiting for data (peer rank 0): communicator aborted: "
 	for _, c := range []struct {
 		msg    string
 		victim int
