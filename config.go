@@ -11,6 +11,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/cuda/nvtx"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/p2p"
+	"github.com/ringo-ccl/ringo/rdma"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/trace"
 	"github.com/ringo-ccl/ringo/transport"
@@ -346,7 +347,8 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 
 // readSwitches reads the on/off settings, and checks the variables read
 // later (on first use) whose bad values must fail a communicator's init:
-// NCCL_NET, NCCL_ALGO, RINGO_TRACE, NCCL_NVTX_DISABLE.
+// NCCL_NET, the NCCL_IB_* numbers, NCCL_ALGO, RINGO_TRACE,
+// NCCL_NVTX_DISABLE.
 func (s *settings) readSwitches() error {
 	var err error
 	for _, f := range []struct {
@@ -364,6 +366,9 @@ func (s *settings) readSwitches() error {
 		}
 	}
 	if _, err := netWire(); err != nil { // as NCCL, whatever the transports
+		return err
+	}
+	if _, err := rdma.ParamsFromEnv(); err != nil { // whether or not RDMA carries the data
 		return err
 	}
 	if !s.untraced {

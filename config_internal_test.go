@@ -251,6 +251,7 @@ func TestResolveEnv(t *testing.T) {
 		{name: "NCCL_NVTX_DISABLE", value: "-1", err: flag},
 		{name: "NCCL_NET", value: "verbs", err: "names no transport ringo has (want Socket or IB)"},
 		{name: "NCCL_NET", value: "socket"},
+		{name: "NCCL_IB_TIMEOUT", value: "32", err: "want an integer in [1, 31]"},
 		{name: "RINGO_TIMEOUT", value: "soon", err: "want a duration like 90s or 5m, or seconds"},
 		{name: "RINGO_TUNE_FILE", value: "/nonexistent/model.json", gpu: true, err: "tune: open /nonexistent/model.json: no such file or directory"},
 		{name: "RINGO_VARIANT", value: "tree", err: `unknown variant "tree"`},

@@ -7,55 +7,25 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/verbs"
 )
 
-var (
-	envIBTimeout  = env.Var{Name: "IB_TIMEOUT", NCCL: true}
-	envIBRetryCnt = env.Var{Name: "IB_RETRY_CNT", NCCL: true}
-	envIBSL       = env.Var{Name: "IB_SL", NCCL: true}
-	envIBTC       = env.Var{Name: "IB_TC", NCCL: true}
-)
-
-// Verbs is the Provider over libibverbs (package internal/verbs).
+// Verbs is the Provider over libibverbs (package internal/verbs), with
+// the environment's settings.
 type Verbs struct {
-	GIDIndex int   // NCCL_IB_GID_INDEX; -1 chooses (PickGID)
-	Timeout  uint8 // NCCL_IB_TIMEOUT
-	RetryCnt uint8 // NCCL_IB_RETRY_CNT
-	SL, TC   uint8 // NCCL_IB_SL, NCCL_IB_TC
+	Params
 }
 
 var _ Provider = (*Verbs)(nil)
 
-// NewVerbs returns the verbs provider configured from the environment:
-// NCCL_IB_GID_INDEX, NCCL_IB_TIMEOUT (1…31, default 20), NCCL_IB_RETRY_CNT
-// (0…7, 7), NCCL_IB_SL (0…15) and NCCL_IB_TC (0…255), -1 or unset being 0
-// for the last two as in NCCL. NCCL hands them to the verbs unchecked; a
-// value outside is an error naming it.
+// NewVerbs returns the verbs provider configured from the environment
+// (ParamsFromEnv, whose errors it returns).
 func NewVerbs() (*Verbs, error) {
-	gid, err := GIDIndex()
+	p, err := ParamsFromEnv()
 	if err != nil {
 		return nil, err
 	}
-	v := &Verbs{GIDIndex: gid}
-	for _, p := range []struct {
-		to          *uint8
-		v           env.Var
-		def, lo, hi int
-	}{
-		{&v.Timeout, envIBTimeout, 20, 1, 31},
-		{&v.RetryCnt, envIBRetryCnt, 7, 0, 7},
-		{&v.SL, envIBSL, 0, -1, 15},
-		{&v.TC, envIBTC, 0, -1, 255},
-	} {
-		n, err := p.v.Int(p.def, p.lo, p.hi)
-		if err != nil {
-			return nil, err
-		}
-		*p.to = uint8(max(n, 0))
-	}
-	return v, nil
+	return &Verbs{p}, nil
 }
 
 type verbsDevice struct {
