@@ -181,13 +181,13 @@ func (c *Comm) runRing(ctx context.Context, call *Call) error {
 		Variant: variant,
 	}
 	if err := c.plan.Build(spec); err != nil {
-		return errs.Invalid(call.Coll.String(), c.rank, "%v", err)
+		return errs.InvalidErr(call.Coll.String(), c.rank, err)
 	}
 	job := host.Job{Plan: &c.plan, In: call.Send, Out: call.Recv, Wait: &c.wait, Wire: wire, Trace: c.trace, Seq: c.seq}
 	if call.Coll.Reduces() {
 		f, err := c.funcs.get(call.Type, call.Op, c.size)
 		if err != nil {
-			return errs.Invalid(call.Coll.String(), c.rank, "%v", err)
+			return errs.InvalidErr(call.Coll.String(), c.rank, err)
 		}
 		job.Func = f
 	}
@@ -293,7 +293,7 @@ func (c *Comm) variantFor(coll Collective, dt DataType, op Op) (ring.Variant, *r
 	}
 	w, err := reduce.NewWire(dt, on)
 	if err != nil {
-		return 0, nil, errs.Invalid(coll.String(), c.rank, "%v", err)
+		return 0, nil, errs.InvalidErr(coll.String(), c.rank, err)
 	}
 	c.wires[dt] = w
 	return v, w, nil
@@ -311,7 +311,7 @@ func (c *Comm) check(call *Call) error {
 	}
 	if call.Coll.Reduces() {
 		if _, err := c.funcs.get(call.Type, call.Op, c.size); err != nil {
-			return bad("%v", err)
+			return errs.InvalidErr(op, c.rank, err)
 		}
 	}
 	if call.Coll.Rooted() && (call.Root < 0 || call.Root >= c.size) {

@@ -1,13 +1,19 @@
 package ringo
 
 import (
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
+	"github.com/ringo-ccl/ringo/internal/cuda/nvtx"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/p2p"
+	"github.com/ringo-ccl/ringo/rdma"
 	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/trace"
 	"github.com/ringo-ccl/ringo/transport"
 	"github.com/ringo-ccl/ringo/tune"
 )
@@ -116,6 +122,8 @@ var (
 	envAlgo        = env.Var{Name: "ALGO", NCCL: true}
 	envTuneFile    = env.Var{Name: "TUNE_FILE"}
 	envP2PRead     = env.Var{Name: "P2P_READ_ENABLE", NCCL: true}
+	envP2PDisable  = env.Var{Name: "P2P_DISABLE", NCCL: true}
+	envShmDisable  = env.Var{Name: "SHM_DISABLE", NCCL: true}
 	envVariant     = env.Var{Name: "VARIANT"}
 	envGroup       = env.Var{Name: "GROUP"}
 )
@@ -142,12 +150,18 @@ type settings struct {
 	group       int    // the hierarchical variant's ranks per group
 	check       bool   // RINGO_CHECK=1 (transport.CheckData): ranks in separate processes compare every call; the net wires checksum data
 	untraced    bool   // Config.sub: RINGO_TRACE does not apply
+	p2pOff      bool   // NCCL_P2P_DISABLE=1: GPUs do not reach each other's memory
+	shmOff      bool   // NCCL_SHM_DISABLE=1: ranks of one host do not share memory
+	p2pRead     bool   // NCCL_P2P_READ_ENABLE=1: GPU Simple slots at the sender, read by the receiver
 
 	channelsGiven bool // channels came from Config.Channels
 	channelsMax   int  // otherwise: NCCL_MAX_NCHANNELS or MaxChannels
 }
 
-// resolve validates cfg for n ranks and fills in what it leaves open.
+// resolve validates cfg for n ranks and fills in what it leaves open. A
+// setting of the environment that cannot be used is an error naming it
+// (env.Error), or a warning and a fallback where NCCL falls back (package
+// env's rule).
 func resolve(cfg *Config, n int, d defaults) (settings, error) {
 	var c Config
 	if cfg != nil {
@@ -157,15 +171,24 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 		return settings{}, fmt.Errorf("%w: config: %s", ErrInvalidArgument, fmt.Sprintf(format, a...))
 	}
 	var s settings
+	var err error
 
-	lo := envChannelsMin.Int(1, 1, ring.MaxChannels)
-	hi := envChannelsMax.Int(ring.MaxChannels, 1, ring.MaxChannels)
 	switch {
 	case c.Channels < 0 || c.Channels > ring.MaxChannels:
 		return bad("Channels %d outside 1…%d", c.Channels, ring.MaxChannels)
 	case c.Channels > 0:
 		s.channels, s.minChannels, s.channelsGiven = c.Channels, c.Channels, true
 	default:
+		// NCCL clamps both: a minimum into 0…64, a maximum into 1…64.
+		lo, err := envChannelsMin.Clamp(1, 0, ring.MaxChannels)
+		if err != nil {
+			return settings{}, err
+		}
+		hi, err := envChannelsMax.Clamp(ring.MaxChannels, 1, ring.MaxChannels)
+		if err != nil {
+			return settings{}, err
+		}
+		lo = max(lo, 1)
 		s.channels = min(max(d.channels, lo), hi)
 		s.minChannels = min(lo, s.channels)
 		s.channelsMax = hi
@@ -194,29 +217,37 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 		s.protos = d.protos
 		if v, name, ok := envProto.Lookup(); ok {
 			set, err := env.ParseList(v, protoNames, "allreduce")
-			u, any := [3]bool{}, false
-			if err == nil {
-				u, any = usable(set)
+			if err != nil { // NCCL fails too
+				return settings{}, env.Invalid(name, v, "%v", err)
 			}
-			switch {
-			case err != nil:
-				env.Warnf("%s=%q: %v; using %s", name, v, err, d.protoList())
-			case !any:
-				env.Warnf("%s=%q leaves no protocol %s has; using %s", name, v, d.what, d.protoList())
-			default:
+			// A valid selection this kind of communicator cannot run
+			// (LL128 on the host): the variable is the process's, and
+			// other communicators may run it.
+			if u, any := usable(set); any {
 				s.protos, s.protoFrom = u, name
+			} else {
+				env.Fallback(name, v, d.protoList(), "leaves no protocol %s has", d.what)
 			}
 		}
 	}
 
+	// NCCL takes any number for these, unchecked; a FIFO must hold whole
+	// lines in each of its NSteps slots.
 	const maxBuff = 1 << 30
-	s.sizes.Simple = envBuffSize.Int(d.simple, ring.NSteps*16, maxBuff)
-	s.sizes.LL = envLLBuffSize.Int(d.ll, ring.NSteps*16, maxBuff)
-	if c.BuffSize != 0 {
-		s.sizes.Simple = c.BuffSize
+	// sizeOf is a FIFO's size: the Config's field when set, else the
+	// variable's (NCCL takes any number there, unchecked; a FIFO must hold
+	// whole lines in each of its NSteps slots), else def.
+	sizeOf := func(field int, v env.Var, def, line int) (int, error) {
+		if field != 0 {
+			return field, nil
+		}
+		return v.Size(def, ring.NSteps*line, maxBuff, ring.NSteps*line)
 	}
-	if c.LLBuffSize != 0 {
-		s.sizes.LL = c.LLBuffSize
+	if s.sizes.Simple, err = sizeOf(c.BuffSize, envBuffSize, d.simple, 16); err != nil {
+		return settings{}, err
+	}
+	if s.sizes.LL, err = sizeOf(c.LLBuffSize, envLLBuffSize, d.ll, 16); err != nil {
+		return settings{}, err
 	}
 	if s.sizes.Simple > maxBuff || s.sizes.LL > maxBuff {
 		return bad("buffer sizes %d/%d exceed %d", s.sizes.Simple, s.sizes.LL, maxBuff)
@@ -224,49 +255,33 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 	if err := s.sizes.Validate(); err != nil {
 		return bad("%v", err)
 	}
-	if d.ll128 > 0 {
-		s.ll128Size = envLL128Buff.Int(d.ll128, ring.NSteps*128, maxBuff)
-		if s.ll128Size%(ring.NSteps*128) != 0 {
-			_, name, _ := envLL128Buff.Lookup()
-			env.Warnf("%s=%d is not a multiple of %d; using %d", name, s.ll128Size, ring.NSteps*128, d.ll128)
-			s.ll128Size = d.ll128
+	switch {
+	case c.LL128BuffSize != 0 && d.ll128 == 0:
+		return bad("LL128BuffSize %d: %s has no LL128", c.LL128BuffSize, d.what)
+	case c.LL128BuffSize < 0 || c.LL128BuffSize > maxBuff || c.LL128BuffSize%(ring.NSteps*128) != 0:
+		return bad("LL128BuffSize %d is not a multiple of %d in 1…%d", c.LL128BuffSize, ring.NSteps*128, maxBuff)
+	case d.ll128 > 0:
+		if s.ll128Size, err = sizeOf(c.LL128BuffSize, envLL128Buff, d.ll128, 128); err != nil {
+			return settings{}, err
 		}
-	}
-	if c.LL128BuffSize != 0 {
-		if d.ll128 == 0 {
-			return bad("LL128BuffSize %d: %s has no LL128", c.LL128BuffSize, d.what)
-		}
-		if c.LL128BuffSize < 0 || c.LL128BuffSize > maxBuff || c.LL128BuffSize%(ring.NSteps*128) != 0 {
-			return bad("LL128BuffSize %d is not a multiple of %d in 1…%d", c.LL128BuffSize, ring.NSteps*128, maxBuff)
-		}
-		s.ll128Size = c.LL128BuffSize
 	}
 
-	s.timeout = envTimeout.Duration(DefaultTimeout)
-	if c.Timeout != 0 {
-		s.timeout = c.Timeout
+	s.timeout = c.Timeout
+	if c.Timeout == 0 {
+		if s.timeout, err = envTimeout.Duration(DefaultTimeout); err != nil {
+			return settings{}, err
+		}
 	}
-	s.check = transport.CheckData()
 	s.untraced = c.sub
-
-	if v, name, ok := envAlgo.Lookup(); ok {
-		set, err := env.ParseList(v, algoNames, "allreduce")
-		switch {
-		case err != nil:
-			env.Warnf("%s=%q: %v; using Ring", name, v, err)
-		case !set[1]:
-			env.Warnf("%s=%q excludes Ring, the only algorithm ringo has; using Ring", name, v)
-		}
+	if err := s.readSwitches(); err != nil {
+		return settings{}, err
 	}
 
 	if d.gpu {
 		s.model = tune.Default()
 		if path, name, ok := envTuneFile.Lookup(); ok {
-			m, err := tune.Load(path)
-			if err != nil {
-				env.Warnf("%s=%q: %v; using the built-in model (%s)", name, path, err, s.model.Machine)
-			} else {
-				s.model = m
+			if s.model, err = tune.Load(path); err != nil {
+				return settings{}, env.Invalid(name, path, "%v", err)
 			}
 		}
 	}
@@ -280,9 +295,15 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 		s.variant, s.variantFrom = v, "Config.Variant"
 	default:
 		if val, name, ok := envVariant.Lookup(); ok {
-			v, err := parseVariant(val, n)
+			v, err := ring.ParseVariant(val)
 			if err != nil {
-				env.Warnf("%s=%q: %v; using ring", name, val, err)
+				return settings{}, env.Invalid(name, val, "%v", err)
+			}
+			// A variant that cannot plan for this communicator's ranks
+			// falls back, as placeVariant's do: the variable is the
+			// process's, and other communicators may use it.
+			if err := v.ValidFor(n); err != nil {
+				env.Fallback(name, val, "ring", "%v", err)
 			} else {
 				s.variant, s.variantFrom = v, name
 			}
@@ -297,9 +318,13 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 		}
 		s.group = c.Group
 	default:
-		if g := envGroup.Int(0, 1, n); g > 0 {
-			if _, name, _ := envGroup.Lookup(); n%g != 0 {
-				env.Warnf("%s=%d does not divide %d ranks; using groups of %d", name, g, n, s.group)
+		g, err := envGroup.Int(0, 1, math.MaxInt32)
+		if err != nil {
+			return settings{}, err
+		}
+		if g > 0 {
+			if val, name, _ := envGroup.Lookup(); n%g != 0 {
+				env.Fallback(name, val, fmt.Sprintf("groups of %d", s.group), "does not divide %d ranks", n)
 			} else {
 				s.group = g
 			}
@@ -318,6 +343,49 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// readSwitches reads the on/off settings, and checks the variables read
+// later (on first use) whose bad values must fail a communicator's init:
+// NCCL_NET, the NCCL_IB_* numbers, NCCL_ALGO, RINGO_TRACE,
+// NCCL_NVTX_DISABLE.
+func (s *settings) readSwitches() error {
+	var err error
+	for _, f := range []struct {
+		to  *bool
+		get func() (bool, error)
+	}{
+		{&s.check, transport.CheckData},
+		{&s.p2pOff, envP2PDisable.Flag},
+		{&s.shmOff, envShmDisable.Flag},
+		{&s.p2pRead, envP2PRead.Flag},
+		{new(bool), nvtx.Disabled},
+	} {
+		if *f.to, err = f.get(); err != nil {
+			return err
+		}
+	}
+	if _, err := netWire(); err != nil { // as NCCL, whatever the transports
+		return err
+	}
+	if _, err := rdma.ParamsFromEnv(); err != nil { // whether or not RDMA carries the data
+		return err
+	}
+	if !s.untraced {
+		if err := trace.Check(); err != nil {
+			return err
+		}
+	}
+	if v, name, ok := envAlgo.Lookup(); ok {
+		set, err := env.ParseList(v, algoNames, "allreduce")
+		switch {
+		case err != nil: // NCCL fails too
+			return env.Invalid(name, v, "%v", err)
+		case !set[1]: // valid for NCCL, which has the others
+			env.Fallback(name, v, "Ring", "excludes Ring, the only algorithm ringo has")
+		}
+	}
+	return nil
 }
 
 // parseVariant reads a variant's name and checks that it can plan for n
@@ -341,10 +409,19 @@ func (d defaults) protoList() string {
 	return strings.Join(names, ", ")
 }
 
-// fingerprint is the part of the settings every rank must share.
+// fingerprint is the part of the settings every rank must share: what
+// the connections' layout (layout, and placeLL128's choice, which an
+// explicit protocol selection changes) and each call's plan (the channel
+// range and the GPU cost model) depend on.
 func (s *settings) fingerprint() string {
-	return fmt.Sprintf("channels=%d protos=%v buffsize=%d llbuffsize=%d ll128buffsize=%d ring=%v variant=%v group=%d",
-		s.channels, s.protos, s.sizes.Simple, s.sizes.LL, s.ll128Size, s.ring.Order, s.variant, s.group)
+	model := ""
+	if s.model != nil {
+		b, _ := json.Marshal(s.model)
+		sum := sha256.Sum256(b)
+		model = fmt.Sprintf("%s/%x", s.model.Machine, sum[:8])
+	}
+	return fmt.Sprintf("channels=%d..%d protos=%v protoset=%v buffsize=%d llbuffsize=%d ll128buffsize=%d p2pread=%v ring=%v variant=%v group=%d model=%s",
+		s.minChannels, s.channels, s.protos, s.protoFrom != "", s.sizes.Simple, s.sizes.LL, s.ll128Size, s.p2pRead, s.ring.Order, s.variant, s.group, model)
 }
 
 // gpuChoice picks the protocol (one of protos) and channel count of a GPU
@@ -387,7 +464,7 @@ func (s *settings) buffSize(p ring.Protocol) int {
 
 // layout is the GPU connections' layout the settings ask for.
 func (s *settings) layout() p2p.Layout {
-	l := p2p.Layout{Channels: s.channels, SimpleBytes: s.sizes.Simple, LLBytes: s.sizes.LL, Read: envP2PRead.Int(0, 0, 1) == 1,
+	l := p2p.Layout{Channels: s.channels, SimpleBytes: s.sizes.Simple, LLBytes: s.sizes.LL, Read: s.p2pRead,
 		Variant: s.variant}
 	if s.protos[ring.LL128] {
 		l.LL128Bytes = s.ll128Size

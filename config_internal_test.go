@@ -2,12 +2,19 @@ package ringo
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ringo-ccl/ringo/internal/env"
+	"github.com/ringo-ccl/ringo/p2p"
 	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/tune"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // stderrOf returns what f writes on standard error (ringo's warnings).
@@ -102,9 +109,9 @@ func TestLL128BuffSize(t *testing.T) {
 		t.Errorf("NCCL_LL128_BUFFSIZE=1M: %d", s.ll128Size)
 	}
 	t.Setenv("NCCL_LL128_BUFFSIZE", "1000")
-	warn := stderrOf(t, func() { s, _ = resolve(nil, 2, gpuDefaults) })
-	if s.ll128Size != DefaultGPULL128BuffSize || !strings.Contains(warn, "NCCL_LL128_BUFFSIZE") {
-		t.Errorf("NCCL_LL128_BUFFSIZE=1000: %d, warned %q", s.ll128Size, warn)
+	if _, err := resolve(nil, 2, gpuDefaults); !errors.Is(err, ErrInvalidArgument) ||
+		!strings.Contains(err.Error(), `NCCL_LL128_BUFFSIZE="1000": want a multiple of 1024 bytes in [1K, 1G]`) {
+		t.Errorf("NCCL_LL128_BUFFSIZE=1000: %v", err)
 	}
 	for _, bad := range []int{-1024, 1000, 2 << 30} {
 		if _, err := resolve(&Config{LL128BuffSize: bad}, 2, gpuDefaults); err == nil || !strings.Contains(err.Error(), "LL128BuffSize") {
@@ -117,8 +124,9 @@ func TestLL128BuffSize(t *testing.T) {
 }
 
 // TestVariantFromEnv: RINGO_VARIANT picks the plan generator; a name that
-// does not parse, or a variant the rank count cannot run, is a warning
-// naming the variable, and the ring is used.
+// does not parse is an error naming the variable; a variant the rank count
+// cannot run is a warning naming it, and the ring is used (the variable is
+// the process's, and another communicator may run it).
 func TestVariantFromEnv(t *testing.T) {
 	cases := []struct {
 		val  string
@@ -130,7 +138,10 @@ func TestVariantFromEnv(t *testing.T) {
 		{"OneShot", 2, ring.OneShot, ""},
 		{"ring", 4, ring.RingVariant, ""},
 		{"oneshot", 3, ring.RingVariant, `RINGO_VARIANT="oneshot": variant oneshot needs 2 ranks`},
-		{"tree", 2, ring.RingVariant, `RINGO_VARIANT="tree": unknown variant`},
+	}
+	t.Setenv("RINGO_VARIANT", "tree")
+	if _, err := resolve(nil, 2, hostDefaults); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), `RINGO_VARIANT="tree": unknown variant "tree" (valid:`) {
+		t.Errorf("RINGO_VARIANT=tree: %v", err)
 	}
 	for _, c := range cases {
 		t.Setenv("RINGO_VARIANT", c.val)
@@ -191,11 +202,147 @@ func TestPlaceHierarchical(t *testing.T) {
 	t.Setenv("RINGO_GROUP", "3")
 	var warn string
 	warn = stderrOf(t, func() { s, err = resolve(nil, 4, hostDefaults) })
-	if err != nil || s.group != 2 || !strings.Contains(warn, "RINGO_GROUP=3 does not divide 4 ranks; using groups of 2") {
+	if err != nil || s.group != 2 || !strings.Contains(warn, `RINGO_GROUP="3": does not divide 4 ranks; using groups of 2`) {
 		t.Fatalf("RINGO_GROUP=3: group %d, %v, warned %q", s.group, err, warn)
 	}
 	warn = stderrOf(t, func() { err = s.placeVariant(4, true, "x") })
 	if err != nil || s.variant != ring.RingVariant || !strings.Contains(warn, "RINGO_VARIANT: variant hierarchical makes") {
 		t.Errorf("RINGO_VARIANT: %v, variant %v, warned %q", err, s.variant, warn)
 	}
+}
+
+// TestResolveEnv: package env's one rule, variable by variable. A value
+// that cannot be used fails resolve (every communicator's init) with an
+// error naming the variable, the value and what it accepts; where NCCL
+// falls back (clamped channel counts) or the value is valid but not for
+// this kind of communicator, resolve warns, naming it, and carries on.
+func TestResolveEnv(t *testing.T) {
+	const flag = "want an integer in [0, 1]"
+	cases := []struct {
+		name, value string
+		gpu         bool
+		err         string // the error's text after NAME="value":
+		warn        string // else the warning's
+		check       func(t *testing.T, s settings)
+	}{
+		{name: "NCCL_BUFFSIZE", value: "1", err: "want a multiple of 128 bytes in [128, 1G] (K, M, G suffixes)"},
+		{name: "NCCL_BUFFSIZE", value: "131", err: "want a multiple of 128 bytes in [128, 1G]"},
+		{name: "NCCL_BUFFSIZE", value: "lots", err: "want a multiple of 128 bytes"},
+		{name: "RINGO_BUFFSIZE", value: "2G", err: "want a multiple of 128 bytes"},
+		{name: "NCCL_BUFFSIZE", value: "2M", check: func(t *testing.T, s settings) { assert.Equal(t, 2<<20, s.sizes.Simple) }},
+		{name: "NCCL_LL_BUFFSIZE", value: "100", err: "want a multiple of 128 bytes"},
+		{name: "NCCL_LL128_BUFFSIZE", value: "1000", gpu: true, err: "want a multiple of 1024 bytes in [1K, 1G]"},
+		{name: "NCCL_MIN_NCHANNELS", value: "x", err: "want an integer in [0, 64]"},
+		{name: "NCCL_MIN_NCHANNELS", value: "99", warn: "outside [0, 64]; using 64",
+			check: func(t *testing.T, s settings) { assert.Equal(t, 64, s.channels) }},
+		{name: "NCCL_MAX_NCHANNELS", value: "many", err: "want an integer in [1, 64]"},
+		{name: "NCCL_MAX_NCHANNELS", value: "0", gpu: true, warn: "outside [1, 64]; using 1",
+			check: func(t *testing.T, s settings) { assert.Equal(t, 1, s.channels) }},
+		{name: "NCCL_PROTO", value: "Fast", err: `unknown name "Fast" (valid: LL, LL128, Simple)`},
+		{name: "NCCL_PROTO", value: "LL128", warn: "leaves no protocol the host path has; using LL, Simple",
+			check: func(t *testing.T, s settings) { assert.Equal(t, hostDefaults.protos, s.protos) }},
+		{name: "NCCL_ALGO", value: "Fast", err: `unknown name "Fast"`},
+		{name: "NCCL_ALGO", value: "Tree", warn: "excludes Ring, the only algorithm ringo has; using Ring"},
+		{name: "NCCL_P2P_DISABLE", value: "yes", err: flag},
+		{name: "NCCL_SHM_DISABLE", value: "2", err: flag},
+		{name: "NCCL_P2P_READ_ENABLE", value: "true", err: flag},
+		{name: "NCCL_P2P_READ_ENABLE", value: "1", gpu: true, check: func(t *testing.T, s settings) { assert.True(t, s.layout().Read) }},
+		{name: "RINGO_CHECK", value: "on", err: flag},
+		{name: "NCCL_NVTX_DISABLE", value: "-1", err: flag},
+		{name: "NCCL_NET", value: "verbs", err: "names no transport ringo has (want Socket or IB)"},
+		{name: "NCCL_NET", value: "socket"},
+		{name: "NCCL_IB_TIMEOUT", value: "32", err: "want an integer in [1, 31]"},
+		{name: "RINGO_TIMEOUT", value: "soon", err: "want a duration like 90s or 5m, or seconds"},
+		{name: "RINGO_TUNE_FILE", value: "/nonexistent/model.json", gpu: true, err: "tune: open /nonexistent/model.json: no such file or directory"},
+		{name: "RINGO_VARIANT", value: "tree", err: `unknown variant "tree"`},
+		{name: "RINGO_GROUP", value: "0", err: "want an integer in [1, 2147483647]"},
+		{name: "RINGO_GROUP", value: "two", err: "want an integer in [1, 2147483647]"},
+		{name: "RINGO_TRACE", value: "/nonexistent/trace.json", err: "cannot write the trace there"},
+	}
+	for _, c := range cases {
+		t.Run(c.name+"="+c.value, func(t *testing.T) {
+			var warns []string
+			t.Cleanup(env.SetWarnings(func(m string) { warns = append(warns, m) }))
+			t.Setenv(c.name, c.value)
+			d := hostDefaults
+			if c.gpu {
+				d = gpuDefaults
+			}
+			s, err := resolve(nil, 2, d)
+			if c.err != "" {
+				require.Error(t, err)
+				assert.ErrorIs(t, err, ErrInvalidArgument)
+				var e *env.Error
+				if assert.ErrorAs(t, err, &e) {
+					assert.Equal(t, c.name, e.Name)
+				}
+				assert.Contains(t, err.Error(), fmt.Sprintf("%s=%q: %s", c.name, c.value, c.err))
+				assert.Empty(t, warns)
+				return
+			}
+			require.NoError(t, err)
+			if c.warn != "" {
+				require.Len(t, warns, 1)
+				assert.Contains(t, warns[0], fmt.Sprintf("%s=%q: %s", c.name, c.value, c.warn))
+			} else {
+				assert.Empty(t, warns)
+			}
+			if c.check != nil {
+				c.check(t, s)
+			}
+		})
+	}
+}
+
+// TestFingerprintCoversLayout: ranks in separate processes compare their
+// settings' fingerprints at init, so two settings with the same fingerprint
+// must build the same connections (layout, after placeLL128 on any link)
+// and plan every call alike (the GPU cost model's choice). Each variable
+// below changes one of those; its fingerprint must change too (it once
+// left out NCCL_P2P_READ_ENABLE: processes with different values built
+// incompatible layouts unchecked).
+func TestFingerprintCoversLayout(t *testing.T) {
+	links := []ll128Link{{}, {unsafe: "GPUs 0 and 1 are not joined by NVLink"}, {hostMemory: true}}
+	placed := func(s settings, l ll128Link) p2p.Layout {
+		require.NoError(t, s.placeLL128(l))
+		return s.layout()
+	}
+	base, err := resolve(nil, 2, gpuDefaults)
+	require.NoError(t, err)
+	for _, v := range []struct{ name, value string }{
+		{"NCCL_P2P_READ_ENABLE", "1"},
+		{"NCCL_BUFFSIZE", "8M"},
+		{"NCCL_LL_BUFFSIZE", "1M"},
+		{"NCCL_LL128_BUFFSIZE", "1M"},
+		{"NCCL_MAX_NCHANNELS", "8"},
+		{"NCCL_MIN_NCHANNELS", "16"},
+		{"NCCL_PROTO", "LL,LL128,Simple"}, // the same set, but named: forces LL128 where it is unsafe
+		{"RINGO_VARIANT", "bidirectional"},
+		{"RINGO_TUNE_FILE", writeModel(t)},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			t.Setenv(v.name, v.value)
+			s, err := resolve(nil, 2, gpuDefaults)
+			require.NoError(t, err)
+			differs := s.minChannels != base.minChannels || s.model.Machine != base.model.Machine
+			for _, l := range links {
+				differs = differs || placed(s, l) != placed(base, l)
+			}
+			require.True(t, differs, "the setting changes nothing: the test is void")
+			assert.NotEqual(t, base.fingerprint(), s.fingerprint())
+		})
+	}
+}
+
+// writeModel writes the built-in cost model under another machine's name,
+// for RINGO_TUNE_FILE.
+func writeModel(t *testing.T) string {
+	m := tune.Default()
+	m.Machine = "another machine"
+	path := filepath.Join(t.TempDir(), "model.json")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	require.NoError(t, m.Encode(f))
+	require.NoError(t, f.Close())
+	return path
 }

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/transport"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // wantErr checks that err wraps sentinel and mentions every fragment.
@@ -304,5 +307,78 @@ func TestCallsDoNotAllocate(t *testing.T) {
 		if allocs != 0 {
 			t.Errorf("%s: %v allocations per AllReduce", proto, allocs)
 		}
+	}
+}
+
+// doubled returns what msg says twice: a segment repeated next to itself
+// ("init: init: …") or a prefix said more than once ("ringo:", "invalid
+// argument"); "" when there is none.
+func doubled(msg string) string {
+	parts := strings.Split(msg, ": ")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] == parts[i-1] {
+			return parts[i]
+		}
+	}
+	for _, p := range []string{"ringo:", "invalid argument"} {
+		if strings.Count(msg, p) > 1 {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestOnePrefix: representative failures of each layer — a Config, an
+// environment variable, the reduction, the bootstrap, a launcher's
+// variables, a unique ID, the interface choice — say each prefix once
+// (they once read "ringo: init rank 0: ringo: bootstrap join …" and
+// "invalid argument: invalid argument: reduce: …"; the ringo command adds
+// its "ringo: " once, TestBadInput there).
+func TestOnePrefix(t *testing.T) {
+	for _, msg := range []string{"ringo: init rank 0: ringo: bootstrap join rank 0: timed out",
+		"allreduce rank 0: invalid argument: invalid argument: reduce: x", "init: init: x"} {
+		require.NotEmpty(t, doubled(msg), "the check misses %q", msg)
+	}
+	cases := []struct {
+		name string
+		env  []string // NAME=value
+		fail func() error
+		want string // the error says this
+	}{
+		{"config", nil, func() error { _, err := ringo.NewLocal(2, &ringo.Config{Channels: 99}); return err },
+			"init: invalid argument: config: Channels 99 outside 1…64"},
+		{"environment", []string{"NCCL_BUFFSIZE=131"}, func() error { _, err := ringo.NewLocal(2, nil); return err },
+			`init: NCCL_BUFFSIZE="131": want a multiple of 128 bytes in [128, 1G]`},
+		{"reduction", nil, func() error {
+			comms := newComms(t, 1, nil)
+			return ringo.AllReduce(bg, comms[0], []float32{1}, make([]float32, 1), ringo.PreMul(float64(2)))
+		}, "allreduce rank 0: invalid argument: reduce: premulsum scalar of type"},
+		{"bootstrap", nil, func() error {
+			id, err := ringo.NewUniqueID()
+			require.NoError(t, err)
+			defer transport.StopRoot(id)
+			ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
+			defer cancel()
+			_, err = ringo.NewComm(ctx, id, 2, 0, nil)
+			return err
+		}, "init rank 0: bootstrap"},
+		{"launcher", []string{"RINGO_RANK=x", "RINGO_NRANKS=2", "RINGO_COMM_ID=127.0.0.1:1"},
+			func() error { _, err := ringo.NewCommFromEnv(bg, nil); return err }, `init: launch: RINGO_RANK="x" is not a rank`},
+		{"unique ID", nil, func() error { _, err := ringo.UniqueIDFromString("zz"); return err }, "unique ID: "},
+		{"interface", []string{"NCCL_SOCKET_IFNAME=no-such-interface"}, func() error { _, err := ringo.NewUniqueID(); return err },
+			`NCCL_SOCKET_IFNAME="no-such-interface": matches no interface`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, kv := range c.env {
+				k, v, _ := strings.Cut(kv, "=")
+				t.Setenv(k, v)
+			}
+			err := c.fail()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			t.Log(err)
+			assert.Empty(t, doubled(err.Error()), "said twice in %q", err)
+		})
 	}
 }

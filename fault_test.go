@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // The fault-injection suite: ranks in separate processes, one of them
@@ -75,8 +78,8 @@ func TestFaultKillRandom(t *testing.T) {
 				t.Fatalf("%s: rank %d survived", what, r)
 			}
 			msg := k.stderr.String()
-			if !strings.Contains(msg, fmt.Sprintf("rank %d", victim)) || !strings.Contains(msg, "peer lost") {
-				t.Fatalf("%s: rank %d's error does not name lost rank %d: %s", what, r, victim, msg)
+			if err := namesLost(msg, victim); err != nil {
+				t.Fatalf("%s: rank %d: %v", what, r, err)
 			}
 			if trial == 0 {
 				t.Logf("%s: rank %d: %s", what, r, strings.TrimSpace(msg))
@@ -94,6 +97,53 @@ func TestFaultKillRandom(t *testing.T) {
 	}
 	if g := runtime.NumGoroutine(); g > goroutines {
 		t.Errorf("%d goroutines after the trials, %d before", g, goroutines)
+	}
+}
+
+// lostRE matches a rank named lost: the root's report "rank N lost"
+// (transport's lostError), or a net proxy's "net connection to rank N,
+// channel C: peer lost" (its connection with N closed). "(peer rank N)",
+// the neighbour a wait was on, does not match.
+var lostRE = regexp.MustCompile(`\brank (\d+)(?: lost\b|, channel \d+: peer lost\b)`)
+
+// namesLost checks that msg, a survivor's error, is a lost peer and names
+// victim, and no other rank, as the one lost.
+func namesLost(msg string, victim int) error {
+	if !strings.Contains(msg, "peer lost") {
+		return fmt.Errorf("the error is not a lost peer: %s", msg)
+	}
+	found := lostRE.FindAllStringSubmatch(msg, -1)
+	if len(found) == 0 {
+		return fmt.Errorf("the error names no rank lost (want rank %d): %s", victim, msg)
+	}
+	for _, m := range found {
+		if m[1] != strconv.Itoa(victim) {
+			return fmt.Errorf("the error names rank %s lost, not rank %d: %s", m[1], victim, msg)
+		}
+	}
+	return nil
+}
+
+// TestNamesLost: the fault suite's check rejects a survivor's error that
+// names the wrong rank lost, even when the victim is the peer it waited on.
+func TestNamesLost(t *testing.T) {
+	const wait = "child: allreduce rank 1 ch0 step 2 recv: waiting for data (peer rank 0): communicator aborted: "
+	for _, c := range []struct {
+		msg    string
+		victim int
+		ok     bool
+	}{
+		{wait + "rank 0 lost: its bootstrap connection closed without Close: peer lost", 0, true},
+		{wait + "rank 2 lost: its bootstrap connection closed without Close: peer lost", 0, false}, // the old check passed this
+		{wait + "rank 0 lost: its bootstrap connection closed without Close: peer lost", 2, false},
+		{wait + "rank 10 lost: its bootstrap connection closed without Close: peer lost", 1, false},
+		{wait + "peer lost: recv: the connection closed", 0, false}, // only the neighbour is named
+		{wait + "rank 0 lost: timed out", 0, false},
+		{wait + "net connection to rank 0, channel 3: peer lost: reading credit: the connection closed", 0, true},
+		{wait + "net connection from rank 2, channel 0: peer lost: the connection closed", 0, false},
+	} {
+		err := namesLost(c.msg, c.victim)
+		assert.Equal(t, c.ok, err == nil, "victim %d, %q: %v", c.victim, c.msg, err)
 	}
 }
 

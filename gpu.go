@@ -268,11 +268,11 @@ func (c *Comm) launch(call DeviceCall, s Stream) error {
 		Variant: variant,
 	}
 	if err := c.plan.Build(spec); err != nil {
-		return errs.Invalid(op, c.rank, "%v", err)
+		return errs.InvalidErr(op, c.rank, err)
 	}
 	f, err := c.funcs.get(call.Type, call.Op, c.size)
 	if err != nil {
-		return errs.Invalid(op, c.rank, "%v", err)
+		return errs.InvalidErr(op, c.rank, err)
 	}
 	if !call.Coll.Reduces() {
 		f = nil
@@ -319,7 +319,7 @@ func (c *Comm) checkDevice(call *DeviceCall, s Stream) error {
 	}
 	if call.Coll.Reduces() {
 		if _, err := c.funcs.get(call.Type, call.Op, c.size); err != nil {
-			return bad("%v", err)
+			return errs.InvalidErr(op, c.rank, err)
 		}
 	}
 	if call.Coll.Rooted() && (call.Root < 0 || call.Root >= c.size) {

@@ -13,8 +13,6 @@ import (
 	"github.com/ringo-ccl/ringo/p2p"
 )
 
-var envP2PDisable = env.Var{Name: "P2P_DISABLE", NCCL: true}
-
 // NewLocalGPUs makes one rank per entry of gpus, rank r on GPU gpus[r], all
 // in this process and connected through GPU peer-to-peer access (NVLink or
 // PCIe). An ordinal may repeat — several ranks on one GPU, which NCCL
@@ -55,7 +53,7 @@ func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 	if err := s.placeLL128(link); err != nil {
 		return fail(-1, err)
 	}
-	pr, err := p2p.Connect(devs, s.ring.Order, p2p.Options{Layout: s.layout(), Disabled: envP2PDisable.Int(0, 0, 1) == 1})
+	pr, err := p2p.Connect(devs, s.ring.Order, p2p.Options{Layout: s.layout(), Disabled: s.p2pOff})
 	if err != nil {
 		return fail(-1, err)
 	}

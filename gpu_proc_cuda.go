@@ -119,7 +119,7 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 		oneHost = oneHost && p.sameHost(peers[0])
 	}
 	// Can this rank's GPU and its successor's reach each other?
-	p2pOK := envP2PDisable.Int(0, 0, 1) != 1
+	p2pOK := !s.p2pOff
 	ll128 := "" // a ring of one has no link
 	if ord := cuda.ByUUID(peers[next].GPU); ord < 0 {
 		p2pOK = false // the successor's GPU is not visible here
@@ -150,7 +150,7 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 			link.unsafe = fmt.Sprintf("rank %d: %s", r, p.LL128)
 		}
 	}
-	shmOK := oneHost && envShmDisable.Int(0, 0, 1) != 1
+	shmOK := oneHost && !s.shmOff
 	link.hostMemory = n > 1 && !(allP2P && oneHost) // shared memory or the network
 	net := link.hostMemory && !shmOK
 	if err := s.placeLL128(link); err != nil {

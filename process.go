@@ -33,10 +33,7 @@ func NewUniqueID() (UniqueID, error) { return transport.NewUniqueID() }
 // checking its length and checksum.
 func UniqueIDFromString(s string) (UniqueID, error) { return transport.UniqueIDFromString(s) }
 
-var (
-	envShmDisable = env.Var{Name: "SHM_DISABLE", NCCL: true}
-	envHostID     = env.Var{Name: "HOSTID", NCCL: true}
-)
+var envHostID = env.Var{Name: "HOSTID", NCCL: true}
 
 // hostID names the host this process runs on, for deciding which ranks can
 // share memory: NCCL_HOSTID (RINGO_HOSTID) when set, as NCCL, else the
@@ -169,7 +166,7 @@ func exchangePeers(ctx context.Context, bs *transport.Bootstrap, s *settings, gp
 	if err != nil {
 		dev = 0 // no /dev/shm: this rank shares memory with nobody
 	}
-	me := peerInfo{Host: hostID(), Pid: os.Getpid(), ShmDev: dev, ShmOff: envShmDisable.Int(0, 0, 1) == 1 || dev == 0, CPUs: runtime.NumCPU(),
+	me := peerInfo{Host: hostID(), Pid: os.Getpid(), ShmDev: dev, ShmOff: s.shmOff || dev == 0, CPUs: runtime.NumCPU(),
 		Settings: s.fingerprint(), GPU: gpu, Resident: resident}
 	blob, _ := json.Marshal(me)
 	blobs, err := bs.AllGather(ctx, blob)

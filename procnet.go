@@ -29,6 +29,17 @@ func hostNetChannels(cpus int) int { return min(max(cpus/2, 4), 16) }
 // envNet is NCCL_NET: "Socket" or "IB" forces the net transport's wire.
 var envNet = env.Var{Name: "NET", NCCL: true}
 
+// netWire returns NCCL_NET in lower case: "socket", "ib", or "" when
+// unset. Another name is an error, as in NCCL (no net plugin has it).
+func netWire() (string, error) {
+	v, name, ok := envNet.Lookup()
+	force := strings.ToLower(strings.TrimSpace(v))
+	if ok && force != "socket" && force != "ib" {
+		return "", env.Invalid(name, v, "names no transport ringo has (want Socket or IB)")
+	}
+	return force, nil
+}
+
 // netOffer is what a rank can put on its net connections.
 type netOffer struct {
 	IB    bool   `json:"ib"`              // an RDMA port is usable here
@@ -41,10 +52,9 @@ type netOffer struct {
 // not say Socket), else sockets. NCCL_NET=IB without RDMA everywhere is an
 // error naming a rank that lacks it.
 func chooseWire(ctx context.Context, bs *transport.Bootstrap) (ib bool, port rdma.Port, err error) {
-	force := strings.ToLower(strings.TrimSpace(func() string { v, _, _ := envNet.Lookup(); return v }()))
-	if force != "" && force != "socket" && force != "ib" {
-		env.Warnf("NCCL_NET=%q names no transport ringo has (Socket, IB); choosing by what is available", force)
-		force = ""
+	force, err := netWire()
+	if err != nil {
+		return false, port, err
 	}
 	me := netOffer{Force: force}
 	if force != "socket" {
@@ -52,6 +62,10 @@ func chooseWire(ctx context.Context, bs *transport.Bootstrap) (ib bool, port rdm
 			me.Why = err.Error()
 		} else if ports, err := rdma.SelectPorts(); err != nil {
 			me.Why = err.Error()
+			if errors.Is(err, ErrInvalidArgument) && force == "" {
+				// As NCCL: no IB device matches, so sockets carry the data.
+				env.Warnf("%v; using sockets", err)
+			}
 		} else {
 			me.IB, port = true, ports[bs.Rank()%len(ports)]
 		}
@@ -122,8 +136,14 @@ func startNet(ctx context.Context, g *procGroup, prev, next, nch int, sizes tran
 		}
 		sends, recvs, after = w.Sends, w.Recvs, w.Close
 		kind = fmt.Sprintf("IB/%s:%d", port.Device, port.Port)
-	} else if sends, recvs, err = transport.ConnectSockets(ctx, bs, bs.Rank(), prev, next, nch, transport.SocketsPerConn(), len(send) > 0, len(recv) > 0); err != nil {
-		return nil, "", err
+	} else {
+		nsock, err := transport.SocketsPerConn()
+		if err != nil {
+			return nil, "", err
+		}
+		if sends, recvs, err = transport.ConnectSockets(ctx, bs, bs.Rank(), prev, next, nch, nsock, len(send) > 0, len(recv) > 0); err != nil {
+			return nil, "", err
+		}
 	}
 	nt, err := transport.NewNet(bs.Rank(), prev, next, send, sends, recv, recvs, g.fail, &g.abort)
 	if err != nil {

@@ -75,6 +75,11 @@ func (o *Options) maxBytes(n int) int64 {
 	return max(m, 64)
 }
 
+// RankBytes is the memory a rank of n takes for the sweep's buffers: a
+// send and a receive buffer of its largest message (in host memory, and in
+// GPU memory too for a GPU rank, whose host buffers stage the checks).
+func (o *Options) RankBytes(n int) int64 { return 2 * o.maxBytes(n) }
+
 // Defaults returns nccl-tests' defaults with ringo's all-reduce of float sum.
 func Defaults() Options {
 	return Options{

@@ -34,7 +34,10 @@ var envTimeout = env.Var{Name: "TIMEOUT"} // RINGO_TIMEOUT, parsed as ringo pars
 
 // rendezvousTimeout bounds the making of a rank: the wait for the other
 // ranks of its communicator and their connection.
-func rendezvousTimeout() time.Duration { return envTimeout.Duration(ringo.DefaultTimeout) }
+func rendezvousTimeout() time.Duration {
+	d, _ := envTimeout.Duration(ringo.DefaultTimeout) // a bad value fails the communicator's init, naming it
+	return d
+}
 
 // newLibrary returns the library over ringo and the CUDA driver.
 func newLibrary() *library {

@@ -92,7 +92,7 @@ func TestCollectiveArguments(t *testing.T) {
 		Err: fmt.Errorf("%w: root 7 outside [0, 2)", ringo.ErrInvalidArgument)}
 	err := tl.collective(apiReduce, send, recv, 3, 7, 0, 7, hs[0], nil)
 	wantResult(t, "ringo's invalid argument", err, ncclInvalidArgument)
-	if !strings.HasPrefix(err.Error(), "ncclReduce: ringo: allreduce rank 0") {
+	if !strings.HasPrefix(err.Error(), "ncclReduce: allreduce rank 0") {
 		t.Errorf("%q", err)
 	}
 	tl.comm(t, hs[0]).doErr = fmt.Errorf("%w: earlier failure", ringo.ErrAborted)

@@ -49,10 +49,10 @@ func newLogger(sink func(string)) *logger {
 
 func stderrSink(line string) { os.Stderr.WriteString(line) }
 
-// parseLevel reads NCCL_DEBUG's syntax: VERSION, WARN, INFO or TRACE (any
-// case); anything else (ABORT, unset) prints nothing.
+// parseLevel maps NCCL_DEBUG's level (env.DebugLevel) to a logLevel: TRACE
+// prints what INFO does; ABORT and unset print nothing.
 func parseLevel(s string) logLevel {
-	switch strings.ToUpper(strings.TrimSpace(s)) {
+	switch s {
 	case "VERSION":
 		return logVersion
 	case "WARN":
@@ -67,17 +67,8 @@ func (l *logger) get() logLevel {
 	if lv := logLevel(l.level.Load()); lv != logUnread {
 		return lv
 	}
-	s := os.Getenv("RINGO_DEBUG")
-	if strings.TrimSpace(s) == "" {
-		s = os.Getenv("NCCL_DEBUG")
-	}
-	lv := parseLevel(s)
-	sub := os.Getenv("RINGO_DEBUG_SUBSYS")
-	if strings.TrimSpace(sub) == "" {
-		sub = os.Getenv("NCCL_DEBUG_SUBSYS")
-	}
-	set, _ := env.ParseSubsys(sub)
-	l.subs.Store(uint32(set))
+	lv := parseLevel(env.DebugLevel())
+	l.subs.Store(uint32(env.ReadDebugSubsys()))
 	l.level.Store(int32(lv))
 	return lv
 }

@@ -29,8 +29,9 @@ func (s *lines) all() string {
 func TestDebugLevels(t *testing.T) {
 	cases := map[string]logLevel{"": logNone, "VERSION": logVersion, "warn": logWarn, "INFO": logInfo, "TRACE": logInfo, "ABORT": logNone, "junk": logNone}
 	for s, want := range cases {
-		if got := parseLevel(s); got != want {
-			t.Errorf("parseLevel(%q) = %d, want %d", s, got, want)
+		t.Setenv("NCCL_DEBUG", s)
+		if got := newLogger(func(string) {}).get(); got != want {
+			t.Errorf("NCCL_DEBUG=%q: level %d, want %d", s, got, want)
 		}
 	}
 	t.Setenv("NCCL_DEBUG", "WARN")

@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/ringo-ccl/ringo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // useLib makes the exports drive tl for the rest of the test.
@@ -109,5 +111,25 @@ func TestLastErrorTruncated(t *testing.T) {
 	setLastError("short")
 	if lastError() != "short" {
 		t.Fatal(lastError())
+	}
+}
+
+// ncclGetLastError says each prefix once when ringo's own error (here a
+// bad NCCL_BUFFSIZE) fails a communicator's creation.
+func TestLastErrorOnePrefix(t *testing.T) {
+	t.Setenv("NCCL_BUFFSIZE", "131")
+	_, cause := ringo.NewLocal(1, nil)
+	require.Error(t, cause)
+	tl := newTestLib(t)
+	useLib(t, tl)
+	tl.fc.fail = cause
+	var h unsafe.Pointer
+	assert.Equal(t, ncclInvalidArgument, result(ringoCommInitRank(1, ptr(&h), 1, ptr(id(31)), 0)))
+	last := lastError()
+	t.Log(last)
+	assert.Contains(t, last, `ncclCommInitRank: `)
+	assert.Contains(t, last, `NCCL_BUFFSIZE="131": want a multiple of 128 bytes in [128, 1G]`)
+	for _, p := range []string{"ringo:", "invalid argument", "ncclCommInitRank", "init"} {
+		assert.LessOrEqual(t, strings.Count(last, p), 1, "%q said twice in %q", p, last)
 	}
 }

@@ -9,10 +9,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/env"
 )
 
-var (
-	envHCA      = env.Var{Name: "IB_HCA", NCCL: true}
-	envGIDIndex = env.Var{Name: "IB_GID_INDEX", NCCL: true}
-)
+var envHCA = env.Var{Name: "IB_HCA", NCCL: true}
 
 // Ports lists the RDMA device ports sysfs shows (through rdmamap), devices
 // sorted by name, ports ascending. It does not open them: a listed port may
@@ -50,10 +47,4 @@ func SelectPorts() ([]Port, error) {
 		return nil, err
 	}
 	return spec.Select(name, value, Ports())
-}
-
-// GIDIndex returns NCCL_IB_GID_INDEX, or -1 (choose automatically) when it
-// is unset or does not parse (with a warning).
-func GIDIndex() int {
-	return envGIDIndex.Int(-1, -1, 1<<16)
 }

@@ -4,4 +4,10 @@ package rdma
 
 // Hardware returns the provider of this machine's RDMA devices: the verbs
 // one (this build has the ibverbs tag).
-func Hardware() (Provider, error) { return NewVerbs(), nil }
+func Hardware() (Provider, error) {
+	v, err := NewVerbs()
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}

@@ -19,7 +19,11 @@ func TestVerbsWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newPair(t, NewVerbs(), ports[0].Device, ports[0].Port)
+	v, err := NewVerbs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newPair(t, v, ports[0].Device, ports[0].Port)
 	runPosts(t, w, planPosts(2000, rand.New(rand.NewPCG(3, 4))))
 }
 
@@ -34,7 +38,11 @@ func TestVerbsHotPathDoesNotAllocate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return newPair(t, NewVerbs(), ports[0].Device, ports[0].Port)
+		v, err := NewVerbs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newPair(t, v, ports[0].Device, ports[0].Port)
 	})
 }
 

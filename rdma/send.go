@@ -37,7 +37,7 @@ var _ transport.SendWire = (*Sender)(nil)
 // Ship Blob to the peer and Connect with the peer's. With RINGO_CHECK=1
 // (read here, once) every post's header carries its data's checksum.
 func NewSender(dev Device, conn []byte, s transport.Sizes, cfg Config) (*Sender, error) {
-	w := &Sender{recvID: recvDepth, sum: transport.CheckData()}
+	w := &Sender{recvID: recvDepth, sum: transport.SumData()}
 	if err := w.endpoint.init(dev, roleSend, conn, s, cfg); err != nil {
 		return nil, err
 	}

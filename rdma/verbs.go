@@ -7,36 +7,25 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/verbs"
 )
 
-var (
-	envIBTimeout  = env.Var{Name: "IB_TIMEOUT", NCCL: true}
-	envIBRetryCnt = env.Var{Name: "IB_RETRY_CNT", NCCL: true}
-	envIBSL       = env.Var{Name: "IB_SL", NCCL: true}
-	envIBTC       = env.Var{Name: "IB_TC", NCCL: true}
-)
-
-// Verbs is the Provider over libibverbs (package internal/verbs).
+// Verbs is the Provider over libibverbs (package internal/verbs), with
+// the environment's settings.
 type Verbs struct {
-	GIDIndex int   // NCCL_IB_GID_INDEX; -1 chooses (PickGID)
-	Timeout  uint8 // NCCL_IB_TIMEOUT
-	RetryCnt uint8 // NCCL_IB_RETRY_CNT
-	SL, TC   uint8 // NCCL_IB_SL, NCCL_IB_TC
+	Params
 }
 
 var _ Provider = (*Verbs)(nil)
 
-// NewVerbs returns the verbs provider configured from the environment.
-func NewVerbs() *Verbs {
-	return &Verbs{
-		GIDIndex: GIDIndex(),
-		Timeout:  uint8(envIBTimeout.Int(20, 1, 31)),
-		RetryCnt: uint8(envIBRetryCnt.Int(7, 0, 7)),
-		SL:       uint8(envIBSL.Int(0, 0, 15)),
-		TC:       uint8(envIBTC.Int(0, 0, 255)),
+// NewVerbs returns the verbs provider configured from the environment
+// (ParamsFromEnv, whose errors it returns).
+func NewVerbs() (*Verbs, error) {
+	p, err := ParamsFromEnv()
+	if err != nil {
+		return nil, err
 	}
+	return &Verbs{p}, nil
 }
 
 type verbsDevice struct {

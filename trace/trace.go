@@ -59,6 +59,22 @@ func New(path string) *Recorder {
 
 var envTrace = env.Var{Name: "TRACE"}
 
+// Check reports an error naming RINGO_TRACE when its files cannot be
+// written: a communicator's init calls it, so that a bad path fails there
+// rather than when the trace is written at Close.
+func Check() error {
+	v, name, ok := envTrace.Lookup()
+	if !ok {
+		return nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(strings.TrimSpace(v)), ".ringo-trace-check-*")
+	if err != nil {
+		return env.Invalid(name, v, "cannot write the trace there: %v", err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 // FromEnv returns the recorder RINGO_TRACE asks for, or nil: one per file
 // and process, shared by the communicators that write to it. rank ≥ 0
 // names a rank of a communicator spread over processes: its file gets

@@ -17,10 +17,18 @@ var envCheck = env.Var{Name: "CHECK"}
 var dataTable = crc32.MakeTable(crc32.Castagnoli)
 
 // CheckData reports whether RINGO_CHECK=1 asks senders to checksum the data
-// of every post. It reads the environment on each call (a value outside
-// 0..1 warns and counts as 0), so a sender reads it once, when it is made.
-// Safe for concurrent use.
-func CheckData() bool { return envCheck.Int(0, 0, 1) == 1 }
+// of every post; a value other than 0 or 1 is an error naming it (the
+// communicator's init reads it first). It reads the environment on each
+// call, so a sender reads it once, when it is made. Safe for concurrent
+// use.
+func CheckData() (bool, error) { return envCheck.Flag() }
+
+// SumData is CheckData for a sender (of any wire): a bad value, which
+// failed the communicator's init, counts as 0.
+func SumData() bool {
+	on, _ := CheckData()
+	return on
+}
 
 // DataSum is the checksum of a post's data that senders put in its header:
 // CRC-32C (Castagnoli, hardware-accelerated). It does not allocate and is

@@ -20,9 +20,10 @@ var socketIfname = env.Var{Name: "SOCKET_IFNAME", NCCL: true}
 // ('^=' also works). Only interfaces that are up and have an IP address
 // qualify. Without the variable (or with it empty): interfaces that are up,
 // not loopback, with an IPv4 address, excluding names starting "docker" and
-// "virbr"; if none, loopback. A value matching no interface is warned about
-// (env.Warnf) and the default rule applies. It fails only when the system's
-// interfaces cannot be listed or none qualifies.
+// "virbr"; if none, loopback. A value matching no interface that qualifies
+// is an error naming the variable (wrapping errs.ErrInvalidArgument), as
+// NCCL fails ("no socket interface found"); so is a system with no
+// qualifying interface, or whose interfaces cannot be listed.
 func Interfaces() ([]net.Interface, error) {
 	ifs, err := net.Interfaces()
 	if err != nil {
@@ -41,9 +42,9 @@ func Interfaces() ([]net.Interface, error) {
 		cands = append(cands, c)
 	}
 	value, name, _ := socketIfname.Lookup()
-	chosen, warning := chooseInterfaces(cands, name, value)
-	if warning != "" {
-		env.Warnf("%s", warning)
+	chosen, err := chooseInterfaces(cands, name, value)
+	if err != nil {
+		return nil, err
 	}
 	if len(chosen) == 0 {
 		return nil, fmt.Errorf("no network interface is up with an IP address")
@@ -74,20 +75,25 @@ func (c ifCandidate) hasIPv4() bool {
 }
 
 // chooseInterfaces applies the selection rule of Interfaces to cands:
-// the spec value (of variable name; "" for unset) if it matches any
-// qualifying interface, else the default rule, with a warning naming the
-// variable and what was used instead.
-func chooseInterfaces(cands []ifCandidate, name, value string) (chosen []ifCandidate, warning string) {
+// the spec value (of variable name; "" for unset), which must match a
+// qualifying interface, else the default rule.
+func chooseInterfaces(cands []ifCandidate, name, value string) ([]ifCandidate, error) {
+	var chosen []ifCandidate
 	if strings.TrimSpace(value) != "" {
 		spec := parseIfSpec(value)
+		var up []string
 		for _, c := range cands {
-			if c.up() && len(c.addrs) > 0 && spec.match(c.ifc.Name) {
-				chosen = append(chosen, c)
+			if c.up() && len(c.addrs) > 0 {
+				up = append(up, c.ifc.Name)
+				if spec.match(c.ifc.Name) {
+					chosen = append(chosen, c)
+				}
 			}
 		}
-		if len(chosen) > 0 {
-			return loopbackLast(chosen), ""
+		if len(chosen) == 0 {
+			return nil, env.Invalid(name, value, "matches no interface that is up with an IP address (those are: %s)", strings.Join(up, ", "))
 		}
+		return loopbackLast(chosen), nil
 	}
 	for _, c := range cands {
 		n := c.ifc.Name
@@ -102,15 +108,7 @@ func chooseInterfaces(cands []ifCandidate, name, value string) (chosen []ifCandi
 			}
 		}
 	}
-	if strings.TrimSpace(value) != "" {
-		names := make([]string, len(chosen))
-		for i, c := range chosen {
-			names[i] = c.ifc.Name
-		}
-		warning = fmt.Sprintf("%s=%q matches no interface that is up with an IP address; using the default rule instead: %s",
-			name, value, strings.Join(names, ","))
-	}
-	return chosen, warning
+	return chosen, nil
 }
 
 func loopbackLast(cs []ifCandidate) []ifCandidate {

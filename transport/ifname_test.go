@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestIfSpecMatch(t *testing.T) {
@@ -67,7 +71,7 @@ func TestChooseInterfaces(t *testing.T) {
 	cases := []struct {
 		name, value string
 		want        []string
-		warn        string
+		err         string
 	}{
 		{"default", "", []string{"eth0", "ib1"}, ""},
 		{"prefix", "ib", []string{"ib0", "ib1"}, ""},
@@ -75,21 +79,26 @@ func TestChooseInterfaces(t *testing.T) {
 		{"exclude", "^eth,ib", []string{"docker0", "virbr0", "lo"}, ""},
 		{"exclude exact", "^=eth0,lo", []string{"docker0", "virbr0", "ib0", "ib1"}, ""},
 		{"loopback by name", "lo", []string{"lo"}, ""},
-		{"down only", "eth1", []string{"eth0", "ib1"}, `NCCL_SOCKET_IFNAME="eth1" matches no interface that is up with an IP address; using the default rule instead: eth0,ib1`},
-		{"no match", "=bond0", []string{"eth0", "ib1"}, `"=bond0" matches no interface`},
+		// As NCCL: a value matching nothing is an error, not the default.
+		{"down only", "eth1", nil, `NCCL_SOCKET_IFNAME="eth1": matches no interface that is up with an IP address (those are: lo, docker0, eth0, virbr0, ib0, ib1)`},
+		{"no match", "=bond0", nil, `NCCL_SOCKET_IFNAME="=bond0": matches no interface`},
+		{"separators only", " , ", nil, `NCCL_SOCKET_IFNAME=" , ": matches no interface`},
+		{"excludes all", "^=lo,docker0,eth0,virbr0,ib0,ib1", nil, `matches no interface`},
 	}
 	for _, c := range cases {
-		got, warn := chooseInterfaces(system, "NCCL_SOCKET_IFNAME", c.value)
+		got, err := chooseInterfaces(system, "NCCL_SOCKET_IFNAME", c.value)
+		if c.err != "" {
+			assert.ErrorIs(t, err, errs.ErrInvalidArgument, c.name)
+			assert.ErrorContains(t, err, c.err, c.name)
+			assert.Empty(t, got, c.name)
+			continue
+		}
+		require.NoError(t, err, c.name)
 		var names []string
 		for _, g := range got {
 			names = append(names, g.ifc.Name)
 		}
-		if !reflect.DeepEqual(names, c.want) {
-			t.Errorf("%s: chose %v, want %v", c.name, names, c.want)
-		}
-		if (c.warn == "") != (warn == "") || !strings.Contains(warn, c.warn) {
-			t.Errorf("%s: warning %q, want one containing %q", c.name, warn, c.warn)
-		}
+		assert.Equal(t, c.want, names, c.name)
 	}
 	// Only loopback and the excluded kinds: loopback.
 	bare := []ifCandidate{candidate("docker0", up, "172.17.0.1"), candidate("lo", lo, "127.0.0.1"), candidate("ib0", up, "fd00::5")}
@@ -125,6 +134,8 @@ func TestInterfacesOnThisMachine(t *testing.T) {
 		t.Fatalf("NCCL_SOCKET_IFNAME==%s: %v, %v", loName, ifs, err)
 	}
 	t.Setenv("NCCL_SOCKET_IFNAME", "=no-such-interface")
+	_, err = Interfaces()
+	assert.ErrorContains(t, err, `NCCL_SOCKET_IFNAME="=no-such-interface": matches no interface`)
 	t.Setenv("RINGO_SOCKET_IFNAME", "="+loName) // RINGO_ wins over NCCL_
 	ifs, err = Interfaces()
 	if err != nil || len(ifs) != 1 || ifs[0].Name != loName {

@@ -40,7 +40,7 @@ var launchSources = []struct{ source, rank, size string }{
 // the variable) when they are set but incomplete or malformed.
 func LaunchFromEnv() (l Launch, ok bool, err error) {
 	bad := func(format string, a ...any) (Launch, bool, error) {
-		return Launch{}, true, fmt.Errorf("ringo launch: %s: %w", fmt.Sprintf(format, a...), errs.ErrInvalidArgument)
+		return Launch{}, true, fmt.Errorf("launch: %s: %w", fmt.Sprintf(format, a...), errs.ErrInvalidArgument)
 	}
 	for _, s := range launchSources {
 		r, rok := lookupEnv(s.rank)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/ring"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // netSizes have Simple slots of 96 KiB, so a two-slot post (192 KiB) is
@@ -267,16 +269,28 @@ func TestSocketRefusesStrangers(t *testing.T) {
 	closeAll(socks[0])
 }
 
+// TestSocketsPerConn: the product of the two variables, each 1 when only
+// the other is set; as NCCL, more than 16 threads are 16 and a product above
+// 64 is lowered to fit (with a warning); text or a negative count is an
+// error naming the variable.
 func TestSocketsPerConn(t *testing.T) {
 	cases := []struct {
 		threads, socks string
 		want           int
+		err            string
 	}{
-		{"", "", defaultSockets},
-		{"2", "", 2},
-		{"", "4", 4},
-		{"2", "4", 8},
-		{"16", "16", maxSockets},
+		{"", "", defaultSockets, ""},
+		{"2", "", 2, ""},
+		{"", "4", 4, ""},
+		{"2", "4", 8, ""},
+		{"0", "0", 1, ""},
+		{"16", "16", maxSockets, ""},
+		{"", "999", maxSockets, ""},
+		{"17", "", 16, ""},
+		{"3", "30", 63, ""},
+		{"-1", "", 0, `NCCL_SOCKET_NTHREADS="-1"`},
+		{"", "many", 0, `NCCL_NSOCKS_PERTHREAD="many": want an integer in [0, 2147483647]`},
+		{"", "-2", 0, `NCCL_NSOCKS_PERTHREAD="-2"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.threads+"x"+tc.socks, func(t *testing.T) {
@@ -285,9 +299,15 @@ func TestSocketsPerConn(t *testing.T) {
 					t.Setenv(name, v)
 				}
 			}
-			if got := SocketsPerConn(); got != tc.want {
-				t.Errorf("NTHREADS=%q NSOCKS_PERTHREAD=%q: %d sockets, want %d", tc.threads, tc.socks, got, tc.want)
+			got, err := SocketsPerConn()
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.ErrorIs(t, err, errs.ErrInvalidArgument)
+				assert.Contains(t, err.Error(), tc.err)
+				return
 			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got, "NTHREADS=%q NSOCKS_PERTHREAD=%q", tc.threads, tc.socks)
 		})
 	}
 }
@@ -296,7 +316,11 @@ func TestSocketsPerConn(t *testing.T) {
 // connection (both ends in this process): the proxies' and the wire's
 // throughput without an executor.
 func BenchmarkNetSimple(b *testing.B) {
-	nets, _ := netRingB(b, 2, 1, SocketsPerConn())
+	nsock, err := SocketsPerConn()
+	if err != nil {
+		b.Fatal(err)
+	}
+	nets, _ := netRingB(b, 2, 1, nsock)
 	send, _ := nets[0].Conn(context.Background(), 0, 1, 0)
 	recv, _ := nets[1].Conn(context.Background(), 0, 1, 0)
 	nb := 2 * netSizes.Simple / ring.NSteps

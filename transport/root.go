@@ -48,7 +48,7 @@ var (
 func NewUniqueID() (UniqueID, error) {
 	ip, err := bootstrapIP()
 	if err != nil {
-		return UniqueID{}, fmt.Errorf("ringo: bootstrap root: %w", err)
+		return UniqueID{}, fmt.Errorf("bootstrap root: %w", err)
 	}
 	var secret [32]byte
 	rand.Read(secret[:]) // never fails (it crashes the program instead)
@@ -65,12 +65,12 @@ func NewUniqueID() (UniqueID, error) {
 func StartRoot(addr string, secret [32]byte) (UniqueID, error) {
 	host, port, err := splitHostPort(addr)
 	if err != nil {
-		return UniqueID{}, fmt.Errorf("ringo: bootstrap root: %w", err)
+		return UniqueID{}, fmt.Errorf("bootstrap root: %w", err)
 	}
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		ip, err := bootstrapIP()
 		if err != nil {
-			return UniqueID{}, fmt.Errorf("ringo: bootstrap root: %w", err)
+			return UniqueID{}, fmt.Errorf("bootstrap root: %w", err)
 		}
 		return startRoot(net.JoinHostPort(host, strconv.Itoa(int(port))), ip, secret)
 	}
@@ -78,7 +78,7 @@ func StartRoot(addr string, secret [32]byte) (UniqueID, error) {
 	defer cancel()
 	ip, err := resolveHost(ctx, host)
 	if err != nil {
-		return UniqueID{}, fmt.Errorf("ringo: bootstrap root: %w", err)
+		return UniqueID{}, fmt.Errorf("bootstrap root: %w", err)
 	}
 	return startRoot(netip.AddrPortFrom(ip, port).String(), ip, secret)
 }
@@ -101,7 +101,7 @@ func StopRoot(id UniqueID) {
 func startRoot(listen string, advertise netip.Addr, secret [32]byte) (UniqueID, error) {
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return UniqueID{}, fmt.Errorf("ringo: bootstrap root: %w", err)
+		return UniqueID{}, fmt.Errorf("bootstrap root: %w", err)
 	}
 	port := ln.Addr().(*net.TCPAddr).AddrPort().Port()
 	id := newUniqueID(netip.AddrPortFrom(advertise, port), secret)

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"net"
 	"net/netip"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -55,7 +57,8 @@ const (
 	sockHelloLen = 40
 	inlineMax    = 4096
 	stripeMin    = 64 << 10 // NCCL's smallest per-socket piece
-	maxSockets   = 64
+	maxSockets   = 64       // NCCL's MAX_SOCKETS
+	maxThreads   = 16       // NCCL's MAX_THREADS
 	sockTokenLen = 16
 )
 
@@ -69,20 +72,38 @@ var (
 const defaultSockets = 4
 
 // SocketsPerConn returns the sockets a connection opens: the product of
-// NCCL_SOCKET_NTHREADS (1…16) and NCCL_NSOCKS_PERTHREAD (1…64), either
-// defaulting to 1 when only the other is set, at most 64.
-func SocketsPerConn() int {
+// NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD, either defaulting to 1
+// when only the other is set (0 counts as 1: NCCL's main thread and
+// socket), at most 64; defaultSockets when neither is set. As NCCL, a
+// thread count above 16 is clamped to 16 and a product above 64 lowers
+// NCCL_NSOCKS_PERTHREAD to fit, with a warning; text or a negative count
+// is an error naming the variable.
+func SocketsPerConn() (int, error) {
 	_, _, tset := envSocketThreads.Lookup()
 	_, _, sset := envSocksPer.Lookup()
 	if !tset && !sset {
-		return defaultSockets
+		return defaultSockets, nil
 	}
-	n := envSocketThreads.Int(1, 1, 16) * envSocksPer.Int(1, 1, maxSockets)
-	if n > maxSockets {
-		env.Warnf("NCCL_SOCKET_NTHREADS × NCCL_NSOCKS_PERTHREAD = %d sockets per connection; using %d", n, maxSockets)
-		n = maxSockets
+	threads, err := envSocketThreads.Int(1, 0, math.MaxInt32)
+	if err != nil {
+		return 0, err
 	}
-	return n
+	socks, err := envSocksPer.Int(1, 0, math.MaxInt32)
+	if err != nil {
+		return 0, err
+	}
+	if threads > maxThreads {
+		v, name, _ := envSocketThreads.Lookup()
+		env.Fallback(name, v, strconv.Itoa(maxThreads), "more than %d threads", maxThreads)
+		threads = maxThreads
+	}
+	threads, socks = max(threads, 1), max(socks, 1)
+	if threads*socks > maxSockets {
+		v, name, _ := envSocksPer.Lookup()
+		env.Fallback(name, v, strconv.Itoa(maxSockets/threads), "%d threads × %d sockets exceed %d sockets per connection", threads, socks, maxSockets)
+		socks = maxSockets / threads
+	}
+	return threads * socks, nil
 }
 
 // Exchanger is the part of the bootstrap that connection setup needs
@@ -454,7 +475,7 @@ type sockSend struct {
 }
 
 func newSockSend(cs []net.Conn) *sockSend {
-	w := &sockSend{sum: CheckData()}
+	w := &sockSend{sum: SumData()}
 	w.start(cs, writePart)
 	return w
 }

@@ -69,7 +69,7 @@ func newUniqueID(a netip.AddrPort, secret [32]byte) UniqueID {
 func ParseUniqueID(b []byte) (UniqueID, error) {
 	var id UniqueID
 	bad := func(format string, a ...any) (UniqueID, error) {
-		return UniqueID{}, fmt.Errorf("ringo unique ID: %s: %w", fmt.Sprintf(format, a...), errs.ErrInvalidArgument)
+		return UniqueID{}, fmt.Errorf("unique ID: %s: %w", fmt.Sprintf(format, a...), errs.ErrInvalidArgument)
 	}
 	if len(b) != UniqueIDBytes {
 		return bad("length %d bytes, want %d", len(b), UniqueIDBytes)
@@ -146,7 +146,7 @@ func (id UniqueID) String() string { return hex.EncodeToString(id[:]) }
 func UniqueIDFromString(s string) (UniqueID, error) {
 	b, err := hex.DecodeString(strings.TrimSpace(s))
 	if err != nil {
-		return UniqueID{}, fmt.Errorf("ringo unique ID: not hex: %v: %w", err, errs.ErrInvalidArgument)
+		return UniqueID{}, fmt.Errorf("unique ID: not hex: %v: %w", err, errs.ErrInvalidArgument)
 	}
 	return ParseUniqueID(b)
 }

@@ -217,6 +217,11 @@ func benchMain(args []string) error {
 	if err := f.o.Validate(f.ranks); err != nil {
 		return err
 	}
+	// Every rank runs on this machine: as goroutines here, or as processes
+	// started here.
+	if err := f.preflight(f.ranks, f.ranks, f.gpus); err != nil {
+		return err
+	}
 	if len(f.gpus) > 0 && !f.procs {
 		return benchGPUs(ctx, f, cfg)
 	}
@@ -252,7 +257,7 @@ func hostRankFromEnv(ctx context.Context, cfg *ringo.Config) (*ringo.Comm, strin
 		defer cancel()
 		c, err := ringo.NewComm(initCtx, id, n, rank, cfg)
 		how := "processes, shared memory"
-		if envShmDisable.Int(0, 0, 1) == 1 {
+		if off, _ := envShmDisable.Flag(); off { // a bad value failed NewComm
 			how = "processes, sockets"
 		}
 		return c, how, err
@@ -276,6 +281,12 @@ func benchGPUChild(ctx context.Context, f *benchFlags, cfg *ringo.Config, idText
 	gid, err := ringo.UniqueIDFromString(os.Getenv(envBenchGPUID))
 	if err != nil {
 		return fmt.Errorf("%s: %w", envBenchGPUID, err)
+	}
+	if err := f.o.Validate(n); err != nil {
+		return err
+	}
+	if err := f.rankPreflight(n, rank, f.gpus[rank:rank+1]); err != nil {
+		return err
 	}
 	agg, err := ringo.NewComm(initCtx, id, n, rank, nil)
 	if err != nil {
@@ -301,6 +312,12 @@ func benchGPUChild(ctx context.Context, f *benchFlags, cfg *ringo.Config, idText
 
 // runRank runs the sweep on one rank; rank 0 prints.
 func runRank(ctx context.Context, f *benchFlags, c *ringo.Comm, how string) error {
+	if err := f.o.Validate(c.Size()); err != nil {
+		return err
+	}
+	if err := f.rankPreflight(c.Size(), c.Rank(), nil); err != nil {
+		return err
+	}
 	out := io.Discard
 	if c.Rank() == 0 {
 		out = os.Stdout
@@ -311,6 +328,25 @@ func runRank(ctx context.Context, f *benchFlags, c *ringo.Comm, how string) erro
 		return err
 	}
 	return printFooter(out, f, rows)
+}
+
+// preflight refuses, before anything starts, a sweep whose buffers do not
+// fit — hostRanks of n ranks in this machine's memory, one rank per entry of
+// gpus in that GPU's — or whose output file cannot be written.
+func (f *benchFlags) preflight(n, hostRanks int, gpus []int) error {
+	if err := checkMemory(&f.o, n, hostRanks, gpus); err != nil {
+		return err
+	}
+	return checkOutputs(outputFlag{"-csv", f.csv})
+}
+
+// rankPreflight is preflight for a rank process, one rank (on gpus, when a
+// GPU rank): only rank 0 writes the output file.
+func (f *benchFlags) rankPreflight(n, rank int, gpus []int) error {
+	if rank != 0 {
+		return checkMemory(&f.o, n, 1, gpus)
+	}
+	return f.preflight(n, 1, gpus)
 }
 
 // benchLoopback runs every rank as a goroutine of this process.
@@ -480,6 +516,17 @@ func spawnRanks(command string, n int, env, args []string) error {
 		}
 		procs[r] = cmd
 	}
+	return waitRanks(procs, killGrace)
+}
+
+// killGrace is how long spawnRanks lets the other ranks end by themselves
+// after one fails.
+const killGrace = 10 * time.Second
+
+// waitRanks waits for the rank processes procs (rank r is procs[r]) to
+// exit and reports those that failed; once one has failed, any still
+// running grace later are killed, and their exits collected too.
+func waitRanks(procs []*exec.Cmd, grace time.Duration) error {
 	type exit struct {
 		rank int
 		err  error
@@ -490,13 +537,14 @@ func spawnRanks(command string, n int, env, args []string) error {
 	}
 	var failed []string
 	var deadline <-chan time.Time
-	for range procs {
+	for left := len(procs); left > 0; {
 		select {
 		case e := <-exits:
+			left--
 			if e.err != nil {
 				failed = append(failed, fmt.Sprintf("rank %d: %v", e.rank, e.err))
 				if deadline == nil {
-					deadline = time.After(10 * time.Second)
+					deadline = time.After(grace)
 				}
 			}
 		case <-deadline:
@@ -507,7 +555,7 @@ func spawnRanks(command string, n int, env, args []string) error {
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d ranks failed: %s", len(failed), n, strings.Join(failed, "; "))
+		return fmt.Errorf("%d of %d ranks failed: %s", len(failed), len(procs), strings.Join(failed, "; "))
 	}
 	return nil
 }

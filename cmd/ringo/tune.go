@@ -31,6 +31,9 @@ func tuneMain(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := checkOutputs(outputFlag{"-o", *out}); err != nil { // before the measurements, not after
+		return err
+	}
 	gpus, err := intList(*gpuList)
 	if err != nil {
 		return fmt.Errorf("-gpus: %w", err)

@@ -165,6 +165,25 @@ func (d *Device) SMCount() (int, error) {
 	return n, wrap("multiprocessor count", err)
 }
 
+// FreeMemory returns the bytes of GPU ordinal's memory free now
+// (cuMemGetInfo).
+func FreeMemory(ordinal int) (int64, error) {
+	d, err := Open(ordinal)
+	if err != nil {
+		return 0, err
+	}
+	var free int64
+	err = d.Do(func() error {
+		var f, total C.size_t
+		if err := check(fmt.Sprintf("free memory of GPU %d", ordinal), C.cuMemGetInfo(&f, &total)); err != nil {
+			return err
+		}
+		free = int64(f)
+		return nil
+	})
+	return free, err
+}
+
 // Alloc returns n bytes of device memory.
 func (d *Device) Alloc(n int64) (Ptr, error) {
 	var p Ptr

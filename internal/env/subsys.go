@@ -75,16 +75,19 @@ func ParseSubsys(s string) (set Subsys, unknown []string) {
 
 var envSubsys = Var{Name: "DEBUG_SUBSYS", NCCL: true}
 
-// debugSubsys is the set NCCL_DEBUG_SUBSYS (or RINGO_DEBUG_SUBSYS) selects,
-// read once; unknown names are warned about.
-var debugSubsys = sync.OnceValue(func() Subsys {
+// ReadDebugSubsys reads NCCL_DEBUG_SUBSYS (or RINGO_DEBUG_SUBSYS) now;
+// unknown names are ignored, as NCCL ignores them, with a warning.
+func ReadDebugSubsys() Subsys {
 	v, name, _ := envSubsys.Lookup()
 	set, unknown := ParseSubsys(v)
 	if len(unknown) > 0 {
-		Warnf("%s=%q: unknown subsystems %v ignored (valid: %s, ALL)", name, v, unknown, strings.Join(subsysNames[:], ","))
+		Fallback(name, v, "the others", "unknown subsystems %v (valid: %s, ALL)", unknown, strings.Join(subsysNames[:], ","))
 	}
 	return set
-})
+}
+
+// debugSubsys is the set NCCL_DEBUG_SUBSYS selects, read once.
+var debugSubsys = sync.OnceValue(ReadDebugSubsys)
 
 // DebugSubsys returns the subsystems NCCL_DEBUG_SUBSYS selects.
 func DebugSubsys() Subsys { return debugSubsys() }

@@ -36,9 +36,12 @@ type Error struct {
 	Err     error
 }
 
+// Error reads "op rank R chC step S detail (peer rank P): cause", leaving
+// out what does not apply. It carries no "ringo: " of its own: errors nest
+// (an init wrapping a bootstrap's), and a program that prints one adds its
+// name once (the ringo command does).
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString("ringo: ")
 	b.WriteString(e.Op)
 	if e.Rank >= 0 {
 		fmt.Fprintf(&b, " rank %d", e.Rank)
@@ -69,4 +72,14 @@ func (e *Error) Unwrap() error { return e.Err }
 func Invalid(op string, rank int, format string, a ...any) error {
 	return &Error{Op: op, Rank: rank, Peer: -1, Channel: -1, Step: -1,
 		Err: fmt.Errorf("%w: %s", ErrInvalidArgument, fmt.Sprintf(format, a...))}
+}
+
+// InvalidErr returns an ErrInvalidArgument error for op on rank caused by
+// err, which says "invalid argument" itself when it already wraps the
+// sentinel.
+func InvalidErr(op string, rank int, err error) error {
+	if !errors.Is(err, ErrInvalidArgument) {
+		err = fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	return &Error{Op: op, Rank: rank, Peer: -1, Channel: -1, Step: -1, Err: err}
 }

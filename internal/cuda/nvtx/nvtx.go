@@ -26,8 +26,6 @@ import "C"
 import (
 	"sync"
 	"unsafe"
-
-	"github.com/ringo-ccl/ringo/internal/env"
 )
 
 // Message is a string registered with the domain: a range's name.
@@ -36,11 +34,9 @@ type Message struct{ h C.nvtxStringHandle_t }
 // Range is a started range, for End.
 type Range uint64
 
-var envDisable = env.Var{Name: "NVTX_DISABLE", NCCL: true}
-
 // domain is ringo's NVTX domain, made at the first use; nil when disabled.
 var domain = sync.OnceValue(func() C.nvtxDomainHandle_t {
-	if envDisable.Int(0, 0, 1) == 1 {
+	if off, err := Disabled(); off || err != nil { // a bad value failed the communicator's init
 		return nil
 	}
 	name := C.CString("ringo")
