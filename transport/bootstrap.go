@@ -2,7 +2,6 @@ package transport
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -441,15 +440,22 @@ func (b *Bootstrap) dialSuccessor(ctx context.Context, me, addr netip.AddrPort, 
 	return nil, ioFail(ctx, what, err)
 }
 
+// maxPendingRingHellos bounds the connections a ring listener vets at once
+// (a helloGate, as the root's).
+const maxPendingRingHellos = 16
+
 // acceptPredecessor accepts connections on ln until one presents the secret
 // and rank prev, refusing the others, each vetted on its own goroutine so
-// that a silent one holds up nothing. It closes ln and returns once one is
-// accepted or ctx ends, with every goroutine it started ended.
+// that a silent one holds up nothing: at most maxPendingRingHellos at once,
+// each for at most helloDeadline (helloGate). It closes ln and returns once
+// one is accepted or ctx ends, with every goroutine it started ended.
 func (b *Bootstrap) acceptPredecessor(ctx context.Context, ln *net.TCPListener, prev int) (net.Conn, error) {
 	release := bind(ctx, ln)
 	defer release()
 	var (
 		wg      sync.WaitGroup
+		gate    = newHelloGate(maxPendingRingHellos)
+		quit    = make(chan struct{}) // closed when accepting ends
 		mu      sync.Mutex            // guards the fields below
 		pending = map[net.Conn]bool{} // being vetted or refused
 		shut    bool                  // no more vetting: close what Accept returns
@@ -459,7 +465,11 @@ func (b *Bootstrap) acceptPredecessor(ctx context.Context, ln *net.TCPListener, 
 	)
 	vet := func(c net.Conn) {
 		defer wg.Done()
+		defer gate.leave(c)
 		reason := b.vetPredecessor(ctx, c, prev)
+		if reason == "" && !gate.claim(c) {
+			reason = "closed to make room" // by the gate, as the hello came in
+		}
 		mu.Lock()
 		if reason == "" && won != nil {
 			reason = fmt.Sprintf("rank %d is already connected", prev)
@@ -486,17 +496,23 @@ func (b *Bootstrap) acceptPredecessor(ctx context.Context, ln *net.TCPListener, 
 	go func() {
 		defer wg.Done()
 		for {
+			if !gate.enter(quit) {
+				return
+			}
 			c, err := ln.Accept()
 			if err != nil {
+				gate.leave(nil)
 				return // ln closed, or ctx ended (deadline)
 			}
 			tuneConn(c)
 			mu.Lock()
 			if shut {
 				mu.Unlock()
+				gate.leave(nil)
 				c.Close()
 				continue
 			}
+			gate.add(c)
 			pending[c] = true
 			wg.Add(1)
 			mu.Unlock()
@@ -507,6 +523,7 @@ func (b *Bootstrap) acceptPredecessor(ctx context.Context, ln *net.TCPListener, 
 	case <-done:
 	case <-ctx.Done():
 	}
+	close(quit)
 	ln.Close()
 	mu.Lock()
 	shut = true
@@ -526,28 +543,22 @@ func (b *Bootstrap) acceptPredecessor(ctx context.Context, ln *net.TCPListener, 
 	return won, nil
 }
 
-// vetPredecessor reads c's ring hello and returns why it is refused, or ""
-// if it comes from rank prev of this communicator.
+// vetPredecessor reads c's ring hello (readHello, within helloDeadline) and
+// returns why it is refused, or "" if it comes from rank prev of this
+// communicator.
 func (b *Bootstrap) vetPredecessor(ctx context.Context, c net.Conn, prev int) string {
-	dl := time.Now().Add(helloTimeout)
+	dl := time.Now().Add(helloDeadline)
 	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
 		dl = d
 	}
 	c.SetDeadline(dl)
-	t, p, err := readFrame(c)
+	secret := b.id.secret()
+	h, err := readHello(c, frameRingHello, &secret)
 	switch {
+	case errors.Is(err, errWrongSecret):
+		return "wrong secret"
 	case err != nil:
 		return fmt.Sprintf("no valid ring hello: %v", err)
-	case t != frameRingHello:
-		return fmt.Sprintf("expected a ring hello, got a %v frame", t)
-	}
-	h, err := decodeHello(p)
-	secret := b.id.secret()
-	switch {
-	case err != nil:
-		return err.Error()
-	case subtle.ConstantTimeCompare(h.secret[:], secret[:]) != 1:
-		return "wrong secret"
 	case int(h.nranks) != b.nranks:
 		return fmt.Sprintf("nranks %d differs from this communicator's %d", h.nranks, b.nranks)
 	case int(h.rank) != prev:

@@ -366,8 +366,10 @@ func TestRefuseGarbage(t *testing.T) {
 	cases := []struct {
 		name, send, want string
 	}{
-		{"http", "GET / HTTP/1.0\r\n\r\n", "unknown frame type 0x47"},
-		{"oversized hello", "\x01\x40\x00\x00\x00", "exceeds"},
+		{"http", "GET / HTTP/1.0\r\n\r\n", "expected a hello, got a frame type 0x47 frame"},
+		{"oversized hello", "\x01\x40\x00\x00\x00", "hello of 1073741824 bytes, want 58"},
+		{"gather header", "\x09\x00\x10\x00\x0c\x00\x00", "expected a hello, got a gather frame"},
+		{"wrong secret", "\x01\x00\x00\x00\x3a" + strings.Repeat("x", helloLen), "wrong secret"},
 		{"short hello", "\x01\x00\x00\x00\x03abc", "hello of 3 bytes"},
 		{"not a hello", "\x06\x00\x00\x00\x00", "expected a hello, got a bye frame"},
 	}
