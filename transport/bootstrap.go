@@ -19,6 +19,7 @@ import (
 
 const (
 	closeTimeout   = time.Second            // Close waits this long for the root to take its bye
+	rootLinger     = 10 * time.Second       // Close waits this long for other processes' ranks to leave a root of this process
 	lossGrace      = 500 * time.Millisecond // a failed connection waits this long for the root to name a lost rank
 	dialBackoffMin = 10 * time.Millisecond
 	dialBackoffMax = 200 * time.Millisecond
@@ -37,10 +38,11 @@ var errClosed = fmt.Errorf("bootstrap closed: %w", errs.ErrAborted)
 type Bootstrap struct {
 	id           UniqueID
 	rank, nranks int
-	root         net.Conn      // to the root; after Join only routineWatchRoot reads it
-	next, prev   net.Conn      // the ring: to rank+1, from rank−1; nil when nranks == 1
-	lostc        chan error    // PeerLost's, buffered 1
-	watchDone    chan struct{} // closed when routineWatchRoot returns; nil if it never started
+	root         net.Conn       // to the root; after Join only routineWatchRoot reads it
+	local        netip.AddrPort // root's local end, in localRanks while b is open
+	next, prev   net.Conn       // the ring: to rank+1, from rank−1; nil when nranks == 1
+	lostc        chan error     // PeerLost's, buffered 1
+	watchDone    chan struct{}  // closed when routineWatchRoot returns; nil if it never started
 	watching     sync.WaitGroup
 
 	opMu   sync.Mutex // serializes AllGather and Barrier; guards seq and broken
@@ -110,8 +112,11 @@ func (b *Bootstrap) PeerLost() <-chan error { return b.lostc }
 // Close leaves gracefully: it tells the root (so that this rank's departure
 // is not reported as a loss), waits up to a second for the root to take
 // that, and closes every connection; a call in progress fails with
-// errs.ErrAborted. No goroutine of b outlives Close. Idempotent; it always
-// returns nil.
+// errs.ErrAborted. If this process runs the root, Close then waits until the
+// ranks of other processes have left or been lost, up to rootLinger (10 s):
+// they may still be finishing a collective that this rank has finished, and
+// the root's end with this process would look to them like a loss. No
+// goroutine of b outlives Close. Idempotent; it always returns nil.
 func (b *Bootstrap) Close() error {
 	b.closeOnce.Do(func() {
 		b.mu.Lock()
@@ -133,8 +138,34 @@ func (b *Bootstrap) Close() error {
 			}
 		}
 		b.watching.Wait()
+		if b.root != nil {
+			localRanks.Delete(b.local)
+			rootsMu.Lock()
+			r := roots[b.id]
+			rootsMu.Unlock()
+			if r != nil {
+				r.awaitOthers(rootLinger)
+			}
+		}
 	})
 	return nil
+}
+
+// localRanks holds the local ends of the root connections of this
+// process's open Bootstraps: by them a root in this process tells its own
+// ranks from those of other processes (awaitOthers).
+var localRanks sync.Map // netip.AddrPort → struct{}
+
+// isLocalRank reports whether the rank at the other end of a root's
+// connection c is an open Bootstrap of this process.
+func isLocalRank(c net.Conn) bool {
+	a, ok := c.RemoteAddr().(*net.TCPAddr)
+	if !ok {
+		return false
+	}
+	ap := a.AddrPort()
+	_, ok = localRanks.Load(netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
+	return ok
 }
 
 // sayBye sends bye on the root connection, waits until the root closes its
@@ -173,6 +204,9 @@ func (b *Bootstrap) join(ctx context.Context) error {
 	if b.root, err = dialRetry(op, addr); err != nil {
 		return fmt.Errorf("bootstrap root at %s did not answer: %w", addr, err)
 	}
+	l := b.root.LocalAddr().(*net.TCPAddr).AddrPort()
+	b.local = netip.AddrPortFrom(l.Addr().Unmap(), l.Port())
+	localRanks.Store(b.local, struct{}{})
 	// The ring listener listens on the address this host reaches the root
 	// from, which the other ranks can then reach too.
 	local := b.root.LocalAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()

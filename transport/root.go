@@ -112,7 +112,7 @@ func startRoot(listen string, advertise netip.Addr, secret [32]byte) (UniqueID, 
 	port := ln.Addr().(*net.TCPAddr).AddrPort().Port()
 	id := newUniqueID(netip.AddrPortFrom(advertise, port), secret)
 	r := &rootServer{id: id, secret: secret, ln: ln, stopc: make(chan struct{}), conns: map[net.Conn]struct{}{},
-		gate: newHelloGate(maxPendingHellos)}
+		gate: newHelloGate(maxPendingHellos), departed: make(chan struct{})}
 	rootsMu.Lock()
 	roots[id] = r
 	rootsMu.Unlock()
@@ -146,6 +146,7 @@ type rootServer struct {
 	stopped   bool
 	queries   map[uint32]chan Progress // asks in flight, by query number
 	nextQuery uint32
+	departed  chan struct{} // closed, and replaced, when a member leaves or is lost
 }
 
 // rootMember is an admitted rank.
@@ -210,12 +211,14 @@ func (r *rootServer) routineAccept() {
 // then waits for the admitted rank's bye or death.
 func (r *rootServer) routineServe(c net.Conn) {
 	defer r.wg.Done()
-	defer r.forget(c)
 	m := r.vet(c)
-	r.gate.leave(c)
 	if m == nil {
+		r.forget(c)
+		r.gate.leave(c) // last, so that the gate bounds the goroutines too
 		return
 	}
+	r.gate.leave(c)
+	defer r.forget(c)
 	for {
 		t, p, err := readFrameOf(c, frameBye, frameQuery, frameProgress)
 		switch {
@@ -397,6 +400,34 @@ func (r *rootServer) statusLocked() status {
 	return st
 }
 
+// awaitOthers waits until no rank of another process (isLocalRank) is
+// connected, or r stops, or d has passed.
+func (r *rootServer) awaitOthers(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		r.mu.Lock()
+		others := 0
+		for _, m := range r.connectedLocked() {
+			if !isLocalRank(m.conn) {
+				others++
+			}
+		}
+		departed := r.departed
+		r.mu.Unlock()
+		if others == 0 {
+			return
+		}
+		select {
+		case <-departed:
+		case <-r.stopc:
+			return
+		case <-t.C:
+			return
+		}
+	}
+}
+
 // connectedLocked returns the members not gone. r.mu is held.
 func (r *rootServer) connectedLocked() []*rootMember {
 	var out []*rootMember
@@ -418,6 +449,8 @@ func (r *rootServer) leave(m *rootMember) {
 	}
 	m.gone = true
 	r.connected--
+	close(r.departed)
+	r.departed = make(chan struct{})
 	if !r.formed {
 		r.members[m.rank] = nil
 		r.joined--
@@ -440,6 +473,8 @@ func (r *rootServer) lose(m *rootMember, reason string) {
 	}
 	m.gone = true
 	r.connected--
+	close(r.departed)
+	r.departed = make(chan struct{})
 	if !r.formed && r.failed == "" {
 		r.failed = fmt.Sprintf("rank %d lost: %s", m.rank, reason)
 	}
