@@ -40,6 +40,7 @@ type Bootstrap struct {
 	rank, nranks int
 	root         net.Conn       // to the root; after Join only routineWatchRoot reads it
 	local        netip.AddrPort // root's local end, in localRanks while b is open
+	joined       bool           // Join succeeded
 	next, prev   net.Conn       // the ring: to rank+1, from rank−1; nil when nranks == 1
 	lostc        chan error     // PeerLost's, buffered 1
 	watchDone    chan struct{}  // closed when routineWatchRoot returns; nil if it never started
@@ -93,6 +94,7 @@ func Join(ctx context.Context, id UniqueID, nranks, rank int) (*Bootstrap, error
 		b.Close()
 		return nil, b.wrap("join", err)
 	}
+	b.joined = true
 	return b, nil
 }
 
@@ -112,11 +114,12 @@ func (b *Bootstrap) PeerLost() <-chan error { return b.lostc }
 // Close leaves gracefully: it tells the root (so that this rank's departure
 // is not reported as a loss), waits up to a second for the root to take
 // that, and closes every connection; a call in progress fails with
-// errs.ErrAborted. If this process runs the root, Close then waits until the
-// ranks of other processes have left or been lost, up to rootLinger (10 s):
-// they may still be finishing a collective that this rank has finished, and
-// the root's end with this process would look to them like a loss. No
-// goroutine of b outlives Close. Idempotent; it always returns nil.
+// errs.ErrAborted. If this process runs the root, Close (of a Bootstrap that
+// Join returned) then waits until the ranks of other processes have left or
+// been lost, up to rootLinger (10 s): they may still be finishing a
+// collective that this rank has finished, and the root's end with this
+// process would look to them like a loss. No goroutine of b outlives Close.
+// Idempotent; it always returns nil.
 func (b *Bootstrap) Close() error {
 	b.closeOnce.Do(func() {
 		b.mu.Lock()
@@ -143,7 +146,7 @@ func (b *Bootstrap) Close() error {
 			rootsMu.Lock()
 			r := roots[b.id]
 			rootsMu.Unlock()
-			if r != nil {
+			if r != nil && b.joined {
 				r.awaitOthers(rootLinger)
 			}
 		}
