@@ -40,8 +40,8 @@ var launchSources = []struct{ source, rank, size, local string }{
 // Slurm's root port, without NCCL_COMM_ID or MASTER_PORT (see
 // LaunchFromEnv): slurmPortBase + slurmStepPorts·(job ID mod
 // slurmJobPorts) + (step ID mod slurmStepPorts), in [12000, 32000): below
-// Linux's ephemeral ports (32768 up), distinct for the steps of one job
-// that run at once and for jobs whose IDs are less than 1000 apart.
+// Linux's ephemeral ports (32768 up), distinct for up to 20 steps of one
+// job running at once and for jobs whose IDs are less than 1000 apart.
 const (
 	slurmPortBase  = 12000
 	slurmJobPorts  = 1000
