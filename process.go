@@ -81,15 +81,19 @@ func NewComm(ctx context.Context, id UniqueID, nranks, rank int, cfg *Config) (*
 }
 
 // NewCommFromEnv joins the job a launcher describes in the environment:
-// rank and size from torchrun (RANK, WORLD_SIZE), mpirun
-// (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE) or RINGO_RANK and
-// RINGO_NRANKS; the bootstrap root's address from RINGO_COMM_ID or
-// NCCL_COMM_ID (host:port), else MASTER_ADDR and MASTER_PORT. Rank 0 starts
-// the root there.
+// rank and size from RINGO_RANK and RINGO_NRANKS, torchrun (RANK,
+// WORLD_SIZE), Open MPI (OMPI_COMM_WORLD_*), MVAPICH2 (MV2_COMM_WORLD_*),
+// MPICH or Intel MPI (PMI_RANK, PMI_SIZE) or an srun step (SLURM_PROCID,
+// SLURM_NTASKS), in that order; the bootstrap root's address from
+// RINGO_COMM_ID or NCCL_COMM_ID (host:port), else MASTER_ADDR and
+// MASTER_PORT, else, under srun, the step's first node. Rank 0 starts the
+// root there. transport.LaunchFromEnv has the details; the job's secret
+// is RINGO_SECRET's, else derived (transport.JoinLaunch says what that
+// protects against).
 func NewCommFromEnv(ctx context.Context, cfg *Config) (*Comm, error) {
 	l, ok, err := transport.LaunchFromEnv()
 	if err == nil && !ok {
-		err = fmt.Errorf("%w: no launcher variables (RANK/WORLD_SIZE, OMPI_COMM_WORLD_RANK/SIZE or RINGO_RANK/RINGO_NRANKS)", ErrInvalidArgument)
+		err = fmt.Errorf("%w: no launcher variables (RINGO_RANK/RINGO_NRANKS, RANK/WORLD_SIZE, OMPI_COMM_WORLD_RANK/SIZE, MV2_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE, or SLURM_PROCID/SLURM_NTASKS in an srun step)", ErrInvalidArgument)
 	}
 	if err != nil {
 		return nil, &Error{Op: "init", Rank: -1, Peer: -1, Channel: -1, Step: -1, Err: err}

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing ringo needs on Debian 12 (bookworm):
 # make, git, gcc (cgo and the race detector), iproute2 (network namespaces
-# for the multi-host tests), libibverbs-dev (the ibverbs build) and, for the CUDA half of the
+# for the multi-host tests), libibverbs-dev (the ibverbs build), the launchers that
+# cmd/ringo/launchers_test.go starts ringo bench with (openmpi-bin, mpich, and
+# slurmctld, slurmd, slurm-client and munge for a one-node Slurm) and, for the CUDA half of the
 # build, Debian's CUDA 11.8 toolkit (nvidia-cuda-toolkit, from the non-free
 # component, which this script enables): nvcc, cuda.h and libcuda.so.
 # Idempotent: installs only what is missing. Needs root or sudo.
@@ -16,6 +18,12 @@ command -v git >/dev/null || need+=(git)
 command -v gcc >/dev/null || need+=(gcc)
 command -v ip >/dev/null || need+=(iproute2)                            # the multi-host tests' namespaces
 [ -f /usr/include/infiniband/verbs.h ] || need+=(libibverbs-dev)       # rdma's ibverbs build
+command -v mpirun.openmpi >/dev/null || need+=(openmpi-bin)            # the launcher tests
+command -v mpiexec.mpich >/dev/null || need+=(mpich)
+command -v srun >/dev/null || need+=(slurm-client)
+command -v slurmctld >/dev/null || need+=(slurmctld)
+command -v slurmd >/dev/null || need+=(slurmd)
+command -v munged >/dev/null || need+=(munge)
 if [ "${RINGO_NO_CUDA:-0}" != 1 ] && ! command -v nvcc >/dev/null; then
 	need+=(nvidia-cuda-toolkit)
 fi

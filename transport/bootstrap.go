@@ -2,7 +2,6 @@ package transport
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 
 const (
 	closeTimeout   = time.Second            // Close waits this long for the root to take its bye
+	rootLinger     = 10 * time.Second       // Close waits this long for other processes' ranks to leave a root of this process
 	lossGrace      = 500 * time.Millisecond // a failed connection waits this long for the root to name a lost rank
 	dialBackoffMin = 10 * time.Millisecond
 	dialBackoffMax = 200 * time.Millisecond
@@ -38,10 +38,12 @@ var errClosed = fmt.Errorf("bootstrap closed: %w", errs.ErrAborted)
 type Bootstrap struct {
 	id           UniqueID
 	rank, nranks int
-	root         net.Conn      // to the root; after Join only routineWatchRoot reads it
-	next, prev   net.Conn      // the ring: to rank+1, from rank−1; nil when nranks == 1
-	lostc        chan error    // PeerLost's, buffered 1
-	watchDone    chan struct{} // closed when routineWatchRoot returns; nil if it never started
+	root         net.Conn       // to the root; after Join only routineWatchRoot reads it
+	local        netip.AddrPort // root's local end, in localRanks while b is open
+	joined       bool           // Join succeeded
+	next, prev   net.Conn       // the ring: to rank+1, from rank−1; nil when nranks == 1
+	lostc        chan error     // PeerLost's, buffered 1
+	watchDone    chan struct{}  // closed when routineWatchRoot returns; nil if it never started
 	watching     sync.WaitGroup
 
 	opMu   sync.Mutex // serializes AllGather and Barrier; guards seq and broken
@@ -92,6 +94,7 @@ func Join(ctx context.Context, id UniqueID, nranks, rank int) (*Bootstrap, error
 		b.Close()
 		return nil, b.wrap("join", err)
 	}
+	b.joined = true
 	return b, nil
 }
 
@@ -111,8 +114,12 @@ func (b *Bootstrap) PeerLost() <-chan error { return b.lostc }
 // Close leaves gracefully: it tells the root (so that this rank's departure
 // is not reported as a loss), waits up to a second for the root to take
 // that, and closes every connection; a call in progress fails with
-// errs.ErrAborted. No goroutine of b outlives Close. Idempotent; it always
-// returns nil.
+// errs.ErrAborted. If this process runs the root, Close (of a Bootstrap that
+// Join returned) then waits until the ranks of other processes have left or
+// been lost, up to rootLinger (10 s): they may still be finishing a
+// collective that this rank has finished, and the root's end with this
+// process would look to them like a loss. No goroutine of b outlives Close.
+// Idempotent; it always returns nil.
 func (b *Bootstrap) Close() error {
 	b.closeOnce.Do(func() {
 		b.mu.Lock()
@@ -134,8 +141,34 @@ func (b *Bootstrap) Close() error {
 			}
 		}
 		b.watching.Wait()
+		if b.root != nil {
+			localRanks.Delete(b.local)
+			rootsMu.Lock()
+			r := roots[b.id]
+			rootsMu.Unlock()
+			if r != nil && b.joined {
+				r.awaitOthers(rootLinger)
+			}
+		}
 	})
 	return nil
+}
+
+// localRanks holds the local ends of the root connections of this
+// process's open Bootstraps: by them a root in this process tells its own
+// ranks from those of other processes (awaitOthers).
+var localRanks sync.Map // netip.AddrPort → struct{}
+
+// isLocalRank reports whether the rank at the other end of a root's
+// connection c is an open Bootstrap of this process.
+func isLocalRank(c net.Conn) bool {
+	a, ok := c.RemoteAddr().(*net.TCPAddr)
+	if !ok {
+		return false
+	}
+	ap := a.AddrPort()
+	_, ok = localRanks.Load(netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
+	return ok
 }
 
 // sayBye sends bye on the root connection, waits until the root closes its
@@ -174,6 +207,9 @@ func (b *Bootstrap) join(ctx context.Context) error {
 	if b.root, err = dialRetry(op, addr); err != nil {
 		return fmt.Errorf("bootstrap root at %s did not answer: %w", addr, err)
 	}
+	l := b.root.LocalAddr().(*net.TCPAddr).AddrPort()
+	b.local = netip.AddrPortFrom(l.Addr().Unmap(), l.Port())
+	localRanks.Store(b.local, struct{}{})
 	// The ring listener listens on the address this host reaches the root
 	// from, which the other ranks can then reach too.
 	local := b.root.LocalAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()
@@ -441,15 +477,22 @@ func (b *Bootstrap) dialSuccessor(ctx context.Context, me, addr netip.AddrPort, 
 	return nil, ioFail(ctx, what, err)
 }
 
+// maxPendingRingHellos bounds the connections a ring listener vets at once
+// (a helloGate, as the root's).
+const maxPendingRingHellos = 16
+
 // acceptPredecessor accepts connections on ln until one presents the secret
 // and rank prev, refusing the others, each vetted on its own goroutine so
-// that a silent one holds up nothing. It closes ln and returns once one is
-// accepted or ctx ends, with every goroutine it started ended.
+// that a silent one holds up nothing: at most maxPendingRingHellos at once,
+// each for at most helloDeadline (helloGate). It closes ln and returns once
+// one is accepted or ctx ends, with every goroutine it started ended.
 func (b *Bootstrap) acceptPredecessor(ctx context.Context, ln *net.TCPListener, prev int) (net.Conn, error) {
 	release := bind(ctx, ln)
 	defer release()
 	var (
 		wg      sync.WaitGroup
+		gate    = newHelloGate(maxPendingRingHellos)
+		quit    = make(chan struct{}) // closed when accepting ends
 		mu      sync.Mutex            // guards the fields below
 		pending = map[net.Conn]bool{} // being vetted or refused
 		shut    bool                  // no more vetting: close what Accept returns
@@ -459,7 +502,11 @@ func (b *Bootstrap) acceptPredecessor(ctx context.Context, ln *net.TCPListener, 
 	)
 	vet := func(c net.Conn) {
 		defer wg.Done()
+		defer gate.leave(c)
 		reason := b.vetPredecessor(ctx, c, prev)
+		if reason == "" && !gate.claim(c) {
+			reason = "closed to make room" // by the gate, as the hello came in
+		}
 		mu.Lock()
 		if reason == "" && won != nil {
 			reason = fmt.Sprintf("rank %d is already connected", prev)
@@ -486,17 +533,23 @@ func (b *Bootstrap) acceptPredecessor(ctx context.Context, ln *net.TCPListener, 
 	go func() {
 		defer wg.Done()
 		for {
+			if !gate.enter(quit) {
+				return
+			}
 			c, err := ln.Accept()
 			if err != nil {
+				gate.leave(nil)
 				return // ln closed, or ctx ended (deadline)
 			}
 			tuneConn(c)
 			mu.Lock()
 			if shut {
 				mu.Unlock()
+				gate.leave(nil)
 				c.Close()
 				continue
 			}
+			gate.add(c)
 			pending[c] = true
 			wg.Add(1)
 			mu.Unlock()
@@ -507,6 +560,7 @@ func (b *Bootstrap) acceptPredecessor(ctx context.Context, ln *net.TCPListener, 
 	case <-done:
 	case <-ctx.Done():
 	}
+	close(quit)
 	ln.Close()
 	mu.Lock()
 	shut = true
@@ -526,28 +580,22 @@ func (b *Bootstrap) acceptPredecessor(ctx context.Context, ln *net.TCPListener, 
 	return won, nil
 }
 
-// vetPredecessor reads c's ring hello and returns why it is refused, or ""
-// if it comes from rank prev of this communicator.
+// vetPredecessor reads c's ring hello (readHello, within helloDeadline) and
+// returns why it is refused, or "" if it comes from rank prev of this
+// communicator.
 func (b *Bootstrap) vetPredecessor(ctx context.Context, c net.Conn, prev int) string {
-	dl := time.Now().Add(helloTimeout)
+	dl := time.Now().Add(helloDeadline)
 	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
 		dl = d
 	}
 	c.SetDeadline(dl)
-	t, p, err := readFrame(c)
+	secret := b.id.secret()
+	h, err := readHello(c, frameRingHello, &secret)
 	switch {
+	case errors.Is(err, errWrongSecret):
+		return "wrong secret"
 	case err != nil:
 		return fmt.Sprintf("no valid ring hello: %v", err)
-	case t != frameRingHello:
-		return fmt.Sprintf("expected a ring hello, got a %v frame", t)
-	}
-	h, err := decodeHello(p)
-	secret := b.id.secret()
-	switch {
-	case err != nil:
-		return err.Error()
-	case subtle.ConstantTimeCompare(h.secret[:], secret[:]) != 1:
-		return "wrong secret"
 	case int(h.nranks) != b.nranks:
 		return fmt.Sprintf("nranks %d differs from this communicator's %d", h.nranks, b.nranks)
 	case int(h.rank) != prev:

@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringo-ccl/ringo/internal/errs"
 )
 
@@ -366,8 +369,10 @@ func TestRefuseGarbage(t *testing.T) {
 	cases := []struct {
 		name, send, want string
 	}{
-		{"http", "GET / HTTP/1.0\r\n\r\n", "unknown frame type 0x47"},
-		{"oversized hello", "\x01\x40\x00\x00\x00", "exceeds"},
+		{"http", "GET / HTTP/1.0\r\n\r\n", "expected a hello, got a frame type 0x47 frame"},
+		{"oversized hello", "\x01\x40\x00\x00\x00", "hello of 1073741824 bytes, want 58"},
+		{"gather header", "\x09\x00\x10\x00\x0c\x00\x00", "expected a hello, got a gather frame"},
+		{"wrong secret", "\x01\x00\x00\x00\x3a" + strings.Repeat("x", helloLen), "wrong secret"},
 		{"short hello", "\x01\x00\x00\x00\x03abc", "hello of 3 bytes"},
 		{"not a hello", "\x06\x00\x00\x00\x00", "expected a hello, got a bye frame"},
 	}
@@ -812,5 +817,73 @@ func TestQueryProgress(t *testing.T) {
 	bs[1].SetProgress(8, false)
 	if ps, err = bs[0].Query(ctx); err != nil || ps[1] != (Progress{1, Inside, 8}) {
 		t.Fatalf("second report %v, %v", ps, err)
+	}
+}
+
+// TestCloseAwaitsOtherProcesses: the Close of a rank whose process runs the
+// root returns only once the ranks of other processes have left (rank 1,
+// played by hand here, stands for one), so that the root outlives their
+// last collective; ranks of its own process it does not wait for.
+func TestCloseAwaitsOtherProcesses(t *testing.T) {
+	t.Parallel()
+	for _, bye := range []bool{true, false} { // rank 1 leaves, or dies
+		id := startTestRoot(t)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer ln.Close()
+		me := ln.Addr().(*net.TCPAddr).AddrPort()
+		c0 := joinAsync(ctx, id, 2, 0)
+
+		// Rank 1: hello, the table, then the ring both ways.
+		root, err := net.Dial("tcp", id.Addr())
+		require.NoError(t, err)
+		defer root.Close()
+		require.NoError(t, writeFrame(root, frameHello, appendHello(nil, hello{secret: id.secret(), rank: 1, nranks: 2, ring: me})))
+		var table []netip.AddrPort
+		for table == nil {
+			typ, p, err := readFrame(root)
+			require.NoError(t, err)
+			if typ == frameTable {
+				table, err = decodeTable(p)
+				require.NoError(t, err)
+			}
+		}
+		next, err := net.Dial("tcp", table[0].String())
+		require.NoError(t, err)
+		defer next.Close()
+		require.NoError(t, writeFrame(next, frameRingHello, appendHello(nil, hello{secret: id.secret(), rank: 1, nranks: 2, ring: me})))
+		prev, err := ln.Accept()
+		require.NoError(t, err)
+		defer prev.Close()
+		typ, _, err := readFrame(prev)
+		require.NoError(t, err)
+		require.Equal(t, frameRingHello, typ)
+		require.NoError(t, writeFrame(prev, frameAccept))
+		b0 := collect(t, c0)[0]
+
+		closed := make(chan struct{})
+		go func() {
+			b0.Close()
+			close(closed)
+		}()
+		select {
+		case <-closed:
+			t.Fatal("rank 0's Close returned while rank 1, of another process, was connected")
+		case <-time.After(200 * time.Millisecond):
+		}
+		left := time.Now()
+		if bye {
+			require.NoError(t, writeFrame(root, frameBye))
+		} else {
+			root.Close()
+		}
+		select {
+		case <-closed:
+		case <-time.After(rootLinger):
+			t.Fatalf("rank 0's Close still waits %v after rank 1 left", rootLinger)
+		}
+		assert.Less(t, time.Since(left), rootLinger/2, "rank 0's Close waited on after rank 1 left (bye %v)", bye)
 	}
 }

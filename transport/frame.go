@@ -1,12 +1,14 @@
 package transport
 
 import (
+	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 )
 
 // The bootstrap's wire format. Every message on every bootstrap TCP
@@ -138,6 +140,13 @@ var errFrame = errors.New("malformed bootstrap frame")
 // an unknown type, an oversized length or a truncated frame (checked before
 // the payload is allocated); r's error otherwise.
 func readFrame(r io.Reader) (frameType, []byte, error) {
+	return readFrameOf(r)
+}
+
+// readFrameOf is readFrame accepting only frames of the given types (any
+// known type when none are given): another type is an errFrame, returned
+// before its payload is read.
+func readFrameOf(r io.Reader, types ...frameType) (frameType, []byte, error) {
 	var h [frameHeaderLen]byte
 	if n, err := io.ReadFull(r, h[:]); err != nil {
 		if n > 0 && errors.Is(err, io.ErrUnexpectedEOF) {
@@ -149,6 +158,9 @@ func readFrame(r io.Reader) (frameType, []byte, error) {
 	max, ok := maxPayload(t)
 	if !ok {
 		return 0, nil, fmt.Errorf("%w: unknown %v", errFrame, t)
+	}
+	if len(types) > 0 && !slices.Contains(types, t) {
+		return 0, nil, fmt.Errorf("%w: unexpected %v frame", errFrame, t)
 	}
 	n := binary.BigEndian.Uint32(h[1:])
 	if n > uint32(max) {
@@ -190,6 +202,46 @@ type hello struct {
 	rank   uint32
 	nranks uint32
 	ring   netip.AddrPort // the sender's ring listener
+}
+
+// errWrongSecret is a hello whose secret is not the communicator's.
+var errWrongSecret = errors.New("wrong secret")
+
+// readHello reads the first frame of a connection that has not proved the
+// secret yet, which must be a hello of type want (frameHello or
+// frameRingHello), and compares its secret with secret, in constant time,
+// before it looks at any other field. Nothing it allocates or waits for
+// depends on what the peer sends: it reads the fixed-size header and refuses
+// any other type or length before reading on, then exactly the fixed-size
+// payload. Errors: errFrame (another type or length, or a truncated frame),
+// errWrongSecret, io.EOF when the connection ends before the first byte, or
+// r's error (a deadline).
+func readHello(r io.Reader, want frameType, secret *[32]byte) (hello, error) {
+	var buf [frameHeaderLen + helloLen]byte
+	n, err := io.ReadFull(r, buf[:frameHeaderLen])
+	if err != nil {
+		if n > 0 && errors.Is(err, io.ErrUnexpectedEOF) {
+			return hello{}, fmt.Errorf("%w: truncated header (%d of %d bytes)", errFrame, n, frameHeaderLen)
+		}
+		return hello{}, err
+	}
+	if t := frameType(buf[0]); t != want {
+		return hello{}, fmt.Errorf("%w: expected a %v, got a %v frame", errFrame, want, t)
+	}
+	if n := binary.BigEndian.Uint32(buf[1:]); n != helloLen {
+		return hello{}, fmt.Errorf("%w: %v of %d bytes, want %d", errFrame, want, n, helloLen)
+	}
+	p := buf[frameHeaderLen:]
+	if n, err := io.ReadFull(r, p); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return hello{}, fmt.Errorf("%w: truncated %v (%d of %d bytes)", errFrame, want, n, helloLen)
+		}
+		return hello{}, err
+	}
+	if subtle.ConstantTimeCompare(p[:len(secret)], secret[:]) != 1 {
+		return hello{}, errWrongSecret
+	}
+	return decodeHello(p)
 }
 
 func appendHello(b []byte, h hello) []byte {

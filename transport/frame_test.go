@@ -6,8 +6,12 @@ import (
 	"errors"
 	"io"
 	"net/netip"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // sampleFrames are one valid frame of every type.
@@ -184,4 +188,59 @@ func FuzzDecodeHello(f *testing.F) {
 			t.Fatalf("hello %+v re-encodes to %x, decoded from %x", h, got, p)
 		}
 	})
+}
+
+// TestReadHello: readHello takes exactly a hello of the wanted type with
+// the secret, refuses anything else after reading no more than the header
+// (or the fixed-size hello), and allocates nothing sized by the peer.
+func TestReadHello(t *testing.T) {
+	secret := testSecret(5)
+	header := func(t frameType, n uint32) []byte { return binary.BigEndian.AppendUint32([]byte{byte(t)}, n) }
+	good := sampleFrames()[frameHello] // secret testSecret(5), rank 3 of 8
+	wrong := appendHello(nil, hello{secret: testSecret(6), rank: 3, nranks: 8, ring: loopbackPort(1)})
+	cases := []struct {
+		name   string
+		in     []byte
+		want   frameType
+		err    error  // nil: the sample hello
+		msg    string // in err's text
+		unread int    // bytes left in the stream
+	}{
+		{"hello", append(header(frameHello, helloLen), append(good, "next"...)...), frameHello, nil, "", 4},
+		{"ring hello", append(header(frameRingHello, helloLen), good...), frameRingHello, nil, "", 0},
+		{"wrong secret", append(header(frameHello, helloLen), wrong...), frameHello, errWrongSecret, "wrong secret", 0},
+		{"ring hello at the root", append(header(frameRingHello, helloLen), good...), frameHello, errFrame, "expected a hello, got a ring hello frame", helloLen},
+		{"gather header", append(header(frameGather, maxGatherFrameLen), 0, 0), frameHello, errFrame, "got a gather frame", 2},
+		{"unknown type", []byte("GET / HTTP/1.0\r\n\r\n"), frameHello, errFrame, "got a frame type 0x47 frame", 13},
+		{"oversized", append(header(frameHello, 1<<30), good...), frameHello, errFrame, "hello of 1073741824 bytes, want 58", helloLen},
+		{"short", append(header(frameHello, helloLen-1), good[:helloLen-1]...), frameHello, errFrame, "hello of 57 bytes", helloLen - 1},
+		{"truncated header", header(frameHello, helloLen)[:3], frameHello, errFrame, "truncated header (3 of 5 bytes)", 0},
+		{"truncated payload", append(header(frameHello, helloLen), good[:20]...), frameHello, errFrame, "truncated hello (20 of 58 bytes)", 0},
+		{"empty", nil, frameHello, io.EOF, "EOF", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := bytes.NewReader(c.in)
+			h, err := readHello(r, c.want, &secret)
+			assert.Equal(t, c.unread, r.Len(), "bytes left unread")
+			if c.err == nil {
+				require.NoError(t, err)
+				assert.Equal(t, hello{secret: secret, rank: 3, nranks: 8, ring: netip.MustParseAddrPort("10.1.2.3:4567")}, h)
+				return
+			}
+			require.ErrorIs(t, err, c.err)
+			assert.Contains(t, err.Error(), c.msg)
+		})
+	}
+
+	// What a refused header makes readHello allocate does not depend on the
+	// length it names.
+	gather := append(header(frameGather, maxGatherFrameLen), 0, 0)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 1000 {
+		readHello(bytes.NewReader(gather), frameHello, &secret)
+	}
+	runtime.ReadMemStats(&after)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1000*1024), "bytes allocated by 1000 refused gather headers")
 }

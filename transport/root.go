@@ -3,7 +3,6 @@ package transport
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -25,10 +24,17 @@ import (
 // statusInterval. Ranks keep their connection open after setup: an EOF
 // without a prior bye is a dead rank, reported to every remaining rank. The
 // root stops once every rank that joined has left (bye) or been lost.
+//
+// Until a connection has proved the secret, nothing the root holds for it
+// depends on what its peer sends: readHello reads a fixed-size hello and
+// checks the secret before anything else, and a helloGate (gate.go) bounds
+// such connections to maxPendingHellos at once, each for at most
+// helloDeadline.
 
 const (
 	statusInterval   = 200 * time.Millisecond
-	helloTimeout     = 10 * time.Second       // a connection must say hello within this
+	maxPendingHellos = 64                     // connections vetted at once (helloGate)
+	resolveTimeout   = 10 * time.Second       // StartRoot's host name lookup
 	rootWriteTimeout = 2 * time.Second        // a rank that does not take a small frame within this is dropped
 	queryWait        = time.Second            // a query's report waits this long for the ranks' answers
 	refusalLinger    = 500 * time.Millisecond // a refused connector's time to read why
@@ -74,7 +80,7 @@ func StartRoot(addr string, secret [32]byte) (UniqueID, error) {
 		}
 		return startRoot(net.JoinHostPort(host, strconv.Itoa(int(port))), ip, secret)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), helloTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
 	defer cancel()
 	ip, err := resolveHost(ctx, host)
 	if err != nil {
@@ -105,7 +111,8 @@ func startRoot(listen string, advertise netip.Addr, secret [32]byte) (UniqueID, 
 	}
 	port := ln.Addr().(*net.TCPAddr).AddrPort().Port()
 	id := newUniqueID(netip.AddrPortFrom(advertise, port), secret)
-	r := &rootServer{id: id, secret: secret, ln: ln, stopc: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+	r := &rootServer{id: id, secret: secret, ln: ln, stopc: make(chan struct{}), conns: map[net.Conn]struct{}{},
+		gate: newHelloGate(maxPendingHellos), departed: make(chan struct{})}
 	rootsMu.Lock()
 	roots[id] = r
 	rootsMu.Unlock()
@@ -116,14 +123,17 @@ func startRoot(listen string, advertise netip.Addr, secret [32]byte) (UniqueID, 
 }
 
 // rootServer is one running root. Its goroutines — routineAccept,
-// routineStatus and one routineServe per connection — end after stop; stop
-// is called by the last rank's departure or by StopRoot.
+// routineStatus and one routineServe per connection (at most
+// maxPendingHellos of them before the hello, then one per admitted rank) —
+// end after stop; stop is called by the last rank's departure or by
+// StopRoot.
 type rootServer struct {
 	id     UniqueID
 	secret [32]byte
 	ln     net.Listener
 	stopc  chan struct{} // closed by stop
 	wg     sync.WaitGroup
+	gate   *helloGate // connections whose hello is being read or refused
 
 	mu        sync.Mutex // guards the fields below; never held while writing to a connection
 	nranks    int        // from the first admitted hello; 0 before
@@ -136,6 +146,7 @@ type rootServer struct {
 	stopped   bool
 	queries   map[uint32]chan Progress // asks in flight, by query number
 	nextQuery uint32
+	departed  chan struct{} // closed, and replaced, when a member leaves or is lost
 }
 
 // rootMember is an admitted rank.
@@ -159,11 +170,17 @@ func (m *rootMember) send(t frameType, payload []byte) {
 	}
 }
 
+// routineAccept accepts connections as r.gate lets it, each served by its
+// own routineServe.
 func (r *rootServer) routineAccept() {
 	defer r.wg.Done()
 	for {
+		if !r.gate.enter(r.stopc) {
+			return
+		}
 		c, err := r.ln.Accept()
 		if err != nil {
+			r.gate.leave(nil)
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
@@ -177,47 +194,33 @@ func (r *rootServer) routineAccept() {
 		r.mu.Lock()
 		if r.stopped {
 			r.mu.Unlock()
+			r.gate.leave(nil)
 			c.Close()
 			continue
 		}
 		tuneConn(c)
 		r.conns[c] = struct{}{}
+		r.gate.add(c)
 		r.wg.Add(1)
 		r.mu.Unlock()
 		go r.routineServe(c)
 	}
 }
 
-// routineServe reads c's hello, admits or refuses it, and then waits for the
-// admitted rank's bye or death.
+// routineServe vets c's hello in its r.gate slot, admits or refuses it, and
+// then waits for the admitted rank's bye or death.
 func (r *rootServer) routineServe(c net.Conn) {
 	defer r.wg.Done()
-	defer r.forget(c)
-	c.SetReadDeadline(time.Now().Add(helloTimeout))
-	t, p, err := readFrame(c)
-	switch {
-	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
-		return
-	case err != nil:
-		refuse(c, refuseInvalid, fmt.Sprintf("no valid hello: %v", err))
-		return
-	case t != frameHello:
-		refuse(c, refuseInvalid, fmt.Sprintf("expected a hello, got a %v frame", t))
-		return
-	}
-	h, err := decodeHello(p)
-	if err != nil {
-		refuse(c, refuseInvalid, err.Error())
-		return
-	}
-	m, code, reason := r.admit(c, h)
+	m := r.vet(c)
 	if m == nil {
-		refuse(c, code, reason)
+		r.forget(c)
+		r.gate.leave(c) // last, so that the gate bounds the goroutines too
 		return
 	}
-	c.SetReadDeadline(time.Time{})
+	r.gate.leave(c)
+	defer r.forget(c)
 	for {
-		t, p, err := readFrame(c)
+		t, p, err := readFrameOf(c, frameBye, frameQuery, frameProgress)
 		switch {
 		case err == nil && t == frameBye:
 			r.leave(m)
@@ -232,8 +235,8 @@ func (r *rootServer) routineServe(c net.Conn) {
 				continue
 			}
 			r.lose(m, "it sent a malformed progress frame")
-		case err == nil:
-			r.lose(m, fmt.Sprintf("it sent an unexpected %v frame", t))
+		case errors.Is(err, errFrame):
+			r.lose(m, fmt.Sprintf("it sent a %v", err))
 		case errors.Is(err, io.EOF):
 			r.lose(m, "its bootstrap connection closed without Close")
 		default:
@@ -241,6 +244,32 @@ func (r *rootServer) routineServe(c net.Conn) {
 		}
 		return
 	}
+}
+
+// vet reads c's hello within helloDeadline and returns its admitted rank, or
+// nil once c is refused (or said nothing).
+func (r *rootServer) vet(c net.Conn) *rootMember {
+	c.SetReadDeadline(time.Now().Add(helloDeadline))
+	h, err := readHello(c, frameHello, &r.secret)
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
+		return nil
+	case errors.Is(err, errWrongSecret):
+		refuse(c, refuseInvalid, "wrong secret (a unique ID of another communicator?)")
+		return nil
+	case err != nil:
+		refuse(c, refuseInvalid, fmt.Sprintf("no valid hello: %v", err))
+		return nil
+	case !r.gate.claim(c):
+		return nil // evicted as the hello came in
+	}
+	m, code, reason := r.admit(c, h)
+	if m == nil {
+		refuse(c, code, reason)
+		return nil
+	}
+	c.SetReadDeadline(time.Time{})
+	return m
 }
 
 // routineQuery answers m's query: it asks every connected rank for its
@@ -303,13 +332,12 @@ func (r *rootServer) answer(q uint32, pr Progress) {
 	}
 }
 
-// admit registers the rank of hello h on c, or returns why not. It sends the
-// new rank the missing ranks, or everyone the table if h completes it.
+// admit registers the rank of hello h, whose secret readHello checked, on
+// c, or returns why not. It sends the new rank the missing ranks, or
+// everyone the table if h completes it.
 func (r *rootServer) admit(c net.Conn, h hello) (m *rootMember, code byte, reason string) {
 	r.mu.Lock()
 	switch {
-	case subtle.ConstantTimeCompare(h.secret[:], r.secret[:]) != 1:
-		reason = "wrong secret (a unique ID of another communicator?)"
 	case r.stopped:
 		reason = "the bootstrap root is stopping"
 	case r.failed != "":
@@ -372,6 +400,34 @@ func (r *rootServer) statusLocked() status {
 	return st
 }
 
+// awaitOthers waits until no rank of another process (isLocalRank) is
+// connected, or r stops, or d has passed.
+func (r *rootServer) awaitOthers(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		r.mu.Lock()
+		others := 0
+		for _, m := range r.connectedLocked() {
+			if !isLocalRank(m.conn) {
+				others++
+			}
+		}
+		departed := r.departed
+		r.mu.Unlock()
+		if others == 0 {
+			return
+		}
+		select {
+		case <-departed:
+		case <-r.stopc:
+			return
+		case <-t.C:
+			return
+		}
+	}
+}
+
 // connectedLocked returns the members not gone. r.mu is held.
 func (r *rootServer) connectedLocked() []*rootMember {
 	var out []*rootMember
@@ -393,6 +449,8 @@ func (r *rootServer) leave(m *rootMember) {
 	}
 	m.gone = true
 	r.connected--
+	close(r.departed)
+	r.departed = make(chan struct{})
 	if !r.formed {
 		r.members[m.rank] = nil
 		r.joined--
@@ -415,6 +473,8 @@ func (r *rootServer) lose(m *rootMember, reason string) {
 	}
 	m.gone = true
 	r.connected--
+	close(r.departed)
+	r.departed = make(chan struct{})
 	if !r.formed && r.failed == "" {
 		r.failed = fmt.Sprintf("rank %d lost: %s", m.rank, reason)
 	}

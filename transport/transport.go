@@ -14,6 +14,21 @@
 // shared memory; Net (proxy.go) keeps a Conn at each end, in each process's
 // memory, and moves posts and credits between them over a wire (sockets,
 // socket.go, or RDMA, package rdma).
+//
+// # Bootstrap and launchers
+//
+// Ranks in separate processes meet through a bootstrap root (root.go) named
+// by a UniqueID, and then form a TCP ring (Bootstrap) for AllGather and
+// Barrier; a listener admits only connections that prove the ID's secret,
+// and holds at most a few others, briefly (gate.go). A job started by a
+// launcher finds its rank, size and root in the environment
+// (LaunchFromEnv), in this order of precedence: RINGO_RANK/RINGO_NRANKS,
+// torchrun, Open MPI, MVAPICH2, MPICH/Intel MPI, and Slurm's srun — explicit
+// settings first, then the innermost launcher, whose variables are the ones
+// that count when one launcher runs under another (torchrun or mpirun in a
+// Slurm job). JoinLaunch derives such a job's secret: from RINGO_SECRET, or
+// from the root's address and the size, which keeps apart jobs that reuse an
+// address by accident but keeps out no one who can reach the port.
 package transport
 
 import (
