@@ -103,7 +103,7 @@ func New(ordinal int, table uintptr, channels int) (*Rank, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := dev.LoadModule(kernels.Fatbin); err != nil {
+	if err := LoadKernels(dev); err != nil {
 		return nil, err
 	}
 	flag, err := dev.AllocMapped(4096)
@@ -112,6 +112,17 @@ func New(ordinal int, table uintptr, channels int) (*Rank, error) {
 	}
 	return &Rank{dev: dev, table: cuda.Ptr(table), channels: channels, flag: flag,
 		plans: map[planKey]*planEntry{}, spare: map[int][]*planEntry{}}, nil
+}
+
+// LoadKernels loads ringo's kernels, every module of package kernels, into
+// dev (once per device; later calls are no-ops).
+func LoadKernels(dev *cuda.Device) error {
+	for _, m := range kernels.Modules() {
+		if err := dev.LoadModule(m.Name, m.Fatbin); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Launch enqueues plan p, the rank's collective seq, over the device
