@@ -37,7 +37,7 @@ BENCH_MPI_FLAGS ?= -b 8 -e 128M -f 2 -n 20 -w 5 -c 1
 # make bench-net: ringo bench's flags (2 ranks, one per namespace).
 BENCH_NET_FLAGS ?= -b 1M -e 512M -f 2 -n 10 -w 3
 
-.PHONY: all build build-cuda test test-go vet fmt-check deps kernels check-kernels gpu-bundle libnccl bench bench-net bench-cpu-vs-mpi mpi-deps fuzz fuzz-short generate clean
+.PHONY: all build build-cuda test test-go vet fmt-check deps kernels check-kernels gpu-bundle libnccl bench bench-net bench-cpu-vs-mpi mpi-deps fuzz generate clean
 
 # The kernels: each kernels/src/*.cu is a compile unit, built by nvcc into
 # its own module kernels/fatbin/UNIT.fatbin (package kernels embeds every
@@ -91,7 +91,7 @@ check-kernels:
 	@diff kernels/fatbin.lock build/kernels/fatbin.lock || { echo "kernels/fatbin is stale: run make kernels and commit it"; exit 1; }
 	@echo "kernels/fatbin matches kernels/src (nvcc flags and version in kernels/fatbin.lock)"
 
-gpu-bundle:
+gpu-bundle: libnccl
 	bash scripts/gpu-bundle.sh
 
 libnccl:
@@ -105,7 +105,7 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags ibverbs ./...
 
-test: deps fmt-check vet libnccl test-go fuzz-short build-cuda check-kernels gpu-bundle
+test: deps fmt-check vet libnccl test-go build-cuda gpu-bundle
 
 test-go:
 	$(GO) test -race -timeout 20m ./...
@@ -128,12 +128,6 @@ mpi-deps:
 FUZZ_TARGETS := ring:FuzzPlan internal/env:FuzzParseList transport:FuzzDecodeFrame \
 	transport:FuzzDecodeHello transport:FuzzParseUniqueID transport:FuzzIfSpec capi:FuzzParseConfig \
 	rdma:FuzzParseHCA rdma:FuzzDecodeHeader transport:FuzzSocketRecv ring:FuzzSchedule internal/env:FuzzParseSubsys
-
-# fuzz-short is make test's share: every target for FUZZ_SHORT (make fuzz
-# runs them for minutes).
-FUZZ_SHORT ?= 5s
-fuzz-short:
-	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SHORT)
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
