@@ -56,12 +56,22 @@ NPROC        := $(shell nproc 2>/dev/null || echo 2)
 KERNEL_OUT   ?= kernels/fatbin
 HAVE_NVCC    := $(shell command -v $(NVCC) >/dev/null 2>&1 && echo yes)
 
+# Without a C compiler Go turns cgo off, and neither capi/ (libnccl.so.2,
+# the C ABI) nor the CUDA half can be built: make build builds the rest
+# (make deps installs gcc).
+CGO := $(shell $(GO) env CGO_ENABLED)
+ifeq ($(CGO),1)
+BUILD_PKGS := ./...
+else
+BUILD_PKGS := $(shell $(GO) list -f '{{if .GoFiles}}{{.ImportPath}}{{end}}' ./... | grep -v '/capi$$')
+endif
+
 all: build
 
 build:
-	$(GO) build ./...
+	$(GO) build $(BUILD_PKGS)
 	$(GO) build -o $(BIN)/ringo ./cmd/ringo
-ifeq ($(HAVE_NVCC),yes)
+ifeq ($(HAVE_NVCC)$(CGO),yes1)
 	$(MAKE) build-cuda
 endif
 

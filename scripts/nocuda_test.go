@@ -17,7 +17,11 @@ import (
 // tree (its tracked and untracked files, none of the ignored build outputs,
 // so that a stale bin/ or build/ hides nothing), with the CUDA toolkit
 // hidden by scripts/nocuda.sh: the README's first command on a Debian
-// machine with only Go. Needs root for the mount namespace.
+// machine with only Go — with gcc (cgo: capi builds too, against nccl.h
+// without CUDA's headers), and without a C compiler (cgo off: the rest).
+// Go's build cache keys the repository's packages by their directory, so
+// the copy's packages are all compiled afresh. Needs root for the mount
+// namespace.
 func TestBenchWithoutCUDA(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("scripts/nocuda.sh needs root for its mount namespace: make bench without the CUDA toolkit did not run")
@@ -32,19 +36,23 @@ func TestBenchWithoutCUDA(t *testing.T) {
 	}
 	dir := t.TempDir()
 	copyWorkTree(t, "..", dir)
-
-	cmd := exec.Command("bash", "scripts/nocuda.sh", "make", "bench",
-		"BENCH_RANKS=2", "BENCH_FLAGS=-b 8 -e 64K -f 8 -n 3 -w 1 -c 1")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	t.Logf("scripts/nocuda.sh make bench:\n%s", out)
-	if err != nil {
-		t.Fatalf("make bench on a fresh tree without the CUDA toolkit: %v", err)
-	}
-	for _, want := range []string{"nocuda: the CUDA toolkit is hidden", "Out of bounds values : 0 OK"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("make bench printed no %q", want)
-		}
+	for _, c := range []struct{ name, cgo string }{{"cgo", "1"}, {"nocgo", "0"}} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command("bash", "scripts/nocuda.sh", "make", "bench",
+				"BENCH_RANKS=2", "BENCH_FLAGS=-b 8 -e 64K -f 8 -n 3 -w 1 -c 1")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "CGO_ENABLED="+c.cgo)
+			out, err := cmd.CombinedOutput()
+			t.Logf("CGO_ENABLED=%s scripts/nocuda.sh make bench:\n%s", c.cgo, out)
+			if err != nil {
+				t.Fatalf("make bench on a fresh tree without the CUDA toolkit: %v", err)
+			}
+			for _, want := range []string{"nocuda: the CUDA toolkit is hidden", "Out of bounds values : 0 OK"} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("make bench printed no %q", want)
+				}
+			}
+		})
 	}
 }
 
