@@ -6,7 +6,9 @@
 #                   ibverbs- and cuda-tagged packages that run without hardware), every fuzz target for 5 s,
 #                   the kernels' freshness and the GPU bundle's build: what CI runs
 #   make deps       install the toolchain: make, gcc, and Debian's CUDA 11.8 toolkit
-#   make kernels    regenerate kernels/ringo.fatbin from kernels/src with nvcc
+#   make kernels    regenerate kernels/fatbin (a module per compile unit kernels/src/*.cu,
+#                   built in parallel) and kernels/fatbin.lock with nvcc
+#   make check-kernels  rebuild the modules with nvcc and compare them with the committed ones
 #   make gpu-bundle build/gpu.tar.xz: the cuda-tagged binaries and tests, libnccl.so.2,
 #                   nccl-tests and run.sh for the GPU machine (scripts/gpu-bundle.sh)
 #   make libnccl    build/lib/libnccl.so.2: the C ABI (capi/), a stand-in for NCCL's library,
@@ -35,23 +37,41 @@ BENCH_MPI_FLAGS ?= -b 8 -e 128M -f 2 -n 20 -w 5 -c 1
 # make bench-net: ringo bench's flags (2 ranks, one per namespace).
 BENCH_NET_FLAGS ?= -b 1M -e 512M -f 2 -n 10 -w 3
 
-.PHONY: all build build-cuda test test-go vet fmt-check deps kernels check-kernels gpu-bundle libnccl bench bench-net bench-cpu-vs-mpi mpi-deps fuzz fuzz-short generate clean
+.PHONY: all build build-cuda test test-go vet fmt-check deps kernels check-kernels gpu-bundle libnccl bench bench-net bench-cpu-vs-mpi mpi-deps fuzz generate clean
 
-# The kernels: nvcc 11.8 (Debian) builds SASS for sm_80 and sm_90 and PTX for
-# compute_90, compressed. The output is deterministic, so CI can check that
-# the committed fatbin matches its sources.
-NVCC       ?= nvcc
-NVCC_FLAGS := -std=c++14 -O3 --threads 2 -fatbin -Xfatbin=-compress-all \
-	-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
-KERNEL_SRC := $(wildcard kernels/src/*.cu kernels/src/*.cuh)
-HAVE_NVCC  := $(shell command -v $(NVCC) >/dev/null 2>&1 && echo yes)
+# The kernels: each kernels/src/*.cu is a compile unit, built by nvcc into
+# its own module kernels/fatbin/UNIT.fatbin (package kernels embeds every
+# one); the units build in parallel. nvcc's flags are in kernels/nvcc.flags
+# (the one place: the lock hashes them). kernels/fatbin.lock records the
+# hashes of the flags, the sources and the fatbins and nvcc's version:
+# package kernels' tests check it in milliseconds, without nvcc.
+NVCC         ?= nvcc
+HASH         := \#
+NVCC_FLAGS   := $(shell sed 's/$(HASH).*//' kernels/nvcc.flags)
+KERNEL_UNITS := $(basename $(notdir $(wildcard kernels/src/*.cu)))
+KERNEL_HDRS  := $(wildcard kernels/src/*.cuh)
+NPROC        := $(shell nproc 2>/dev/null || echo 2)
+# Where the fatbins go: kernels/fatbin (make kernels) or build/kernels
+# (make check-kernels).
+KERNEL_OUT   ?= kernels/fatbin
+HAVE_NVCC    := $(shell command -v $(NVCC) >/dev/null 2>&1 && echo yes)
+
+# Without a C compiler Go turns cgo off, and neither capi/ (libnccl.so.2,
+# the C ABI) nor the CUDA half can be built: make build builds the rest
+# (make deps installs gcc).
+CGO := $(shell $(GO) env CGO_ENABLED)
+ifeq ($(CGO),1)
+BUILD_PKGS := ./...
+else
+BUILD_PKGS := $(shell $(GO) list -f '{{if .GoFiles}}{{.ImportPath}}{{end}}' ./... | grep -v '/capi$$')
+endif
 
 all: build
 
 build:
-	$(GO) build ./...
+	$(GO) build $(BUILD_PKGS)
 	$(GO) build -o $(BIN)/ringo ./cmd/ringo
-ifeq ($(HAVE_NVCC),yes)
+ifeq ($(HAVE_NVCC)$(CGO),yes1)
 	$(MAKE) build-cuda
 endif
 
@@ -62,18 +82,26 @@ build-cuda:
 deps:
 	bash scripts/install-deps.sh
 
-kernels: kernels/ringo.fatbin
+kernels:
+	@$(MAKE) --no-print-directory -j$(NPROC) $(KERNEL_UNITS:%=kernels/fatbin/%.fatbin)
+	rm -f $(filter-out $(KERNEL_UNITS:%=kernels/fatbin/%.fatbin),$(wildcard kernels/fatbin/*.fatbin))
+	NVCC=$(NVCC) bash scripts/kernels-lock.sh kernels/fatbin >kernels/fatbin.lock
 
-kernels/ringo.fatbin: $(KERNEL_SRC)
-	$(NVCC) $(NVCC_FLAGS) -o $@ kernels/src/ring.cu
+$(KERNEL_OUT)/%.fatbin: kernels/src/%.cu $(KERNEL_HDRS) kernels/nvcc.flags
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_FLAGS) -o $@ $<
 
+# check-kernels rebuilds every unit (in build/kernels) and compares the
+# fatbins and the lock with the committed ones (make test checks the lock
+# only: see kernels/lock_test.go).
 check-kernels:
-	@mkdir -p build
-	$(NVCC) $(NVCC_FLAGS) -o build/ringo.fatbin kernels/src/ring.cu
-	@cmp -s build/ringo.fatbin kernels/ringo.fatbin || { echo "kernels/ringo.fatbin is stale: run make kernels and commit it"; exit 1; }
-	@echo "kernels/ringo.fatbin matches kernels/src"
+	rm -rf build/kernels
+	@$(MAKE) --no-print-directory -j$(NPROC) KERNEL_OUT=build/kernels $(KERNEL_UNITS:%=build/kernels/%.fatbin)
+	@NVCC=$(NVCC) bash scripts/kernels-lock.sh build/kernels >build/kernels/fatbin.lock
+	@diff kernels/fatbin.lock build/kernels/fatbin.lock || { echo "kernels/fatbin is stale: run make kernels and commit it"; exit 1; }
+	@echo "kernels/fatbin matches kernels/src (nvcc flags and version in kernels/fatbin.lock)"
 
-gpu-bundle:
+gpu-bundle: libnccl
 	bash scripts/gpu-bundle.sh
 
 libnccl:
@@ -87,7 +115,7 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags ibverbs ./...
 
-test: deps fmt-check vet libnccl test-go fuzz-short build-cuda check-kernels gpu-bundle
+test: deps fmt-check vet libnccl test-go build-cuda gpu-bundle
 
 test-go:
 	$(GO) test -race -timeout 20m ./...
@@ -110,12 +138,6 @@ mpi-deps:
 FUZZ_TARGETS := ring:FuzzPlan internal/env:FuzzParseList transport:FuzzDecodeFrame \
 	transport:FuzzDecodeHello transport:FuzzParseUniqueID transport:FuzzIfSpec capi:FuzzParseConfig \
 	rdma:FuzzParseHCA rdma:FuzzDecodeHeader transport:FuzzSocketRecv ring:FuzzSchedule internal/env:FuzzParseSubsys
-
-# fuzz-short is make test's share: every target for FUZZ_SHORT (make fuzz
-# runs them for minutes).
-FUZZ_SHORT ?= 5s
-fuzz-short:
-	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SHORT)
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -386,13 +386,13 @@ func TestGPUAbortLatency(t *testing.T) {
 	}
 }
 
-// TestGPUKernels: every kernel the Go side may launch is in the module.
+// TestGPUKernels: every kernel the Go side may launch is in the modules.
 func TestGPUKernels(t *testing.T) {
 	d, err := cuda.Open(testGPUs(t)[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.LoadModule(kernels.Fatbin); err != nil {
+	if err := device.LoadKernels(d); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range kernels.Names() {

@@ -1,7 +1,8 @@
 package main
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include
+// nccl.h without CUDA's headers: the CPU build needs no CUDA toolkit.
+#cgo CFLAGS: -I${SRCDIR}/../include -DRINGO_NCCL_H_WITHOUT_CUDA
 #include <stddef.h>
 #include "nccl.h"
 

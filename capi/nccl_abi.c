@@ -21,6 +21,9 @@
 #ifdef RINGO_CUDA
 #include <cuda.h>
 
+// nccl.h's own cudaStream_t (RINGO_NCCL_H_WITHOUT_CUDA) is CUDA's.
+_Static_assert(__builtin_types_compatible_p(cudaStream_t, CUstream), "nccl.h: cudaStream_t is not CUDA's");
+
 static void ringoRestoreContext(CUcontext saved) {
 	CUcontext now = NULL;
 	if (cuCtxGetCurrent(&now) == CUDA_SUCCESS && now != saved) (void)cuCtxSetCurrent(saved);

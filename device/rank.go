@@ -105,7 +105,7 @@ func New(ordinal int, table uintptr, channels int) (*Rank, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := dev.LoadModule(kernels.Fatbin); err != nil {
+	if err := LoadKernels(dev); err != nil {
 		return nil, err
 	}
 	sms, err := dev.SMCount()
@@ -118,6 +118,17 @@ func New(ordinal int, table uintptr, channels int) (*Rank, error) {
 	}
 	return &Rank{dev: dev, sms: sms, table: cuda.Ptr(table), channels: channels, flag: flag,
 		plans: map[planKey]*planEntry{}, spare: map[int][]*planEntry{}}, nil
+}
+
+// LoadKernels loads ringo's kernels, every module of package kernels, into
+// dev (once per device; later calls are no-ops).
+func LoadKernels(dev *cuda.Device) error {
+	for _, m := range kernels.Modules() {
+		if err := dev.LoadModule(m.Name, m.Fatbin); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var resident sync.Map // ordinal → int
@@ -138,7 +149,7 @@ func Resident(ordinal int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := dev.LoadModule(kernels.Fatbin); err != nil {
+	if err := LoadKernels(dev); err != nil {
 		return 0, err
 	}
 	sms, err := dev.SMCount()

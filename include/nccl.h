@@ -12,6 +12,13 @@
 #ifndef NCCL_H_
 #define NCCL_H_
 
+#ifdef RINGO_NCCL_H_WITHOUT_CUDA
+/* Defined by ringo's own build of the library (capi/), so that it builds
+ * where CUDA's headers are not installed: the one CUDA type this header
+ * uses, as CUDA's driver_types.h declares it. Programs built against this
+ * header get CUDA's own headers, as with NCCL's. */
+typedef struct CUstream_st* cudaStream_t;
+#else
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #if CUDART_VERSION >= 11000
@@ -19,6 +26,7 @@
 #endif
 #if CUDART_VERSION >= 11080
 #include <cuda_fp8.h>
+#endif
 #endif
 #include <limits.h>
 #include <stddef.h>

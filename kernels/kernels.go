@@ -2,27 +2,60 @@
 // concept per file: common.cuh the layouts shared with Go, reduce.cuh the
 // element operations, copy.cuh the vectorized reduce-copy, prims_simple.cuh
 // the Simple protocol, prims_ll.cuh and prims_ll128.cuh the lines of the two
-// flag protocols and prims_flagged.cuh their step loop, ring.cu the entry
-// points), the fatbin nvcc makes of
-// them (ringo.fatbin, committed; `make kernels` regenerates it, and CI
-// checks that it is up to date), and the Go twins of the structures the
-// kernels read: plan steps, connections, launch geometry.
+// flag protocols and prims_flagged.cuh their step loop, ring.cuh the entry
+// points, and the compile units ring_*.cu that instantiate them), the
+// modules nvcc makes of them (fatbin/UNIT.fatbin, one per compile unit,
+// committed with fatbin.lock, the hashes of their sources; `make kernels`
+// regenerates both, TestFatbinLock checks the lock without nvcc and
+// `make check-kernels` rebuilds and compares), and the Go twins of the
+// structures the kernels read: plan steps, connections, launch geometry.
 //
 // The package has no cgo and no build tag: package internal/cuda loads the
-// fatbin, package device fills these structures.
+// modules, package device fills these structures.
 package kernels
 
 import (
-	_ "embed"
+	"embed"
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/ringo-ccl/ringo/reduce"
 )
 
-// Fatbin is ringo.fatbin: SASS for sm_80 and sm_90 and PTX for compute_90.
-//
-//go:embed ringo.fatbin
-var Fatbin []byte
+// Module is the kernels of one compile unit: SASS for sm_80 and sm_90 and
+// PTX for compute_90, built by nvcc from src/Name.cu.
+type Module struct {
+	Name   string // the unit, e.g. "ring_f32"
+	Fatbin []byte
+}
+
+//go:embed fatbin/*.fatbin
+var fatbins embed.FS
+
+var modules = embeddedModules()
+
+// Modules returns ringo's kernels, one module per compile unit, in the
+// order of their names. Every kernel is in exactly one of them; a device
+// loads them all and finds a kernel by its name. The caller must not
+// modify them.
+func Modules() []Module { return modules }
+
+func embeddedModules() []Module {
+	entries, err := fatbins.ReadDir("fatbin")
+	if err != nil {
+		panic(err) // the embedded directory is always there
+	}
+	var mods []Module
+	for _, e := range entries {
+		b, err := fatbins.ReadFile(path.Join("fatbin", e.Name()))
+		if err != nil {
+			panic(err)
+		}
+		mods = append(mods, Module{Name: strings.TrimSuffix(e.Name(), ".fatbin"), Fatbin: b})
+	}
+	return mods
+}
 
 // Threads is the block size of every kernel (RINGO_NTHREADS): 512 threads
 // that move data and a warp that publishes.
@@ -101,7 +134,7 @@ func ScaleName(t reduce.DataType) (string, error) {
 	return "ringo_" + tn + "_scale", nil
 }
 
-// Names returns every kernel the module must contain: the collectives' and
+// Names returns every kernel the modules must contain: the collectives' and
 // the scaling kernels.
 func Names() []string {
 	names := Collectives()

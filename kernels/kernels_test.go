@@ -4,47 +4,66 @@ import (
 	"bytes"
 	"encoding/binary"
 	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
 )
 
-// TestFatbinHasEveryKernel: every kernel the Go side may ask for is in the
-// module (the names are in the fatbin's symbol tables).
+// TestFatbinHasEveryKernel: every kernel the Go side may ask for is in
+// exactly one module, and every module is a compile unit. The fatbins are
+// compressed, so the names cannot be searched in them; the units' sources
+// must instantiate them instead (TestFatbinLock ties the modules to these
+// sources, and TestGPUKernels looks every name up in the loaded modules on
+// a GPU).
 func TestFatbinHasEveryKernel(t *testing.T) {
 	names := Collectives()
 	if len(names) != 1+12*5+6+3 {
 		t.Fatalf("%d kernel names", len(names))
 	}
-	if len(Fatbin) < 1<<16 {
-		t.Fatalf("fatbin of %d bytes", len(Fatbin))
+	units, err := filepath.Glob("src/*.cu")
+	if err != nil || len(units) < 2 {
+		t.Fatalf("compile units %v, %v", units, err)
 	}
-	// The fatbin is compressed, so the names cannot be searched in it; the
-	// sources must declare them instead (and TestGPUKernels looks every one
-	// up in the loaded module on a GPU).
-	src, err := os.ReadFile("src/ring.cu")
+	var modules []string
+	for _, m := range Modules() {
+		if len(m.Fatbin) < 1<<12 {
+			t.Errorf("module %s: fatbin of %d bytes", m.Name, len(m.Fatbin))
+		}
+		modules = append(modules, "src/"+m.Name+".cu")
+	}
+	if !slices.Equal(modules, units) {
+		t.Fatalf("modules %v, compile units %v: run make kernels", modules, units)
+	}
+	in := map[string][]string{} // kernel name -> the units instantiating it
+	for _, u := range units {
+		src, err := os.ReadFile(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range instantiated(string(src)) {
+			in[n] = append(in[n], u)
+		}
+	}
+	for _, n := range names {
+		if len(in[n]) != 1 {
+			t.Errorf("kernel %s is instantiated in %v, want one compile unit", n, in[n])
+		}
+		delete(in, n)
+	}
+	for n, u := range in {
+		t.Errorf("%v instantiates %s, a kernel package kernels does not name", u, n)
+	}
+	hdr, err := os.ReadFile("src/ring.cuh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for tn := range typeNames {
-		name := typeNames[tn]
-		macro := "RINGO_KERNELS_FOR(" + name + ","
-		if !tn.IsFloat() {
-			macro = "RINGO_KERNELS_FOR_INT(" + name + ","
-		}
-		if !bytes.Contains(src, []byte(macro)) {
-			t.Errorf("ring.cu does not instantiate %s", macro)
-		}
-	}
 	for _, on := range opNames {
-		if !bytes.Contains(src, []byte("##_"+on+",")) {
-			t.Errorf("ring.cu has no %s kernels", on)
-		}
-	}
-	for _, k := range wireKernels {
-		if !bytes.Contains(src, []byte("RINGO_WIRE_KERNEL("+k.name+",")) {
-			t.Errorf("ring.cu does not instantiate %s", k.name)
+		if !bytes.Contains(hdr, []byte("RINGO_KERNEL(ringo_##tname##_"+on+",")) {
+			t.Errorf("ring.cuh has no %s kernels", on)
 		}
 	}
 	if n, err := WireName(reduce.Float32, 2); n != "ringo_float_sum_wbfloat16" || err != nil {
@@ -125,4 +144,32 @@ func TestGeomAndConns(t *testing.T) {
 		binary.LittleEndian.Uint64(b[ConnBytes+48:]) != 7 || !bytes.Equal(b[96:ConnBytes], make([]byte, ConnBytes-96)) {
 		t.Fatalf("conn encoding % x", b)
 	}
+}
+
+// The instantiations of ring.cuh's macros in a compile unit, and the
+// kernels each makes.
+var (
+	forTypeRE = regexp.MustCompile(`(?m)^RINGO_KERNELS_FOR(_INT)?\((\w+),`)
+	wireRE    = regexp.MustCompile(`(?m)^RINGO_WIRE_KERNEL\((\w+),`)
+	plainRE   = regexp.MustCompile(`(?m)^extern "C" __global__ void __launch_bounds__\(RINGO_NTHREADS\) (\w+) RINGO_PARAMS`)
+)
+
+// instantiated returns the kernels the compile unit src instantiates.
+func instantiated(src string) []string {
+	var names []string
+	for _, m := range forTypeRE.FindAllStringSubmatch(src, -1) {
+		ops := []string{"sum", "prod", "max", "min", "premulsum"}
+		if m[1] != "" {
+			ops = append(ops, "sumpostdiv")
+		}
+		for _, op := range ops {
+			names = append(names, "ringo_"+m[2]+"_"+op)
+		}
+	}
+	for _, re := range []*regexp.Regexp{wireRE, plainRE} {
+		for _, m := range re.FindAllStringSubmatch(src, -1) {
+			names = append(names, m[1])
+		}
+	}
+	return names
 }

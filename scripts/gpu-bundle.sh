@@ -3,7 +3,8 @@
 # no Go toolchain), in build/gpu and packed into build/gpu.tar.xz (xz -9 shares
 # the kernels the binaries each embed: ~8 MB instead of ~85). Contents: the
 # ringo command, the cuda-tagged tests of the root package and of capi/,
-# lib/ (libnccl.so.2 and gpu_smoke, scripts/build-libnccl.sh), the NVTX
+# lib/ (libnccl.so.2 and gpu_smoke, as scripts/build-libnccl.sh left them in
+# build/lib: make gpu-bundle builds them first, once), the NVTX
 # recorder TestGPUNVTX loads (libnvtx-inject.so), nccl-tests'
 # *_perf binaries (when its source is at hand, see scripts/nccl-tests.sh)
 # and run.sh, which runs it all. On the GPU machine, from the repository:
@@ -17,7 +18,10 @@ flags=(-tags cuda -trimpath -ldflags '-s -w')
 go build "${flags[@]}" -o "$out/ringo" ./cmd/ringo
 go test -c "${flags[@]}" -o "$out/ringo.test" .
 go test -c "${flags[@]}" -o "$out/capi.test" ./capi
-bash scripts/build-libnccl.sh
+if [ ! -f build/lib/libnccl.so.2 ]; then
+	echo "gpu-bundle: no build/lib/libnccl.so.2: run make gpu-bundle (or make libnccl first)" >&2
+	exit 1
+fi
 cp -r build/lib "$out/lib"
 cp scripts/gpu-run.sh "$out/run.sh"
 cc -O2 -shared -fPIC -o "$out/libnvtx-inject.so" internal/cuda/nvtx/nvtxtest/lib/inject.c # TestGPUNVTX's NVTX recorder

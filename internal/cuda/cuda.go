@@ -66,8 +66,8 @@ type Device struct {
 	dev     cu.Device
 	ctx     cu.CUContext
 
-	mu    sync.Mutex // guards mod and funcs
-	mod   *cu.Module
+	mu    sync.Mutex // guards mods and funcs
+	mods  []module   // in the order they were loaded
 	funcs map[string]Func
 }
 

@@ -8,6 +8,7 @@ package cuda
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -15,7 +16,7 @@ import (
 	"gorgonia.org/cu"
 )
 
-// Func is a kernel of ringo's module loaded into one device.
+// Func is a kernel of ringo's modules loaded into one device.
 type Func struct {
 	name string
 	fn   C.CUfunction
@@ -24,43 +25,58 @@ type Func struct {
 // Name returns the kernel's name.
 func (f Func) Name() string { return f.name }
 
-// LoadModule loads a fatbin image into d's context. It is loaded once per
-// device; later calls are no-ops.
-func (d *Device) LoadModule(image []byte) error {
+// module is one loaded module and the name it was loaded under.
+type module struct {
+	name string
+	mod  cu.Module
+}
+
+// LoadModule loads the fatbin image of module name into d's context, once
+// per device: loading a name again is a no-op. Func finds a kernel in any
+// loaded module.
+func (d *Device) LoadModule(name string, image []byte) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.mod != nil {
-		return nil
+	for _, m := range d.mods {
+		if m.name == name {
+			return nil
+		}
 	}
 	return d.Do(func() error {
 		m, err := cu.LoadFatBinary(string(image))
 		if err != nil {
-			return wrap(fmt.Sprintf("load ringo's kernels into GPU %d", d.Ordinal), err)
+			return wrap(fmt.Sprintf("load ringo's kernels %s into GPU %d", name, d.Ordinal), err)
 		}
-		d.mod = &m
+		d.mods = append(d.mods, module{name: name, mod: m})
 		return nil
 	})
 }
 
-// Func returns the kernel name of the loaded module.
+// Func returns the kernel name, from whichever loaded module has it.
 func (d *Device) Func(name string) (Func, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if f, ok := d.funcs[name]; ok {
 		return f, nil
 	}
-	if d.mod == nil {
+	if len(d.mods) == 0 {
 		return Func{}, fmt.Errorf("cuda: GPU %d has no module loaded", d.Ordinal)
 	}
 	var f Func
 	err := d.Do(func() error {
-		fn, err := d.mod.Function(name)
-		if err != nil {
-			return wrap("find kernel "+name, err)
+		for _, m := range d.mods {
+			fn, err := m.mod.Function(name)
+			if errors.Is(err, cu.NotFound) {
+				continue
+			}
+			if err != nil {
+				return wrap("find kernel "+name+" in "+m.name, err)
+			}
+			// cu.Function holds the CUfunction as its only field.
+			f = Func{name: name, fn: *(*C.CUfunction)(unsafe.Pointer(&fn))}
+			return nil
 		}
-		// cu.Function holds the CUfunction as its only field.
-		f = Func{name: name, fn: *(*C.CUfunction)(unsafe.Pointer(&fn))}
-		return nil
+		return wrap(fmt.Sprintf("find kernel %s in GPU %d's %d modules", name, d.Ordinal, len(d.mods)), cu.NotFound)
 	})
 	if err == nil {
 		d.funcs[name] = f

@@ -1,9 +1,12 @@
-// ring.cu: the kernels. One launch runs one collective for one rank: block
-// b runs channel b's program (a list of steps from the planner, package
-// ring) over that rank's connections, with the plan's protocol (LL, LL128
-// or Simple). There is one kernel per datatype and
+// ring.cuh: the kernels' entry points. One launch runs one collective for
+// one rank: block b runs channel b's program (a list of steps from the
+// planner, package ring) over that rank's connections, with the plan's
+// protocol (LL, LL128 or Simple). There is one kernel per datatype and
 // operator, named ringo_<type>_<op>, and ringo_copy for the collectives that
-// only move bytes.
+// only move bytes. The kernels are instantiated in the compile units
+// ring_*.cu (each its own module, built in parallel; a kernel is in exactly
+// one of them), with the macros below.
+#pragma once
 #include "prims_flagged.cuh"
 #include "prims_simple.cuh"
 
@@ -60,33 +63,7 @@ __device__ __forceinline__ void ringoWireKernel(const RingoConn* conns, const ch
   RINGO_KERNELS_FOR(tname, T)           \
   RINGO_KERNEL(ringo_##tname##_sumpostdiv, T, RINGO_OP_SUMPOSTDIV)
 
-RINGO_KERNELS_FOR_INT(int8, int8_t)
-RINGO_KERNELS_FOR_INT(uint8, uint8_t)
-RINGO_KERNELS_FOR_INT(int32, int32_t)
-RINGO_KERNELS_FOR_INT(uint32, uint32_t)
-RINGO_KERNELS_FOR_INT(int64, int64_t)
-RINGO_KERNELS_FOR_INT(uint64, uint64_t)
-RINGO_KERNELS_FOR(half, __half)
-RINGO_KERNELS_FOR(float, float)
-RINGO_KERNELS_FOR(double, double)
-RINGO_KERNELS_FOR(bfloat16, __nv_bfloat16)
-// The 8-bit floats reduce in hardware from sm_90 on (NCCL needs sm_90 for
-// them too); emulating the conversions on sm_80 would only make the module
-// huge and slow to build.
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-RINGO_KERNELS_FOR(f8e4m3, Fp8<__NV_E4M3>)
-RINGO_KERNELS_FOR(f8e5m2, Fp8<__NV_E5M2>)
-#endif
-
 #define RINGO_WIRE_KERNEL(name, T, W)                                                \
   extern "C" __global__ void __launch_bounds__(RINGO_NTHREADS) name RINGO_PARAMS { \
     ringoWireKernel<T, W>(RINGO_ARGS);                                             \
   }
-
-RINGO_WIRE_KERNEL(ringo_float_sum_wbfloat16, float, __nv_bfloat16)
-RINGO_WIRE_KERNEL(ringo_half_sum_wfloat, __half, float)
-RINGO_WIRE_KERNEL(ringo_bfloat16_sum_wfloat, __nv_bfloat16, float)
-
-extern "C" __global__ void __launch_bounds__(RINGO_NTHREADS) ringo_copy RINGO_PARAMS {
-  ringoKernel<uint8_t, Copy<uint8_t> >(RINGO_ARGS);
-}
