@@ -2,7 +2,8 @@
 # Builds the GPU bundle: everything the GPU machine runs, built here (it has
 # no Go toolchain), in build/gpu and packed into build/gpu.tar.xz (xz -9 shares
 # the kernels the binaries each embed: ~8 MB instead of ~85). Contents: the
-# ringo command, the cuda-tagged tests of the root package and of capi/,
+# ringo command, the cuda-tagged tests of the root package (also built with
+# -race) and of capi/,
 # lib/ (libnccl.so.2 and gpu_smoke, as scripts/build-libnccl.sh left them in
 # build/lib: make gpu-bundle builds them first, once), the NVTX
 # recorder TestGPUNVTX loads (libnvtx-inject.so), nccl-tests'
@@ -17,6 +18,7 @@ rm -rf "$out" "$out.tar.xz" && mkdir -p "$out"
 flags=(-tags cuda -trimpath -ldflags '-s -w')
 go build "${flags[@]}" -o "$out/ringo" ./cmd/ringo
 go test -c "${flags[@]}" -o "$out/ringo.test" .
+go test -c -race -tags cuda -trimpath -o "$out/ringo-race.test" . # run.sh's race stage
 go test -c "${flags[@]}" -o "$out/capi.test" ./capi
 if [ ! -f build/lib/libnccl.so.2 ]; then
 	echo "gpu-bundle: no build/lib/libnccl.so.2: run make gpu-bundle (or make libnccl first)" >&2

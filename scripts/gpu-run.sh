@@ -3,6 +3,9 @@
 # logs and tables into OUT. Stages (default: info test bench nccl compare):
 #   info    the machine: GPUs, driver, links
 #   test    the cuda-tagged tests of the root package (RINGO_TESTS: -test.run pattern)
+#   race    the GPU rank-process tests (IPC, shared memory, sockets, kills,
+#           ranks sharing a GPU) under the race detector: ringo-race.test,
+#           whose rank processes are itself (RINGO_RACE_TESTS: -test.run)
 #   capi    the cuda-tagged tests of capi/ and lib/gpu_smoke (ringo's libnccl.so.2 from C)
 #   bench   ringo bench on GPUs 0,1 (RINGO_BENCH_FLAGS)
 #   nccl    nccl-tests' all_reduce_perf -g 2 on the NCCL PyTorch ships (same flags)
@@ -75,6 +78,12 @@ for stage in $stages; do
 		t=${RINGO_TEST_TIMEOUT:-540}
 		timeout "$t" "$here/ringo.test" -test.v -test.timeout "$((t - 10))s" -test.run "${RINGO_TESTS:-GPU}" >"$out/tests.log" 2>&1 || status=1
 		summary "$out/tests.log"
+		;;
+	race)
+		timeout 400 "$here/ringo-race.test" -test.v -test.timeout 390s \
+			-test.run "${RINGO_RACE_TESTS:-TestGPUProcesses|TestGPUProcessKilled|TestGPUSharedGPU}" >"$out/race.log" 2>&1 || status=1
+		summary "$out/race.log"
+		grep -c "WARNING: DATA RACE" "$out/race.log" | sed 's/^/data races reported: /'
 		;;
 	capi)
 		# Go runs a package's tests in its directory; they find the
