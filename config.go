@@ -71,6 +71,10 @@ type Config struct {
 	Group int
 
 	sub bool // a hierarchical communicator's group or column: not traced (its parent is)
+	// subChannels caps such a communicator's channels at its parent's:
+	// the groups' (or columns') kernels on a GPU run at once, as the
+	// parent's ranks' do, which the parent's channels were fitted to.
+	subChannels int
 }
 
 // Defaults for host communicators; GPU communicators take NCCL's.
@@ -192,6 +196,9 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 		s.channels = min(max(d.channels, lo), hi)
 		s.minChannels = min(lo, s.channels)
 		s.channelsMax = hi
+	}
+	if c.subChannels > 0 && s.channels > c.subChannels {
+		s.channels, s.minChannels = c.subChannels, min(s.minChannels, c.subChannels)
 	}
 
 	// usable keeps the protocols of set that this kind of executor has.

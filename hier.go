@@ -38,7 +38,7 @@ func (h *hier) covers(coll Collective, k reduce.OpKind, count int64) bool {
 // newHiers gives every rank of comms (all of one communicator's ranks, in
 // this process) its group's and its column's communicators, made by mk
 // from the parent ranks they join. Sub-communicators run the plain ring
-// with the parent's other settings.
+// with the parent's other settings and at most its channels.
 func newHiers(comms []*Comm, cfg *Config, mk func(ranks []int, cfg *Config) ([]*Comm, error)) error {
 	s := &comms[0].cfg
 	if s.variant != ring.Hierarchical {
@@ -52,7 +52,7 @@ func newHiers(comms []*Comm, cfg *Config, mk func(ranks []int, cfg *Config) ([]*
 	if cfg != nil {
 		sub = *cfg
 	}
-	sub.Variant, sub.Ring, sub.Group, sub.sub = ring.RingVariant.String(), nil, 0, true
+	sub.Variant, sub.Ring, sub.Group, sub.sub, sub.subChannels = ring.RingVariant.String(), nil, 0, true, s.channels
 	for i, g := range h.Groups {
 		subs, err := mk(g, &sub)
 		if err != nil {

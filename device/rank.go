@@ -27,6 +27,11 @@ type Rank struct {
 	table    cuda.Ptr // RingoConn per channel
 	channels int
 	flag     *cuda.Mapped // word 0: abort
+	// flagMu orders Abort, which any goroutine may call (a watcher that
+	// saw a peer lost, a proxy whose connection broke), before Close frees
+	// the flag: an Abort after that finds flagFreed and does nothing.
+	flagMu    sync.Mutex
+	flagFreed bool
 	plans    map[planKey]*planEntry
 	spare    map[int][]*planEntry // evicted plans' memory, by size, for new plans
 	launches uint64               // launches made, the plans' clock
@@ -400,8 +405,15 @@ func (r *Rank) flagWord() *atomic.Uint32 { return r.flag.Word(0) }
 func (r *Rank) aborted() bool { return r.flagWord().Load() != 0 }
 
 // Abort raises the rank's abort flag: its running and future kernels stop
-// at their next check. It is safe to call from any goroutine.
-func (r *Rank) Abort() { r.flagWord().Store(1) }
+// at their next check. It is safe to call from any goroutine, during and
+// after Close too (it then does nothing).
+func (r *Rank) Abort() {
+	r.flagMu.Lock()
+	defer r.flagMu.Unlock()
+	if !r.flagFreed {
+		r.flagWord().Store(1)
+	}
+}
 
 // Wait returns when every launch on stream has finished. When ctx ends
 // first it aborts the rank, waits for the kernels to stop, and returns
@@ -461,5 +473,8 @@ func (r *Rank) Close() error {
 		r.dev.FreeMapped(r.trace.buf)
 		r.trace = nil
 	}
+	r.flagMu.Lock()
+	r.flagFreed = true
+	r.flagMu.Unlock()
 	return r.dev.FreeMapped(r.flag)
 }
