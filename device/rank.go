@@ -32,16 +32,16 @@ type Rank struct {
 	// the flag: an Abort after that finds flagFreed and does nothing.
 	flagMu    sync.Mutex
 	flagFreed bool
-	plans    map[planKey]*planEntry
-	spare    map[int][]*planEntry // evicted plans' memory, by size, for new plans
-	launches uint64               // launches made, the plans' clock
-	churn    bool                 // PlanCache/2 plans were kept once: launches are watched
-	fences   [nFences]fence       // the latest, round robin
-	nfences  int                  // fences recorded
-	old      []*planEntry         // evict's scratch
-	scratch  []byte
-	args     [cuda.MaxArgs]uint64
-	trace    *gpuTrace // nil unless EnableTrace
+	plans     map[planKey]*planEntry
+	spare     map[int][]*planEntry // evicted plans' memory, by size, for new plans
+	launches  uint64               // launches made, the plans' clock
+	churn     bool                 // PlanCache/2 plans were kept once: launches are watched
+	fences    [nFences]fence       // the latest, round robin
+	nfences   int                  // fences recorded
+	old       []*planEntry         // evict's scratch
+	scratch   []byte
+	args      [cuda.MaxArgs]uint64
+	trace     *gpuTrace // nil unless EnableTrace
 }
 
 // PlanCache is how many plans a rank keeps in device memory before it
