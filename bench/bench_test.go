@@ -57,6 +57,26 @@ func eachLocalRank(t *testing.T, n int, f func(r int, c *ringo.Comm) error) {
 // TestSweepIsCorrect runs every collective, datatype and op at small sizes:
 // the harness's own checks must find nothing wrong.
 func TestSweepIsCorrect(t *testing.T) {
+	t.Run("3 ranks", testSweepIsCorrect)
+	// Eight ranks of the 8-bit floats: ±1 times the mulsum scalars sums to
+	// 12, past E5M2's exact integers; the inputs must keep every partial
+	// sum exact (this found the harness wrong, not the library).
+	t.Run("8 ranks of 8-bit floats", func(t *testing.T) {
+		o := Defaults()
+		o.Colls, _ = ParseColls("all")
+		o.Types = []ringo.DataType{ringo.F8E4M3, ringo.F8E5M2}
+		o.Ops, _ = ParseOps("all")
+		o.MinBytes, o.MaxBytes, o.StepFactor = 8, 8<<10, 32
+		o.Iters, o.Warmup, o.Root = 1, 0, 5
+		for _, r := range runAll(t, 8, o)[0] {
+			if r.OutOfPlace.Wrong != 0 || r.InPlace.Wrong != 0 {
+				t.Errorf("%+v: wrong results", r)
+			}
+		}
+	})
+}
+
+func testSweepIsCorrect(t *testing.T) {
 	o := Defaults()
 	o.Colls, _ = ParseColls("all")
 	o.Types, _ = ParseTypes("all")

@@ -43,9 +43,12 @@ func mix(seed uint64, rank int, i int64) uint64 {
 	return x
 }
 
-// value returns rank's input element i for a check of op kind k: never
-// zero, and chosen so that the result over n ranks is exact in t whatever
-// the order of the reduction.
+// value returns rank's input element i for a check of op kind k, chosen so
+// that the result over n ranks is exact in t whatever the order of the
+// reduction: every partial sum stays within exactLimit. It is never zero,
+// unless the ranks are so many that even ±1 from each (times its PreMulSum
+// scalar) could leave the exact range (8 ranks of float8 E5M2 summing to
+// 12, say): then the ranks past those that fit give 0.
 func value(t ringo.DataType, k reduce.OpKind, n, rank int, i int64, seed uint64) float64 {
 	x := mix(seed, rank, i)
 	limit := exactLimit(t)
@@ -61,12 +64,28 @@ func value(t ringo.DataType, k reduce.OpKind, n, rank int, i int64, seed uint64)
 		return sign
 	case reduce.Min, reduce.Max:
 		return sign * float64(1+x%100)
-	case reduce.PreMulSum:
-		m := max(1, math.Floor(limit/float64(2*n)))
+	}
+	weight := func(r int) float64 { // what one unit of rank r's input adds
+		if k == reduce.PreMulSum {
+			return scalar(r)
+		}
+		return 1
+	}
+	total := 0.0
+	for r := range n {
+		total += weight(r)
+	}
+	if m := math.Floor(limit / total); m >= 1 {
 		return sign * float64(1+x%uint64(m))
 	}
-	m := max(1, math.Floor(limit/float64(n)))
-	return sign * float64(1+x%uint64(m))
+	upTo := 0.0
+	for r := range rank + 1 {
+		upTo += weight(r)
+	}
+	if upTo > limit {
+		return 0
+	}
+	return sign
 }
 
 // randomValue returns rank's input element i for a check of rounding
