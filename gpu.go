@@ -2,6 +2,7 @@ package ringo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -245,7 +246,7 @@ func (c *Comm) launch(call DeviceCall, s Stream) error {
 			}
 		}
 		if err := c.gpu.exec.Local(call.Send, call.Recv, bytes, f, s.h); err != nil {
-			return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "launch", Err: err}
+			return c.launchErr(op, err)
 		}
 		return nil
 	}
@@ -278,9 +279,22 @@ func (c *Comm) launch(call DeviceCall, s Stream) error {
 		f = nil
 	}
 	if err := c.gpu.exec.Launch(&c.plan, c.seq, call.Send, call.Recv, f, s.h); err != nil {
-		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "launch", Err: err}
+		return c.launchErr(op, err)
 	}
 	return nil
+}
+
+// launchErr locates a failed launch. A rank's executor refuses to launch
+// once its abort flag is up, which whatever raised it does after breaking
+// the communicator with the reason (a lost peer, an Abort): the reason is
+// the error, not the flag.
+func (c *Comm) launchErr(op string, err error) error {
+	if errors.Is(err, ErrAborted) {
+		if cause := c.Err(); cause != nil {
+			err = cause
+		}
+	}
+	return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "launch", Err: err}
 }
 
 // Wait returns when every collective this rank enqueued on s has finished.

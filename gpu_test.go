@@ -64,7 +64,7 @@ func sweepGPUs(t *testing.T, gpus []int, cfg *ringo.Config, o bench.Options) []b
 			aggs[r].Close()
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), sweepDeadline())
 	defer cancel()
 	rows := make([][]bench.Row, len(comms))
 	errs := make([]error, len(comms))
@@ -91,6 +91,15 @@ func sweepGPUs(t *testing.T, gpus []int, cfg *ringo.Config, o bench.Options) []b
 		}
 	}
 	return rows[0]
+}
+
+// sweepDeadline bounds one sweepGPUs: RINGO_TEST_SWEEP (a duration), else
+// 90 s.
+func sweepDeadline() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("RINGO_TEST_SWEEP")); err == nil && d > 0 {
+		return d
+	}
+	return 90 * time.Second
 }
 
 func checkedOptions(counts ...int64) bench.Options {
