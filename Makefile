@@ -136,7 +136,7 @@ mpi-deps:
 
 # Each fuzz target, FUZZTIME each: package:target.
 FUZZ_TARGETS := ring:FuzzPlan internal/env:FuzzParseList transport:FuzzDecodeFrame \
-	transport:FuzzDecodeHello transport:FuzzParseUniqueID transport:FuzzIfSpec capi:FuzzParseConfig \
+	transport:FuzzDecodeHello transport:FuzzParseUniqueID internal/tcp:FuzzIfSpec capi:FuzzParseConfig \
 	rdma:FuzzParseHCA rdma:FuzzDecodeHeader transport:FuzzSocketRecv ring:FuzzSchedule internal/env:FuzzParseSubsys
 
 fuzz:

@@ -8,21 +8,18 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
-	"github.com/ringo-ccl/ringo/internal/sys"
+	"github.com/ringo-ccl/ringo/internal/tcp"
 )
 
 const (
-	closeTimeout   = time.Second            // Close waits this long for the root to take its bye
-	rootLinger     = 10 * time.Second       // Close waits this long for other processes' ranks to leave a root of this process
-	lossGrace      = 500 * time.Millisecond // a failed connection waits this long for the root to name a lost rank
-	dialBackoffMin = 10 * time.Millisecond
-	dialBackoffMax = 200 * time.Millisecond
+	closeTimeout = time.Second            // Close waits this long for the root to take its bye
+	rootLinger   = 10 * time.Second       // Close waits this long for other processes' ranks to leave a root of this process
+	lossGrace    = 500 * time.Millisecond // a failed connection waits this long for the root to name a lost rank
 )
 
 var errClosed = fmt.Errorf("bootstrap closed: %w", errs.ErrAborted)
@@ -204,7 +201,7 @@ func (b *Bootstrap) join(ctx context.Context) error {
 	}
 	defer b.end(cancel)
 	addr := b.id.Addr()
-	if b.root, err = dialRetry(op, addr); err != nil {
+	if b.root, err = tcp.Dial(op, addr); err != nil {
 		return fmt.Errorf("bootstrap root at %s did not answer: %w", addr, err)
 	}
 	l := b.root.LocalAddr().(*net.TCPAddr).AddrPort()
@@ -234,7 +231,7 @@ func (b *Bootstrap) join(ctx context.Context) error {
 // addresses, keeping the latest list of missing ranks for the error.
 func (b *Bootstrap) meet(op context.Context, me netip.AddrPort) ([]netip.AddrPort, error) {
 	addr := b.id.Addr()
-	release := bind(op, b.root)
+	release := tcp.Bind(op, b.root)
 	defer release()
 	h := hello{secret: b.id.secret(), rank: uint32(b.rank), nranks: uint32(b.nranks), ring: me}
 	if err := writeFrame(b.root, frameHello, appendHello(nil, h)); err != nil {
@@ -245,7 +242,7 @@ func (b *Bootstrap) meet(op context.Context, me netip.AddrPort) ([]netip.AddrPor
 		t, p, err := readFrame(b.root)
 		var stop error
 		if err != nil {
-			stop = endedBy(op, err)
+			stop = tcp.EndedBy(op, err)
 		}
 		switch {
 		case stop != nil && missing != nil:
@@ -446,11 +443,11 @@ func (b *Bootstrap) formRing(op context.Context, ln *net.TCPListener, me netip.A
 // this rank's ring hello.
 func (b *Bootstrap) dialSuccessor(ctx context.Context, me, addr netip.AddrPort, next int) (net.Conn, error) {
 	what := fmt.Sprintf("connecting to rank %d (successor) at %v", next, addr)
-	c, err := dialRetry(ctx, addr.String())
+	c, err := tcp.Dial(ctx, addr.String())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	release := bind(ctx, c)
+	release := tcp.Bind(ctx, c)
 	defer release()
 	h := hello{secret: b.id.secret(), rank: uint32(b.rank), nranks: uint32(b.nranks), ring: me}
 	err = writeFrame(c, frameRingHello, appendHello(nil, h))
@@ -487,7 +484,7 @@ const maxPendingRingHellos = 16
 // each for at most helloDeadline (helloGate). It closes ln and returns once
 // one is accepted or ctx ends, with every goroutine it started ended.
 func (b *Bootstrap) acceptPredecessor(ctx context.Context, ln *net.TCPListener, prev int) (net.Conn, error) {
-	release := bind(ctx, ln)
+	release := tcp.Bind(ctx, ln)
 	defer release()
 	var (
 		wg      sync.WaitGroup
@@ -541,7 +538,7 @@ func (b *Bootstrap) acceptPredecessor(ctx context.Context, ln *net.TCPListener, 
 				gate.leave(nil)
 				return // ln closed, or ctx ended (deadline)
 			}
-			tuneConn(c)
+			tcp.Tune(c)
 			mu.Lock()
 			if shut {
 				mu.Unlock()
@@ -572,7 +569,7 @@ func (b *Bootstrap) acceptPredecessor(ctx context.Context, ln *net.TCPListener, 
 	what := fmt.Sprintf("waiting for rank %d (predecessor) to connect", prev)
 	switch {
 	case won == nil:
-		return nil, fmt.Errorf("%s: %w", what, ended(ctx))
+		return nil, fmt.Errorf("%s: %w", what, tcp.Ended(ctx))
 	case wonErr != nil:
 		won.Close()
 		return nil, ioFail(ctx, what, wonErr)
@@ -651,7 +648,7 @@ func (b *Bootstrap) exchange(ctx context.Context, t frameType, blob []byte) ([][
 	if n == 1 {
 		return out, nil
 	}
-	release := bind(op, b.next, b.prev)
+	release := tcp.Bind(op, b.next, b.prev)
 	defer release()
 	prev, next := (b.rank+n-1)%n, (b.rank+1)%n
 	for s := range n - 1 {
@@ -660,7 +657,7 @@ func (b *Bootstrap) exchange(ctx context.Context, t frameType, blob []byte) ([][
 		go func(seq uint64) { werr <- writeFrame(b.next, t, gatherHeader(seq, send), out[send]) }(b.seq)
 		ioErr, err := b.receive(op, t, s, recv, prev, out)
 		if ioErr {
-			b.next.SetWriteDeadline(aLongTimeAgo) // the ring is broken: do not wait for the send
+			b.next.SetWriteDeadline(tcp.ALongTimeAgo) // the ring is broken: do not wait for the send
 		}
 		if werr := <-werr; err == nil && werr != nil {
 			err = ioFail(op, fmt.Sprintf("step %d: sending rank %d's blob to rank %d", s, send, next), werr)
@@ -744,20 +741,6 @@ func refused(who string, code byte, reason string) error {
 	return fmt.Errorf("%s refused this rank: %s: %w", who, reason, sentinel)
 }
 
-// ended returns nil while ctx runs, then why it ended: errs.ErrTimeout
-// wrapping context.DeadlineExceeded, or its cause (a loss, Close, or
-// context.Canceled).
-func ended(ctx context.Context) error {
-	if ctx.Err() == nil {
-		return nil
-	}
-	cause := context.Cause(ctx)
-	if errors.Is(cause, context.DeadlineExceeded) {
-		return fmt.Errorf("%w: %w", errs.ErrTimeout, cause)
-	}
-	return cause
-}
-
 // ioFail describes an I/O failure while doing what: by why ctx ended if it
 // did (its deadline, its cancellation or a loss is what made the I/O fail),
 // else by err. A connection failing under a live ctx is most likely a rank
@@ -772,85 +755,8 @@ func ioFail(ctx context.Context, what string, err error) error {
 		}
 		t.Stop()
 	}
-	if e := endedBy(ctx, err); e != nil {
+	if e := tcp.EndedBy(ctx, err); e != nil {
 		return fmt.Errorf("%s: %w", what, e)
 	}
 	return fmt.Errorf("%s: %w", what, err)
-}
-
-// endedBy is ended, for an I/O error err on a connection bound to ctx: a
-// deadline error there means that ctx ended or is about to (the network
-// poller's timer and ctx's may fire a little apart), so it waits briefly for
-// ctx to catch up.
-func endedBy(ctx context.Context, err error) error {
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		t := time.NewTimer(50 * time.Millisecond)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-		}
-	}
-	return ended(ctx)
-}
-
-// dialRetry dials addr until it answers or ctx ends, backing off from
-// dialBackoffMin to dialBackoffMax between attempts.
-func dialRetry(ctx context.Context, addr string) (net.Conn, error) {
-	var d net.Dialer
-	wait := dialBackoffMin
-	for {
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err == nil {
-			tuneConn(c)
-			return c, nil
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("%w (last attempt: %v)", ended(ctx), err)
-		case <-t.C:
-		}
-		wait = min(2*wait, dialBackoffMax)
-	}
-}
-
-// tuneConn makes a dead host's connection fail within seconds (a dead
-// process's fails at once: its kernel closes it): keepalives probe it when
-// idle, and data unacknowledged for deadHostAfter ends it when busy.
-func tuneConn(c net.Conn) {
-	if tc, ok := c.(*net.TCPConn); ok {
-		tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: time.Second, Interval: time.Second, Count: 5})
-		sys.SetTCPUserTimeout(tc, deadHostAfter)
-	}
-}
-
-// deadHostAfter is how long written data may go unacknowledged.
-const deadHostAfter = 10 * time.Second
-
-var aLongTimeAgo = time.Unix(1, 0)
-
-type deadliner interface{ SetDeadline(time.Time) error }
-
-// bind makes ds' deadlines follow ctx: its deadline now (none if it has
-// none), a past one as soon as ctx ends. release stops the latter, waiting
-// for it if it had started, so that a later bind is not overridden.
-func bind(ctx context.Context, ds ...deadliner) (release func()) {
-	dl, _ := ctx.Deadline()
-	for _, d := range ds {
-		d.SetDeadline(dl)
-	}
-	done := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(done)
-		for _, d := range ds {
-			d.SetDeadline(aLongTimeAgo)
-		}
-	})
-	return func() {
-		if !stop() {
-			<-done
-		}
-	}
 }

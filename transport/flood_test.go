@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringo-ccl/ringo/internal/tcp"
 )
 
 // What a flooding connection sends before it waits for the listener to
@@ -289,10 +291,10 @@ func TestRingListenerFlood(t *testing.T) {
 	go func() { peakc <- m.sampleUntil(t, done) }()
 
 	start := time.Now()
-	prev, err := dialRetry(ctx, ln.Addr().String())
+	prev, err := tcp.Dial(ctx, ln.Addr().String())
 	require.NoError(t, err)
 	defer prev.Close()
-	release := bind(ctx, prev)
+	release := tcp.Bind(ctx, prev)
 	require.NoError(t, writeFrame(prev, frameRingHello, appendHello(nil, hello{secret: secret, rank: 0, nranks: 3, ring: loopbackPort(2)})))
 	typ, _, err := readFrame(prev)
 	release()

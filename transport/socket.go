@@ -18,6 +18,7 @@ import (
 
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/tcp"
 	"github.com/ringo-ccl/ringo/ring"
 )
 
@@ -125,7 +126,7 @@ func ConnectSockets(ctx context.Context, ex Exchanger, rank, prev, next, nch, ns
 	var blob []byte
 	var token [sockTokenLen]byte
 	if recv {
-		ip, err := bootstrapIP()
+		ip, err := tcp.ListenIP()
 		if err != nil {
 			return nil, nil, fmt.Errorf("socket transport: %w", err)
 		}
@@ -135,7 +136,7 @@ func ConnectSockets(ctx context.Context, ex Exchanger, rank, prev, next, nch, ns
 		}
 		defer ln.Close()
 		rand.Read(token[:])
-		blob = append(appendAddr(nil, ln.Addr().(*net.TCPAddr).AddrPort()), token[:]...)
+		blob = append(tcp.AppendAddr(nil, ln.Addr().(*net.TCPAddr).AddrPort()), token[:]...)
 	}
 	blobs, err := ex.AllGather(ctx, blob)
 	if err != nil {
@@ -168,7 +169,7 @@ func ConnectSockets(ctx context.Context, ex Exchanger, rank, prev, next, nch, ns
 		}
 		for ch := 0; ch < nch && err == nil; ch++ {
 			var cs []net.Conn
-			cs, err = dialSockets(ctx, decodeAddr(b), [sockTokenLen]byte(b[18:]), rank, next, ch, nsock)
+			cs, err = dialSockets(ctx, tcp.DecodeAddr(b), [sockTokenLen]byte(b[18:]), rank, next, ch, nsock)
 			if err == nil {
 				sends = append(sends, newSockSend(cs))
 			}
@@ -197,7 +198,7 @@ func ConnectSockets(ctx context.Context, ex Exchanger, rank, prev, next, nch, ns
 func dialSockets(ctx context.Context, addr netip.AddrPort, token [sockTokenLen]byte, rank, next, ch, nsock int) ([]net.Conn, error) {
 	var cs []net.Conn
 	for i := range nsock {
-		c, err := dialRetry(ctx, addr.String())
+		c, err := tcp.Dial(ctx, addr.String())
 		if err == nil {
 			err = greet(ctx, c, token, rank, ch, i, nsock)
 		}
@@ -215,7 +216,7 @@ func dialSockets(ctx context.Context, addr netip.AddrPort, token [sockTokenLen]b
 
 // greet sends a dialed socket's hello and waits for its acceptance.
 func greet(ctx context.Context, c net.Conn, token [sockTokenLen]byte, rank, ch, i, nsock int) error {
-	defer unbind(bind(ctx, c), c)
+	defer unbind(tcp.Bind(ctx, c), c)
 	var h [sockHelloLen]byte
 	binary.LittleEndian.PutUint32(h[0:], magicHello)
 	copy(h[4:], token[:])
@@ -241,7 +242,7 @@ func greet(ctx context.Context, c net.Conn, token [sockTokenLen]byte, rank, ch, 
 // socket whose hello is wrong — bad token, another rank, a channel or
 // socket out of range, a duplicate — is closed and the wait goes on.
 func acceptSockets(ctx context.Context, ln *net.TCPListener, token [sockTokenLen]byte, prev, nch int) ([][]net.Conn, error) {
-	defer bind(ctx, ln)()
+	defer tcp.Bind(ctx, ln)()
 	socks := make([][]net.Conn, nch)
 	missing := nch // channels not yet complete
 	for missing > 0 {
@@ -250,9 +251,9 @@ func acceptSockets(ctx context.Context, ln *net.TCPListener, token [sockTokenLen
 			for _, cs := range socks {
 				closeAll(cs)
 			}
-			return nil, fmt.Errorf("socket transport: waiting for rank %d's connections (%d channels incomplete): %w", prev, missing, endedBy(ctx, err))
+			return nil, fmt.Errorf("socket transport: waiting for rank %d's connections (%d channels incomplete): %w", prev, missing, tcp.EndedBy(ctx, err))
 		}
-		tuneConn(c)
+		tcp.Tune(c)
 		ch, i, n, ok := vetHello(ctx, c, token, prev, nch)
 		if !ok || (socks[ch] != nil && (len(socks[ch]) != n || socks[ch][i] != nil)) {
 			c.Close()
@@ -277,7 +278,7 @@ func acceptSockets(ctx context.Context, ln *net.TCPListener, token [sockTokenLen
 
 // vetHello reads a hello and checks it.
 func vetHello(ctx context.Context, c net.Conn, token [sockTokenLen]byte, prev, nch int) (ch, i, n int, ok bool) {
-	defer unbind(bind(ctx, c), c)
+	defer unbind(tcp.Bind(ctx, c), c)
 	var h [sockHelloLen]byte
 	if _, err := io.ReadFull(c, h[:]); err != nil {
 		return 0, 0, 0, false
