@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/stretchr/testify/assert"
@@ -31,11 +32,7 @@ func netRing(t *testing.T, n, nch, nsock int) (nets []*Net, fails []chan error) 
 
 func netRingB(t testing.TB, n, nch, nsock int) (nets []*Net, fails []chan error) {
 	t.Helper()
-	ranks := make([]int, n)
-	for r := range ranks {
-		ranks[r] = r
-	}
-	bs := joinRanks(t, startTestRoot(t), n, ranks...)
+	bs := joinAll(t, n)
 	nets, fails = make([]*Net, n), make([]chan error, n)
 	errc := make([]error, n)
 	var wg sync.WaitGroup
@@ -47,7 +44,7 @@ func netRingB(t testing.TB, n, nch, nsock int) (nets []*Net, fails []chan error)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			prev, next := (r+n-1)%n, (r+1)%n
-			sends, recvs, err := ConnectSockets(ctx, bs[r], r, prev, next, nch, nsock, true, true)
+			sends, recvs, err := ConnectSockets(ctx, bs[r], prev, next, nch, nsock, true, true)
 			if err != nil {
 				errc[r] = err
 				return
@@ -70,6 +67,32 @@ func netRingB(t testing.TB, n, nch, nsock int) (nets []*Net, fails []chan error)
 		}
 	})
 	return nets, fails
+}
+
+// joinAll joins the n ranks of a fresh communicator whose root listens on
+// loopback, all at once, and fails the test unless all succeed; they are
+// closed when the test ends.
+func joinAll(t testing.TB, n int) []*bootstrap.Bootstrap {
+	t.Helper()
+	id, err := bootstrap.StartRoot("127.0.0.1:0", [32]byte{'n', 'e', 't'})
+	require.NoError(t, err)
+	t.Cleanup(func() { bootstrap.StopRoot(id) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	bs := make([]*bootstrap.Bootstrap, n)
+	errc := make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Go(func() { bs[r], errc[r] = bootstrap.Join(ctx, id, n, r) })
+	}
+	wg.Wait()
+	for r, b := range bs {
+		if b != nil {
+			t.Cleanup(func() { b.Close() })
+		}
+		require.NoError(t, errc[r], "rank %d", r)
+	}
+	return bs
 }
 
 // TestNetNoAllocation: a post's round trip through both proxies and the

@@ -107,20 +107,15 @@ func SocketsPerConn() (int, error) {
 	return threads * socks, nil
 }
 
-// Exchanger is the part of the bootstrap that connection setup needs
-// (*Bootstrap implements it).
-type Exchanger interface {
-	AllGather(ctx context.Context, blob []byte) ([][]byte, error)
-	Barrier(ctx context.Context) error
-}
-
-// ConnectSockets makes the socket wires of rank's net connections, one per
-// channel: to next when send, from prev when recv. Every rank of the
-// communicator calls it at the same time (it exchanges listener addresses
-// through ex). nsock is the sockets of each connection this rank dials.
-func ConnectSockets(ctx context.Context, ex Exchanger, rank, prev, next, nch, nsock int, send, recv bool) (sends []SendWire, recvs []RecvWire, err error) {
-	if nch < 1 || nsock < 1 || nsock > maxSockets {
-		return nil, nil, fmt.Errorf("socket transport: %d channels, %d sockets", nch, nsock)
+// ConnectSockets makes the socket wires of this rank's (ex.Rank()) net
+// connections, one per channel: to next when send, from prev when recv.
+// Every rank of the communicator calls it at the same time (it exchanges
+// listener addresses through ex). nsock is the sockets of each connection
+// this rank dials.
+func ConnectSockets(ctx context.Context, ex Exchanger, prev, next, nch, nsock int, send, recv bool) (sends []SendWire, recvs []RecvWire, err error) {
+	rank, n := ex.Rank(), ex.Size()
+	if nch < 1 || nsock < 1 || nsock > maxSockets || prev < 0 || prev >= n || next < 0 || next >= n {
+		return nil, nil, fmt.Errorf("socket transport: rank %d of %d, prev %d, next %d, %d channels, %d sockets", rank, n, prev, next, nch, nsock)
 	}
 	var ln *net.TCPListener
 	var blob []byte
