@@ -374,49 +374,6 @@ func decodeGather(p []byte) (seq uint64, origin int, blob []byte, err error) {
 	return binary.BigEndian.Uint64(p), int(binary.BigEndian.Uint32(p[8:])), p[gatherHeaderLen:], nil
 }
 
-// Progress is one rank's place in its communicator's sequence of
-// collectives, as Bootstrap.Query reports it.
-type Progress struct {
-	Rank  int
-	State ProgressState
-	Seq   uint64 // collectives the rank has entered
-}
-
-// ProgressState is what a rank said when asked, or why it said nothing.
-type ProgressState uint8
-
-const (
-	Inside   ProgressState = iota // inside its Seq-th collective
-	Finished                      // its Seq-th collective returned (or it has called none: Seq 0)
-	Silent                        // connected, but did not answer in time
-	Gone                          // closed or lost
-	numProgressStates
-)
-
-// NewProgress is rank's progress after entering seq collectives, the last
-// one finished or not (a rank that entered none is Finished).
-func NewProgress(rank int, seq uint64, finished bool) Progress {
-	p := Progress{Rank: rank, State: Inside, Seq: seq}
-	if finished || seq == 0 {
-		p.State = Finished
-	}
-	return p
-}
-
-func (s ProgressState) String() string {
-	switch s {
-	case Inside:
-		return "inside"
-	case Finished:
-		return "finished"
-	case Silent:
-		return "silent"
-	case Gone:
-		return "gone"
-	}
-	return fmt.Sprintf("ProgressState(%d)", uint8(s))
-}
-
 func appendProgress(b []byte, p Progress) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(p.Rank))
 	b = append(b, byte(p.State))
