@@ -8,6 +8,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/p2p"
 	"github.com/ringo-ccl/ringo/rdma"
+	"github.com/ringo-ccl/ringo/rdma/rdmatest"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/transport"
 	"github.com/ringo-ccl/ringo/transport/wiretest"
@@ -66,7 +67,7 @@ func TestNetViewsCarryPosts(t *testing.T) {
 		})
 	})
 	t.Run("rdma", func(t *testing.T) {
-		fabric := rdma.NewFabric()
+		fabric := rdmatest.NewFabric()
 		viewsRing(t, func(ctx context.Context, ex transport.Exchanger, r int, own, mirror []byte) ([]transport.SendWire, []transport.RecvWire, error) {
 			var sm, rm [][]byte
 			for c := range netLayout.Channels {

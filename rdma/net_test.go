@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ringo-ccl/ringo/rdma"
+	"github.com/ringo-ccl/ringo/rdma/rdmatest"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/transport"
 	"github.com/ringo-ccl/ringo/transport/wiretest"
@@ -21,7 +22,7 @@ func TestNetOverFakeRDMA(t *testing.T) {
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprint(n, "ranks"), func(t *testing.T) {
 			const nch = 2
-			fabric := rdma.NewFabric()
+			fabric := rdmatest.NewFabric()
 			nets, fails := wiretest.Connect(t, n, func(ctx context.Context, ex transport.Exchanger, r int, fail func(error)) (*transport.Net, error) {
 				prev, next := (r+n-1)%n, (r+1)%n
 				sm, rm := transport.NetMem(nch, sizes), transport.NetMem(nch, sizes)
@@ -44,7 +45,7 @@ func TestNetOverFakeRDMA(t *testing.T) {
 // error that says so, and nothing is left open.
 func TestConnectBadBlob(t *testing.T) {
 	sizes := transport.Sizes{Simple: ring.NSteps * 4096, LL: ring.NSteps * 512}
-	fabric := rdma.NewFabric()
+	fabric := rdmatest.NewFabric()
 	ex := badExchanger{}
 	_, err := rdma.Connect(context.Background(), ex, fabric, rdma.Port{Device: "fake_0", Port: 1}, 1, 1, sizes,
 		transport.NetMem(1, sizes), transport.NetMem(1, sizes), nil)
