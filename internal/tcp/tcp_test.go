@@ -51,21 +51,27 @@ func TestResolveHost(t *testing.T) {
 	assert.True(t, ip.IsLoopback(), "localhost resolved to %v", ip)
 }
 
+// closedPort returns a loopback address where nothing listens and that
+// nothing else picks while the test runs: a connection accepted on it
+// keeps it bound after its listener closes (Listen, with SO_REUSEADDR, can
+// still bind it).
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	s, err := ln.Accept()
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close(); s.Close() })
+	return ln.Addr().String()
+}
+
 // TestDialWaitsForListener: a Dial that starts before anything listens
 // connects once something does.
 func TestDialWaitsForListener(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	// Keep the port from being picked by anyone else: an accepted
-	// connection holds it after the listener closes.
-	c, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	defer c.Close()
-	s, err := ln.Accept()
-	require.NoError(t, err)
-	defer s.Close()
-	require.NoError(t, ln.Close())
+	addr := closedPort(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -78,7 +84,7 @@ func TestDialWaitsForListener(t *testing.T) {
 		c, err := Dial(ctx, addr)
 		res <- dialed{c, err}
 	}()
-	ln, err = net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", addr)
 	require.NoError(t, err)
 	defer ln.Close()
 	a, err := ln.Accept()
@@ -92,20 +98,11 @@ func TestDialWaitsForListener(t *testing.T) {
 // TestDialEndsWithContext: with nothing listening, Dial returns once its
 // context ends, saying why and what the last attempt met.
 func TestDialEndsWithContext(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	c, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	defer c.Close()
-	s, err := ln.Accept()
-	require.NoError(t, err)
-	defer s.Close()
-	require.NoError(t, ln.Close())
+	addr := closedPort(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err = Dial(ctx, addr)
+	_, err := Dial(ctx, addr)
 	assert.ErrorIs(t, err, errs.ErrTimeout)
 	assert.ErrorContains(t, err, "last attempt")
 
