@@ -139,8 +139,8 @@ mpi-deps:
 	bash bench/anchors/cpu_vs_mpi.sh --deps
 
 # Each fuzz target, FUZZTIME each: package:target.
-FUZZ_TARGETS := ring:FuzzPlan internal/env:FuzzParseList transport:FuzzDecodeFrame \
-	transport:FuzzDecodeHello transport:FuzzParseUniqueID transport:FuzzIfSpec capi:FuzzParseConfig \
+FUZZ_TARGETS := ring:FuzzPlan internal/env:FuzzParseList bootstrap:FuzzDecodeFrame \
+	bootstrap:FuzzDecodeHello bootstrap:FuzzParseUniqueID internal/tcp:FuzzIfSpec capi:FuzzParseConfig \
 	rdma:FuzzParseHCA rdma:FuzzDecodeHeader transport:FuzzSocketRecv ring:FuzzSchedule internal/env:FuzzParseSubsys
 
 fuzz:

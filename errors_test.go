@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ringo-ccl/ringo"
-	"github.com/ringo-ccl/ringo/transport"
+	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -356,7 +356,7 @@ func TestOnePrefix(t *testing.T) {
 		{"bootstrap", nil, func() error {
 			id, err := ringo.NewUniqueID()
 			require.NoError(t, err)
-			defer transport.StopRoot(id)
+			defer bootstrap.StopRoot(id)
 			ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
 			defer cancel()
 			_, err = ringo.NewComm(ctx, id, 2, 0, nil)

@@ -20,7 +20,7 @@ import (
 // seconds, and nothing may be left in /dev/shm. (A socket dropped under a
 // live rank: TestNetPeerGone in transport/; corrupt bootstrap frames:
 // TestRefuseGarbage, TestRingListenerRefusesStrangers and FuzzDecodeFrame
-// there.)
+// in bootstrap/.)
 
 // faultTrials is RINGO_FAULT_TRIALS, or 100 (10 with -short).
 func faultTrials() int {

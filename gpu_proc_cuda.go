@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/device"
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/internal/env"
@@ -46,7 +47,7 @@ func NewGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Co
 	if err != nil {
 		return fail(err)
 	}
-	bs, err := transport.Join(ctx, id, nranks, rank)
+	bs, err := bootstrap.Join(ctx, id, nranks, rank)
 	if err != nil {
 		return fail(err)
 	}
@@ -262,7 +263,7 @@ type regionShare struct {
 // shareIPC places this rank's connections in its GPU's memory and maps its
 // ring neighbours' through CUDA IPC. It returns the three regions' bases as
 // this GPU sees them and what releases them.
-func shareIPC(ctx context.Context, bs *transport.Bootstrap, dev *cuda.Device, l p2p.Layout, prev, next int) (self, prevBase, nextBase uint64, cleanup func() error, err error) {
+func shareIPC(ctx context.Context, bs *bootstrap.Bootstrap, dev *cuda.Device, l p2p.Layout, prev, next int) (self, prevBase, nextBase uint64, cleanup func() error, err error) {
 	region, err := dev.Alloc(l.Bytes())
 	if err != nil {
 		return 0, 0, 0, nil, err
@@ -329,7 +330,7 @@ func shareIPC(ctx context.Context, bs *transport.Bootstrap, dev *cuda.Device, l 
 // neighbours map; every process registers its mappings with CUDA, so the
 // kernels read and write host memory directly. The segment's name goes
 // away once everyone has mapped it.
-func shareShm(ctx context.Context, bs *transport.Bootstrap, tag string, dev *cuda.Device, l p2p.Layout, prev, next int) (self, prevBase, nextBase uint64, cleanup func() error, err error) {
+func shareShm(ctx context.Context, bs *bootstrap.Bootstrap, tag string, dev *cuda.Device, l p2p.Layout, prev, next int) (self, prevBase, nextBase uint64, cleanup func() error, err error) {
 	rank := bs.Rank()
 	size := int(l.Bytes())
 	name := shm.SegmentName(tag+"g", rank)

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/sys"
@@ -23,15 +24,15 @@ import (
 // address of its bootstrap root and a random secret, 128 bytes like NCCL's
 // ncclUniqueId. One process makes it with NewUniqueID and hands it to the
 // others (String and UniqueIDFromString give a text form).
-type UniqueID = transport.UniqueID
+type UniqueID = bootstrap.UniqueID
 
 // NewUniqueID starts a bootstrap root in this process and returns the ID
 // that names it. The root serves until every rank that joined has closed.
-func NewUniqueID() (UniqueID, error) { return transport.NewUniqueID() }
+func NewUniqueID() (UniqueID, error) { return bootstrap.NewUniqueID() }
 
 // UniqueIDFromString parses the text form of a UniqueID (UniqueID.String),
 // checking its length and checksum.
-func UniqueIDFromString(s string) (UniqueID, error) { return transport.UniqueIDFromString(s) }
+func UniqueIDFromString(s string) (UniqueID, error) { return bootstrap.UniqueIDFromString(s) }
 
 var envHostID = env.Var{Name: "HOSTID", NCCL: true}
 
@@ -63,7 +64,7 @@ func NewComm(ctx context.Context, id UniqueID, nranks, rank int, cfg *Config) (*
 	if err != nil {
 		return fail(err)
 	}
-	bs, err := transport.Join(ctx, id, nranks, rank)
+	bs, err := bootstrap.Join(ctx, id, nranks, rank)
 	if err != nil {
 		return fail(err)
 	}
@@ -87,11 +88,11 @@ func NewComm(ctx context.Context, id UniqueID, nranks, rank int, cfg *Config) (*
 // SLURM_NTASKS), in that order; the bootstrap root's address from
 // RINGO_COMM_ID or NCCL_COMM_ID (host:port), else MASTER_ADDR and
 // MASTER_PORT, else, under srun, the step's first node. Rank 0 starts the
-// root there. transport.LaunchFromEnv has the details; the job's secret
-// is RINGO_SECRET's, else derived (transport.JoinLaunch says what that
+// root there. bootstrap.LaunchFromEnv has the details; the job's secret
+// is RINGO_SECRET's, else derived (bootstrap.JoinLaunch says what that
 // protects against).
 func NewCommFromEnv(ctx context.Context, cfg *Config) (*Comm, error) {
-	l, ok, err := transport.LaunchFromEnv()
+	l, ok, err := bootstrap.LaunchFromEnv()
 	if err == nil && !ok {
 		err = fmt.Errorf("%w: no launcher variables (RINGO_RANK/RINGO_NRANKS, RANK/WORLD_SIZE, OMPI_COMM_WORLD_RANK/SIZE, MV2_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE, or SLURM_PROCID/SLURM_NTASKS in an srun step)", ErrInvalidArgument)
 	}
@@ -102,7 +103,7 @@ func NewCommFromEnv(ctx context.Context, cfg *Config) (*Comm, error) {
 	if err != nil {
 		return nil, &Error{Op: "init", Rank: l.Rank, Peer: -1, Channel: -1, Step: -1, Err: err}
 	}
-	bs, id, err := transport.JoinLaunch(ctx, l)
+	bs, id, err := bootstrap.JoinLaunch(ctx, l)
 	if err != nil {
 		return nil, &Error{Op: "init", Rank: l.Rank, Peer: -1, Channel: -1, Step: -1, Err: err}
 	}
@@ -123,7 +124,7 @@ func NewCommFromEnv(ctx context.Context, cfg *Config) (*Comm, error) {
 // bootstrap (which reports lost ranks) and the transports to its neighbours
 // (shared memory, sockets).
 type procGroup struct {
-	bs    *transport.Bootstrap
+	bs    *bootstrap.Bootstrap
 	tr    transport.Transport // host ranks' connections; nil for GPU ranks
 	abort transport.Abort
 	done  chan struct{} // closed by release: stops the watcher
@@ -165,7 +166,7 @@ func (p peerInfo) sameHost(q peerInfo) bool { return p.Host == q.Host && p.ShmDe
 
 // exchangePeers tells every rank about every other — host, /dev/shm
 // device, GPU — and checks that they agree on their settings.
-func exchangePeers(ctx context.Context, bs *transport.Bootstrap, s *settings, gpu string, resident int) ([]peerInfo, error) {
+func exchangePeers(ctx context.Context, bs *bootstrap.Bootstrap, s *settings, gpu string, resident int) ([]peerInfo, error) {
 	dev, err := sys.ShmDevice()
 	if err != nil {
 		dev = 0 // no /dev/shm: this rank shares memory with nobody
@@ -198,7 +199,7 @@ func exchangePeers(ctx context.Context, bs *transport.Bootstrap, s *settings, gp
 // or when shared memory is off. Without a ring order in the
 // configuration, the ring visits each host's ranks in a row, so it
 // crosses between hosts as few times as it can.
-func connectProcs(ctx context.Context, bs *transport.Bootstrap, tag string, s *settings) (*procGroup, error) {
+func connectProcs(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *settings) (*procGroup, error) {
 	peers, err := exchangePeers(ctx, bs, s, "", 0)
 	if err != nil {
 		return nil, err
@@ -237,7 +238,7 @@ func connectProcs(ctx context.Context, bs *transport.Bootstrap, tag string, s *s
 	}
 	trs := transport.Pair{Rank: rank}
 	if anyShm {
-		t, err := shm.Connect(ctx, bs, tag, n, rank, prev, next, s.channels, s.sizes, recvShm, sendShm)
+		t, err := shm.Connect(ctx, bs, tag, prev, next, s.channels, s.sizes, recvShm, sendShm)
 		if err != nil {
 			return nil, err
 		}

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/shm"
-	"github.com/ringo-ccl/ringo/transport"
 )
 
 // Rank processes for these tests are this test binary run again with
@@ -65,7 +65,7 @@ func childMain(mode string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	if mode == "join-then-die" {
-		if _, err := transport.Join(ctx, id, n, rank); err != nil {
+		if _, err := bootstrap.Join(ctx, id, n, rank); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			return 2
 		}
@@ -372,11 +372,11 @@ func TestKillDuringSetup(t *testing.T) {
 }
 
 func TestRootNeverAppears(t *testing.T) {
-	id, err := transport.StartRoot("127.0.0.1:0", [32]byte{1})
+	id, err := bootstrap.StartRoot("127.0.0.1:0", [32]byte{1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	transport.StopRoot(id)
+	bootstrap.StopRoot(id)
 	// Hold the port with a listener that never answers, so no other test
 	// can take it: the "root" accepts TCP connections and says nothing.
 	l, err := net.Listen("tcp", id.Addr())
@@ -401,7 +401,7 @@ func TestBadUniqueID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer transport.StopRoot(id)
+	defer bootstrap.StopRoot(id)
 	s := id.String()
 	flip := "0"
 	if s[60] == '0' {

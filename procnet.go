@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/rdma"
@@ -51,7 +52,7 @@ type netOffer struct {
 // connections: RDMA when every rank has a usable port (and NCCL_NET does
 // not say Socket), else sockets. NCCL_NET=IB without RDMA everywhere is an
 // error naming a rank that lacks it.
-func chooseWire(ctx context.Context, bs *transport.Bootstrap) (ib bool, port rdma.Port, err error) {
+func chooseWire(ctx context.Context, bs *bootstrap.Bootstrap) (ib bool, port rdma.Port, err error) {
 	force, err := netWire()
 	if err != nil {
 		return false, port, err
@@ -130,7 +131,7 @@ func startNet(ctx context.Context, g *procGroup, prev, next, nch int, sizes tran
 	kind, after := "Socket", func() error { return nil }
 	if ib {
 		p, _ := rdma.Hardware()
-		w, err := rdma.Connect(ctx, bs, p, port, bs.Rank(), prev, next, sizes, sendMem, recvMem, &g.abort)
+		w, err := rdma.Connect(ctx, bs, p, port, prev, next, sizes, sendMem, recvMem, &g.abort)
 		if err != nil {
 			return nil, "", err
 		}
@@ -141,7 +142,7 @@ func startNet(ctx context.Context, g *procGroup, prev, next, nch int, sizes tran
 		if err != nil {
 			return nil, "", err
 		}
-		if sends, recvs, err = transport.ConnectSockets(ctx, bs, bs.Rank(), prev, next, nch, nsock, len(send) > 0, len(recv) > 0); err != nil {
+		if sends, recvs, err = transport.ConnectSockets(ctx, bs, prev, next, nch, nsock, len(send) > 0, len(recv) > 0); err != nil {
 			return nil, "", err
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/ringo-ccl/ringo/transport"
+	"github.com/ringo-ccl/ringo/bootstrap"
 )
 
 // splitInfo is what a rank tells the others in a split.
@@ -30,7 +30,7 @@ type splitPart struct {
 // negative color takes part and gets nothing. When the first rank of a
 // color cannot make the id, every rank of that color fails naming it; no
 // rank waits for an id that will not come.
-func splitRendezvous(ctx context.Context, bs *transport.Bootstrap, color, key int, newID func() (UniqueID, error)) (splitPart, error) {
+func splitRendezvous(ctx context.Context, bs *bootstrap.Bootstrap, color, key int, newID func() (UniqueID, error)) (splitPart, error) {
 	gather := func(si splitInfo) ([]splitInfo, error) {
 		b, _ := json.Marshal(si)
 		blobs, err := bs.AllGather(ctx, b)
@@ -72,7 +72,7 @@ func splitRendezvous(ctx context.Context, bs *transport.Bootstrap, color, key in
 	if lead.Err != "" {
 		return splitPart{}, fmt.Errorf("rank %d, the first of color %d, could not make the new communicator's id: %s", members[0], color, lead.Err)
 	}
-	id, err := transport.ParseUniqueID(lead.ID)
+	id, err := bootstrap.ParseUniqueID(lead.ID)
 	if err != nil {
 		return splitPart{}, fmt.Errorf("rank %d sent a bad id for color %d: %w", members[0], color, err)
 	}

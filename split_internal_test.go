@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ringo-ccl/ringo/transport"
+	"github.com/ringo-ccl/ringo/bootstrap"
 )
 
 // TestSplitRendezvous: ranks meet over a real bootstrap; each color's
@@ -22,7 +22,7 @@ func TestSplitRendezvous(t *testing.T) {
 	const n = 5
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	id, err := transport.NewUniqueID()
+	id, err := bootstrap.NewUniqueID()
 	require.NoError(t, err)
 	colors := []int{0, 1, 0, -1, 1}
 	keys := []int{5, 0, 1, 0, 0}
@@ -33,13 +33,13 @@ func TestSplitRendezvous(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			bs, err := transport.Join(ctx, id, n, r)
+			bs, err := bootstrap.Join(ctx, id, n, r)
 			if err != nil {
 				errs[r] = err
 				return
 			}
 			defer bs.Close()
-			newID := transport.NewUniqueID
+			newID := bootstrap.NewUniqueID
 			if r == 2 { // the first of color 0 (key 1 before rank 0's key 5)
 				newID = func() (UniqueID, error) { return UniqueID{}, errors.New("no interface to listen on") }
 			}
@@ -59,5 +59,5 @@ func TestSplitRendezvous(t *testing.T) {
 		assert.Equal(t, map[int]int{1: 0, 4: 1}[r], parts[r].rank)
 	}
 	assert.Equal(t, parts[1].id, parts[4].id)
-	transport.StopRoot(parts[1].id)
+	bootstrap.StopRoot(parts[1].id)
 }

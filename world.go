@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/device"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
@@ -98,9 +99,9 @@ func (w *world) leave(rank int) {
 func (w *world) stalled(seq uint64) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	ps := make([]transport.Progress, len(w.calls))
+	ps := make([]bootstrap.Progress, len(w.calls))
 	for r, c := range w.calls {
-		ps[r] = transport.NewProgress(r, c.seq, c.done)
+		ps[r] = bootstrap.NewProgress(r, c.seq, c.done)
 	}
 	return stallReport(seq, ps)
 }
@@ -109,19 +110,19 @@ func (w *world) stalled(seq uint64) string {
 // #seq timed out, Horovod's stall inspector's way: the ranks that have not
 // called it (with the collective each is at), those still inside it, those
 // done with it, and those that did not answer or are gone.
-func stallReport(seq uint64, ps []transport.Progress) string {
+func stallReport(seq uint64, ps []bootstrap.Progress) string {
 	var missing, inside, finished, silent, gone []int
 	var at []string
 	for _, p := range ps {
 		switch {
-		case p.State == transport.Silent:
+		case p.State == bootstrap.Silent:
 			silent = append(silent, p.Rank)
-		case p.State == transport.Gone:
+		case p.State == bootstrap.Gone:
 			gone = append(gone, p.Rank)
 		case p.Seq < seq:
 			missing = append(missing, p.Rank)
 			at = append(at, fmt.Sprintf("rank %d at #%d", p.Rank, p.Seq))
-		case p.Seq == seq && p.State == transport.Inside:
+		case p.Seq == seq && p.State == bootstrap.Inside:
 			inside = append(inside, p.Rank)
 		default:
 			finished = append(finished, p.Rank)

@@ -8,6 +8,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/p2p"
 	"github.com/ringo-ccl/ringo/rdma"
+	"github.com/ringo-ccl/ringo/rdma/rdmatest"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/transport"
 	"github.com/ringo-ccl/ringo/transport/wiretest"
@@ -61,18 +62,18 @@ func TestNetConnsMatchViews(t *testing.T) {
 func TestNetViewsCarryPosts(t *testing.T) {
 	sizes := transport.Sizes{Simple: netLayout.SimpleBytes, LL: netLayout.LLBytes}
 	t.Run("sockets", func(t *testing.T) {
-		viewsRing(t, func(ctx context.Context, bs *transport.Bootstrap, r int, _, _ []byte) ([]transport.SendWire, []transport.RecvWire, error) {
-			return transport.ConnectSockets(ctx, bs, r, 1-r, 1-r, netLayout.Channels, 2, true, true)
+		viewsRing(t, func(ctx context.Context, ex transport.Exchanger, r int, _, _ []byte) ([]transport.SendWire, []transport.RecvWire, error) {
+			return transport.ConnectSockets(ctx, ex, 1-r, 1-r, netLayout.Channels, 2, true, true)
 		})
 	})
 	t.Run("rdma", func(t *testing.T) {
-		fabric := rdma.NewFabric()
-		viewsRing(t, func(ctx context.Context, bs *transport.Bootstrap, r int, own, mirror []byte) ([]transport.SendWire, []transport.RecvWire, error) {
+		fabric := rdmatest.NewFabric()
+		viewsRing(t, func(ctx context.Context, ex transport.Exchanger, r int, own, mirror []byte) ([]transport.SendWire, []transport.RecvWire, error) {
 			var sm, rm [][]byte
 			for c := range netLayout.Channels {
 				sm, rm = append(sm, netLayout.ChannelRegion(mirror, c)), append(rm, netLayout.ChannelRegion(own, c))
 			}
-			w, err := rdma.Connect(ctx, bs, fabric, rdma.Port{Device: fmt.Sprint("fake_", r), Port: 1}, r, 1-r, 1-r, sizes, sm, rm, nil)
+			w, err := rdma.Connect(ctx, ex, fabric, rdma.Port{Device: fmt.Sprint("fake_", r), Port: 1}, 1-r, 1-r, sizes, sm, rm, nil)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -84,15 +85,15 @@ func TestNetViewsCarryPosts(t *testing.T) {
 
 // viewsRing connects two ranks' net views with the wires wires makes and
 // runs wiretest's scripts over them.
-func viewsRing(t *testing.T, wires func(ctx context.Context, bs *transport.Bootstrap, r int, own, mirror []byte) ([]transport.SendWire, []transport.RecvWire, error)) {
+func viewsRing(t *testing.T, wires func(ctx context.Context, ex transport.Exchanger, r int, own, mirror []byte) ([]transport.SendWire, []transport.RecvWire, error)) {
 	sizes := transport.Sizes{Simple: netLayout.SimpleBytes, LL: netLayout.LLBytes}
-	nets, fails := wiretest.Connect(t, 2, func(ctx context.Context, bs *transport.Bootstrap, r int, fail func(error)) (*transport.Net, error) {
+	nets, fails := wiretest.Connect(t, 2, func(ctx context.Context, ex transport.Exchanger, r int, fail func(error)) (*transport.Net, error) {
 		own, mirror := mem.Alloc(int(netLayout.Bytes()), 4096), mem.Alloc(int(netLayout.Bytes()), 4096)
 		send, recv, err := netLayout.NetViews(own, mirror)
 		if err != nil {
 			return nil, err
 		}
-		sw, rw, err := wires(ctx, bs, r, own, mirror)
+		sw, rw, err := wires(ctx, ex, r, own, mirror)
 		if err != nil {
 			return nil, err
 		}

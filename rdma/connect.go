@@ -26,13 +26,13 @@ func (w *Wires) Close() error {
 	return w.dev.Close()
 }
 
-// Connect makes the RDMA wires of rank's net connections over port of p:
+// Connect makes the RDMA wires of this rank's net connections over port of p:
 // a Sender per channel over sendMem (to next) and a Receiver per channel
 // over recvMem (from prev), each connection's two ends joined by blobs
 // that every rank exchanges through ex at the same time. Either memory may
 // be empty (that side is not RDMA). abort, if not nil, ends the wires'
 // waits.
-func Connect(ctx context.Context, ex transport.Exchanger, p Provider, port Port, rank, prev, next int, s transport.Sizes, sendMem, recvMem [][]byte, abort *transport.Abort) (w *Wires, err error) {
+func Connect(ctx context.Context, ex transport.Exchanger, p Provider, port Port, prev, next int, s transport.Sizes, sendMem, recvMem [][]byte, abort *transport.Abort) (w *Wires, err error) {
 	w = &Wires{}
 	defer func() {
 		if err != nil {

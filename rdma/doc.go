@@ -2,9 +2,10 @@
 // and transport.RecvWire over reliable-connected queue pairs, after NCCL's
 // IB transport, in pure Go against a Provider interface. Two providers
 // exist: the verbs one (build tag ibverbs; the only C is in
-// internal/verbs) and Fabric, an in-process fake that simulates RC queue
-// pairs — rkey, bounds and access checks, RNR, flushes, dead peers — so the
-// protocol is tested under -race on any machine.
+// internal/verbs) and, for tests only, package rdmatest's Fabric, an
+// in-process fake that simulates RC queue pairs — rkey, bounds and access
+// checks, RNR, flushes, dead peers — so the protocol is tested under -race
+// on any machine.
 //
 // # Discovery
 //

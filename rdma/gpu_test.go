@@ -1,4 +1,4 @@
-package rdma
+package rdma_test
 
 import (
 	"errors"
@@ -6,38 +6,40 @@ import (
 	"testing"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/rdma"
+	"github.com/ringo-ccl/ringo/rdma/rdmatest"
 )
 
 func TestRegisterGPU(t *testing.T) {
 	closed := 0
-	exporter := func(addr uint64, n int) (DmabufExport, error) {
-		return DmabufExport{FD: 42, Offset: addr & 0xffff, Close: func() error { closed++; return nil }}, nil
+	exporter := func(addr uint64, n int) (rdma.DmabufExport, error) {
+		return rdma.DmabufExport{FD: 42, Offset: addr & 0xffff, Close: func() error { closed++; return nil }}, nil
 	}
-	noExport := func(uint64, int) (DmabufExport, error) {
-		return DmabufExport{}, errors.New("cuMemGetHandleForAddressRange: " + errs.ErrNotSupported.Error())
+	noExport := func(uint64, int) (rdma.DmabufExport, error) {
+		return rdma.DmabufExport{}, errors.New("cuMemGetHandleForAddressRange: " + errs.ErrNotSupported.Error())
 	}
 	for _, c := range []struct {
 		name    string
-		support GPUSupport
-		export  ExportFunc
-		want    Strategy
+		support rdmatest.GPUSupport
+		export  rdma.ExportFunc
+		want    rdma.Strategy
 		why     []string
 	}{
-		{"dma-buf", GPUSupport{Dmabuf: true, PeerMem: true}, exporter, Dmabuf, []string{"ibv_reg_dmabuf_mr succeeded"}},
-		{"peermem when the NIC refuses dma-buf", GPUSupport{PeerMem: true}, exporter, PeerMem,
+		{"dma-buf", rdmatest.GPUSupport{Dmabuf: true, PeerMem: true}, exporter, rdma.Dmabuf, []string{"ibv_reg_dmabuf_mr succeeded"}},
+		{"peermem when the NIC refuses dma-buf", rdmatest.GPUSupport{PeerMem: true}, exporter, rdma.PeerMem,
 			[]string{"dma-buf: fake rdma: ibv_reg_dmabuf_mr", "nvidia-peermem: ibv_reg_mr on the device address succeeded"}},
-		{"peermem when the driver cannot export", GPUSupport{Dmabuf: true, PeerMem: true}, noExport, PeerMem,
+		{"peermem when the driver cannot export", rdmatest.GPUSupport{Dmabuf: true, PeerMem: true}, noExport, rdma.PeerMem,
 			[]string{"dma-buf: export: cuMemGetHandleForAddressRange"}},
-		{"peermem without an exporter", GPUSupport{Dmabuf: true, PeerMem: true}, nil, PeerMem, []string{"no exporter supplied"}},
-		{"host staging", GPUSupport{}, exporter, HostStaging,
+		{"peermem without an exporter", rdmatest.GPUSupport{Dmabuf: true, PeerMem: true}, nil, rdma.PeerMem, []string{"no exporter supplied"}},
+		{"host staging", rdmatest.GPUSupport{}, exporter, rdma.HostStaging,
 			[]string{"dma-buf: fake rdma: ibv_reg_dmabuf_mr", "nvidia-peermem: fake rdma: ibv_reg_mr on device address", "nvidia-peermem not loaded"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := NewFabric()
+			f := rdmatest.NewFabric()
 			f.SetGPUSupport(c.support)
 			dev, _ := f.Open("fake0", 1)
 			closed = 0
-			got, err := RegisterGPU(dev, 0x7000_0000_1000, 1<<20, LocalWrite|RemoteWrite, c.export)
+			got, err := rdma.RegisterGPU(dev, 0x7000_0000_1000, 1<<20, rdma.LocalWrite|rdma.RemoteWrite, c.export)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,7 +51,7 @@ func TestRegisterGPU(t *testing.T) {
 					t.Errorf("why %q does not say %q", got.Why, w)
 				}
 			}
-			if (got.MR == nil) != (c.want == HostStaging) {
+			if (got.MR == nil) != (c.want == rdma.HostStaging) {
 				t.Errorf("strategy %v with region %v", got.Strategy, got.MR)
 			}
 			if got.MR != nil {
@@ -63,8 +65,8 @@ func TestRegisterGPU(t *testing.T) {
 			}
 		})
 	}
-	dev, _ := NewFabric().Open("fake0", 1)
-	if _, err := RegisterGPU(dev, 0, 10, 0, nil); err == nil {
-		t.Errorf("RegisterGPU of a null buffer succeeded")
+	dev, _ := rdmatest.NewFabric().Open("fake0", 1)
+	if _, err := rdma.RegisterGPU(dev, 0, 10, 0, nil); err == nil {
+		t.Errorf("rdma.RegisterGPU of a null buffer succeeded")
 	}
 }

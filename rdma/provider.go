@@ -3,8 +3,8 @@ package rdma
 import "fmt"
 
 // A Provider opens RDMA device ports. Two implement it: the verbs provider
-// (build tag ibverbs, over internal/verbs) and Fabric, an in-process fake
-// that every test runs against.
+// (build tag ibverbs, over internal/verbs) and rdmatest.Fabric, an
+// in-process fake that every test runs against.
 type Provider interface {
 	// Open opens port (1-based) of the device called name, with its
 	// protection domain. The port must be usable (ACTIVE).
@@ -149,7 +149,8 @@ const (
 	StatusRNRRetryExcErr Status = 13
 )
 
-// statusText is ibv_wc_status_str's table, for the fake.
+// statusText is ibv_wc_status_str's table, for Status.String (the fake's
+// completions carry it as the verbs provider's do).
 var statusText = [...]string{
 	"success", "local length error", "local QP operation error", "local EE context operation error",
 	"local protection error", "Work Request Flushed Error", "memory management operation error",

@@ -1,36 +1,37 @@
-package rdma
+package rdma_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"math/rand/v2"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/rdma"
+	"github.com/ringo-ccl/ringo/rdma/rdmatest"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/transport"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var testSizes = transport.Sizes{Simple: ring.NSteps * 4096, LL: ring.NSteps * 1024}
 
 // wirePair is both ends of one connection over a provider.
 type wirePair struct {
-	s          *Sender
-	r          *Receiver
+	s          *rdma.Sender
+	r          *rdma.Receiver
 	sMem, rMem []byte
 	sc, rc     *transport.Conn
-	sDev, rDev Device
+	sDev, rDev rdma.Device
 }
 
-func newPair(t testing.TB, p Provider, devName string, port int) *wirePair {
+func newPair(t testing.TB, p rdma.Provider, devName string, port int) *wirePair {
 	t.Helper()
 	w := &wirePair{sMem: mem.Alloc(testSizes.Bytes(), 128), rMem: mem.Alloc(testSizes.Bytes(), 128)}
 	var err error
@@ -46,10 +47,10 @@ func newPair(t testing.TB, p Provider, devName string, port int) *wirePair {
 	if w.rc, err = transport.NewConn(w.rMem, testSizes); err != nil {
 		t.Fatal(err)
 	}
-	if w.s, err = NewSender(w.sDev, w.sMem, testSizes, Config{Peer: 3, Channel: 1}); err != nil {
+	if w.s, err = rdma.NewSender(w.sDev, w.sMem, testSizes, rdma.Config{Peer: 3, Channel: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if w.r, err = NewReceiver(w.rDev, w.rMem, testSizes, Config{Peer: 2, Channel: 1}); err != nil {
+	if w.r, err = rdma.NewReceiver(w.rDev, w.rMem, testSizes, rdma.Config{Peer: 2, Channel: 1}); err != nil {
 		t.Fatal(err)
 	}
 	sb, rb := w.s.Blob(), w.r.Blob()
@@ -130,22 +131,23 @@ func fill(b []byte, step uint64) {
 // flow, and checks every byte at its offset in the receiver's memory. It
 // closes the sender at the end, to stop its credit routine.
 func runPosts(t testing.TB, w *wirePair, posts []plannedPost) {
-	var head atomic.Uint64
+	head := newCounter(0)
 	var credit, work sync.WaitGroup
 	errc := make(chan error, 3)
 	credit.Add(1)
 	go func() { // the send proxy's credit routine
 		defer credit.Done()
+		defer head.end()
 		for {
 			h, err := w.s.Credit()
-			if errors.Is(err, ErrClosed) {
+			if errors.Is(err, rdma.ErrClosed) {
 				return
 			}
 			if err != nil {
 				errc <- fmt.Errorf("Credit: %w", err)
 				return
 			}
-			head.Store(h)
+			head.raise(h)
 		}
 	}()
 	work.Add(2)
@@ -153,8 +155,9 @@ func runPosts(t testing.TB, w *wirePair, posts []plannedPost) {
 		defer work.Done()
 		for _, pp := range posts {
 			p := pp.p
-			for head.Load()+ring.NSteps < p.Step+uint64(p.Slots) {
-				time.Sleep(time.Microsecond)
+			if h, ok := head.wait(max(p.Step+uint64(p.Slots), ring.NSteps)-ring.NSteps, time.Minute); !ok {
+				errc <- fmt.Errorf("no credit for %v: head %d", p, h)
+				return
 			}
 			data := region(w.sc, p)
 			fill(data, p.Step)
@@ -203,10 +206,7 @@ func runPosts(t testing.TB, w *wirePair, posts []plannedPost) {
 	work.Wait()
 	if len(posts) > 0 && len(errc) == 0 {
 		last := posts[len(posts)-1].p
-		for deadline := time.Now().Add(10 * time.Second); head.Load() < last.Step+uint64(last.Slots) && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
-		}
-		if got := head.Load(); got != last.Step+uint64(last.Slots) {
+		if got, _ := head.wait(last.Step+uint64(last.Slots), time.Minute); got != last.Step+uint64(last.Slots) {
 			errc <- fmt.Errorf("final credit %d, want %d", got, last.Step+uint64(last.Slots))
 		}
 	}
@@ -219,23 +219,15 @@ func runPosts(t testing.TB, w *wirePair, posts []plannedPost) {
 }
 
 func TestWireMovesPosts(t *testing.T) {
-	w := newPair(t, NewFabric(), "fake0", 1)
+	w := newPair(t, rdmatest.NewFabric(), "fake0", 1)
 	posts := planPosts(2000, rand.New(rand.NewPCG(1, 2)))
 	runPosts(t, w, posts)
 }
 
 // sendRaw posts a header the test built, bypassing Send's encoding.
-func sendRaw(t *testing.T, s *Sender, hdr []byte, ringStep uint64, imm uint32) {
+func sendRaw(t *testing.T, s *rdma.Sender, hdr []byte, ringStep uint64, imm uint32) {
 	t.Helper()
-	src := hdrSrcOff + int(s.posted%sendDepth)*headerBytes
-	copy(s.ctrl[src:src+headerBytes], hdr)
-	s.wr[1] = Write{ID: s.posted<<1 | 1, Local: s.ctrlMR, Offset: src, Len: headerBytes,
-		RemoteAddr: s.remote.ctrlAddr + hdrRingOff + (ringStep%ring.NSteps)*headerBytes, RKey: s.remote.ctrlRKey,
-		Imm: true, ImmData: imm, Signaled: true}
-	if err := s.qp.PostWrite(&s.wr[1]); err != nil {
-		t.Fatal(err)
-	}
-	s.posted++
+	require.NoError(t, s.SendRawHeader(hdr, ringStep, imm))
 }
 
 func noPlace(t *testing.T) func(transport.Post) ([]byte, error) {
@@ -261,14 +253,14 @@ func TestRecvRejectsCorruptHeader(t *testing.T) {
 		{"data sum without its flag", resum(func(h []byte) { h[20] = 0 }), "reserved"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			w := newPair(t, NewFabric(), "fake0", 1)
-			var h [headerBytes]byte
+			w := newPair(t, rdmatest.NewFabric(), "fake0", 1)
+			var h [rdma.HeaderBytes]byte
 			p := transport.Post{Step: 0, Slots: 1, Bytes: 10, Proto: uint8(ring.Simple)}
-			header{post: p, off: 256, sum: 0x600d, summed: true}.put(h[:])
+			rdma.PutHeader(h[:], p, 256, 0x600d, true)
 			c.edit(h[:])
 			sendRaw(t, w.s, h[:], 0, 0)
 			_, err := w.r.Recv(noPlace(t))
-			if !errors.Is(err, errHeader) || !strings.Contains(err.Error(), c.want) {
+			if !errors.Is(err, rdma.ErrHeader) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Recv of a header with a %s: %v", c.name, err)
 			}
 		})
@@ -280,7 +272,7 @@ func TestRecvRejectsCorruptHeader(t *testing.T) {
 func resum(edit func(h []byte)) func(h []byte) {
 	return func(h []byte) {
 		edit(h)
-		binary.LittleEndian.PutUint32(h[28:], crc32.Checksum(h[:28], castagnoli))
+		rdma.ResumHeader(h)
 	}
 }
 
@@ -300,12 +292,12 @@ func TestRecvRejectsBadPosts(t *testing.T) {
 		{"skip all", transport.Post{Step: 0, Slots: 2, Skip: 2}, 256, 0, "2 skipped"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			w := newPair(t, NewFabric(), "fake0", 1)
-			var h [headerBytes]byte
-			header{post: c.p, off: c.off}.put(h[:])
+			w := newPair(t, rdmatest.NewFabric(), "fake0", 1)
+			var h [rdma.HeaderBytes]byte
+			rdma.PutHeader(h[:], c.p, c.off, 0, false)
 			sendRaw(t, w.s, h[:], uint64(c.imm), c.imm)
 			_, err := w.r.Recv(noPlace(t))
-			if !errors.Is(err, errHeader) || !strings.Contains(err.Error(), c.want) {
+			if !errors.Is(err, rdma.ErrHeader) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Recv: %v, want an error saying %q", err, c.want)
 			}
 		})
@@ -313,7 +305,7 @@ func TestRecvRejectsBadPosts(t *testing.T) {
 }
 
 func TestRecvRejectsStepGapAfterGoodPost(t *testing.T) {
-	w := newPair(t, NewFabric(), "fake0", 1)
+	w := newPair(t, rdmatest.NewFabric(), "fake0", 1)
 	p0 := transport.Post{Step: 0, Slots: 2, Bytes: 5, Proto: uint8(ring.Simple)}
 	d0 := region(w.sc, p0)
 	fill(d0, 0)
@@ -328,13 +320,13 @@ func TestRecvRejectsStepGapAfterGoodPost(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := w.r.Recv(noPlace(t))
-	if !errors.Is(err, errHeader) || !strings.Contains(err.Error(), "does not follow step 2") {
+	if !errors.Is(err, rdma.ErrHeader) || !strings.Contains(err.Error(), "does not follow step 2") {
 		t.Fatalf("Recv of a post after a gap: %v", err)
 	}
 }
 
 func TestRecvPlaceErrors(t *testing.T) {
-	w := newPair(t, NewFabric(), "fake0", 1)
+	w := newPair(t, rdmatest.NewFabric(), "fake0", 1)
 	p := transport.Post{Step: 0, Slots: 1, Bytes: 16, Proto: uint8(ring.Simple)}
 	d := region(w.sc, p)
 	if err := w.s.Send(p, d); err != nil {
@@ -347,7 +339,7 @@ func TestRecvPlaceErrors(t *testing.T) {
 }
 
 func TestSendRejectsForeignData(t *testing.T) {
-	w := newPair(t, NewFabric(), "fake0", 1)
+	w := newPair(t, rdmatest.NewFabric(), "fake0", 1)
 	p := transport.Post{Step: 0, Slots: 1, Bytes: 4}
 	if err := w.s.Send(p, make([]byte, 4)); !errors.Is(err, errs.ErrInvalidArgument) {
 		t.Fatalf("Send of data outside the connection memory: %v", err)
@@ -358,7 +350,7 @@ func TestSendRejectsForeignData(t *testing.T) {
 }
 
 func TestSendRejectsBadShape(t *testing.T) {
-	w := newPair(t, NewFabric(), "fake0", 1)
+	w := newPair(t, rdmatest.NewFabric(), "fake0", 1)
 	for _, p := range []transport.Post{
 		{Slots: 2*ring.NSteps + 1},
 		{Slots: 257}, // would be 1 slot in a byte
@@ -370,8 +362,8 @@ func TestSendRejectsBadShape(t *testing.T) {
 			t.Errorf("Send of %v: %v", p, err)
 		}
 	}
-	if w.s.posted != 0 {
-		t.Fatalf("%d posts went out", w.s.posted)
+	if w.s.Posted() != 0 {
+		t.Fatalf("%d posts went out", w.s.Posted())
 	}
 }
 
@@ -379,8 +371,8 @@ func TestSendRejectsBadShape(t *testing.T) {
 // checksum, which the receiver verifies on every shape of post.
 func TestWireChecksData(t *testing.T) {
 	t.Setenv("RINGO_CHECK", "1")
-	w := newPair(t, NewFabric(), "fake0", 1)
-	if !w.s.sum {
+	w := newPair(t, rdmatest.NewFabric(), "fake0", 1)
+	if !w.s.Sums() {
 		t.Fatal("RINGO_CHECK=1 and the sender does not checksum")
 	}
 	runPosts(t, w, planPosts(500, rand.New(rand.NewPCG(5, 6))))
@@ -397,9 +389,9 @@ func TestRecvRejectsCorruptData(t *testing.T) {
 			if check == "1" {
 				t.Setenv("RINGO_CHECK", "1")
 			}
-			w := newPair(t, NewFabric(), "fake0", 1)
+			w := newPair(t, rdmatest.NewFabric(), "fake0", 1)
 			if check != "1" {
-				w.s.sum = true // as NewSender does where RINGO_CHECK=1 but the receiver's is not
+				w.s.SetSums(true) // as rdma.NewSender does where RINGO_CHECK=1 but the receiver's is not
 			}
 			p := transport.Post{Step: 0, Skip: 1, Slots: 3, Bytes: 5000, Proto: uint8(ring.Simple)}
 			data := region(w.sc, p)
@@ -413,7 +405,7 @@ func TestRecvRejectsCorruptData(t *testing.T) {
 			}
 			got[4321] ^= 0x04
 			_, err := w.r.Recv(noPlace(t))
-			if !errors.Is(err, errData) || !strings.Contains(err.Error(), p.String()) || !strings.Contains(err.Error(), "corrupted on the wire") {
+			if !errors.Is(err, rdma.ErrData) || !strings.Contains(err.Error(), p.String()) || !strings.Contains(err.Error(), "corrupted on the wire") {
 				t.Fatalf("Recv of corrupted data: %v", err)
 			}
 		})
@@ -424,21 +416,22 @@ func TestRecvRejectsCorruptData(t *testing.T) {
 // data checksum.
 func TestNoCheckNoDataSum(t *testing.T) {
 	t.Setenv("RINGO_CHECK", "0")
-	w := newPair(t, NewFabric(), "fake0", 1)
+	w := newPair(t, rdmatest.NewFabric(), "fake0", 1)
 	p := transport.Post{Step: 0, Slots: 1, Bytes: 64, Proto: uint8(ring.Simple)}
 	data := region(w.sc, p)
 	fill(data, p.Step)
 	if err := w.s.Send(p, data); err != nil {
 		t.Fatal(err)
 	}
-	h, err := decodeHeader(w.r.ctrl[hdrRingOff:]) // entry 0 of the receiver's header ring
-	if err != nil || h.post != p || h.summed || h.sum != 0 {
-		t.Fatalf("the sender wrote %+v, %v", h, err)
-	}
+	got, sum, summed, err := w.r.HeaderAt(0) // entry 0 of the receiver's header ring
+	require.NoError(t, err)
+	assert.Equal(t, p, got)
+	assert.False(t, summed, "the header says its data is checksummed")
+	assert.Zero(t, sum)
 }
 
 func TestCreditFlow(t *testing.T) {
-	w := newPair(t, NewFabric(), "fake0", 1)
+	w := newPair(t, rdmatest.NewFabric(), "fake0", 1)
 	for _, h := range []uint64{5, 5, 3, 9, 1<<32 + 3, 1<<33 + 1} {
 		if err := w.r.SendCredit(h); err != nil {
 			t.Fatal(err)
@@ -455,13 +448,14 @@ func TestCreditFlow(t *testing.T) {
 	// beyond what the sender has taken in (it cannot consume steps the
 	// sender was given no credit to produce).
 	const first, last = 1<<33 + 2, 1<<33 + 400
-	var taken atomic.Uint64
-	taken.Store(first - 1)
+	taken := newCounter(first - 1)
+	defer taken.end()
 	done := make(chan error, 1)
 	go func() {
 		for h := uint64(first); h < last; h++ {
-			for h > taken.Load()+ring.NSteps {
-				time.Sleep(time.Microsecond)
+			if got, ok := taken.wait(h-ring.NSteps, time.Minute); !ok {
+				done <- fmt.Errorf("the sender took only up to %d", got)
+				return
 			}
 			if err := w.r.SendCredit(h); err != nil {
 				done <- err
@@ -480,7 +474,7 @@ func TestCreditFlow(t *testing.T) {
 			}
 			t.Fatalf("Credit = %d, %v; want %d (SendCredit: %v)", got, err, want, serr)
 		}
-		taken.Store(got)
+		taken.raise(got)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -489,9 +483,9 @@ func TestCreditFlow(t *testing.T) {
 
 func TestErrorCompletionNamesPeer(t *testing.T) {
 	t.Run("queue pair in error", func(t *testing.T) {
-		f := NewFabric()
+		f := rdmatest.NewFabric()
 		w := newPair(t, f, "fake0", 1)
-		if err := f.Break(w.s.qp.Num()); err != nil {
+		if err := f.Break(w.s.QPNum()); err != nil {
 			t.Fatal(err)
 		}
 		p := transport.Post{Step: 0, Slots: 1}
@@ -500,7 +494,7 @@ func TestErrorCompletionNamesPeer(t *testing.T) {
 			err = w.s.Send(transport.Post{Step: 1, Slots: 1}, nil)
 		}
 		if err == nil || !strings.Contains(err.Error(), "rank 3") || !strings.Contains(err.Error(), "Work Request Flushed Error") ||
-			!strings.Contains(err.Error(), fmt.Sprintf("qp %#x", w.s.qp.Num())) {
+			!strings.Contains(err.Error(), fmt.Sprintf("qp %#x", w.s.QPNum())) {
 			t.Fatalf("Send on a broken queue pair: %v", err)
 		}
 		_, err = w.s.Credit()
@@ -509,9 +503,9 @@ func TestErrorCompletionNamesPeer(t *testing.T) {
 		}
 	})
 	t.Run("dead peer", func(t *testing.T) {
-		f := NewFabric()
+		f := rdmatest.NewFabric()
 		w := newPair(t, f, "fake0", 1)
-		if err := f.Kill(w.r.qp.Num()); err != nil {
+		if err := f.Kill(w.r.QPNum()); err != nil {
 			t.Fatal(err)
 		}
 		err := w.s.Send(transport.Post{Step: 0, Slots: 1}, nil)
@@ -524,9 +518,9 @@ func TestErrorCompletionNamesPeer(t *testing.T) {
 		}
 	})
 	t.Run("receiver's queue pair broken", func(t *testing.T) {
-		f := NewFabric()
+		f := rdmatest.NewFabric()
 		w := newPair(t, f, "fake0", 1)
-		if err := f.Break(w.r.qp.Num()); err != nil {
+		if err := f.Break(w.r.QPNum()); err != nil {
 			t.Fatal(err)
 		}
 		_, err := w.r.Recv(noPlace(t))
@@ -544,7 +538,7 @@ func TestErrorCompletionNamesPeer(t *testing.T) {
 }
 
 func TestCloseUnblocks(t *testing.T) {
-	w := newPair(t, NewFabric(), "fake0", 1)
+	w := newPair(t, rdmatest.NewFabric(), "fake0", 1)
 	errc := make(chan error, 2)
 	go func() {
 		_, err := w.r.Recv(noPlace(t))
@@ -554,23 +548,26 @@ func TestCloseUnblocks(t *testing.T) {
 		_, err := w.s.Credit()
 		errc <- err
 	}()
-	time.Sleep(10 * time.Millisecond)
+	// Close while both calls are in progress; they signal nothing on
+	// entering, so poll.
+	require.Eventually(t, func() bool { return w.r.InCall() && w.s.InCall() }, time.Minute, time.Millisecond,
+		"Recv and Credit never started")
 	w.r.Close()
 	w.s.Close()
 	for i := 0; i < 2; i++ {
-		if err := <-errc; !errors.Is(err, ErrClosed) {
+		if err := <-errc; !errors.Is(err, rdma.ErrClosed) {
 			t.Fatalf("a call blocked across Close returned %v", err)
 		}
 	}
-	if err := w.s.Send(transport.Post{Slots: 1}, nil); !errors.Is(err, ErrClosed) {
+	if err := w.s.Send(transport.Post{Slots: 1}, nil); !errors.Is(err, rdma.ErrClosed) {
 		t.Fatalf("Send after Close: %v", err)
 	}
 }
 
 func TestAbortUnblocks(t *testing.T) {
-	w := newPair(t, NewFabric(), "fake0", 1)
+	w := newPair(t, rdmatest.NewFabric(), "fake0", 1)
 	var a transport.Abort
-	w.r.cfg.Abort = &a
+	w.r.SetAbort(&a)
 	errc := make(chan error, 1)
 	go func() {
 		_, err := w.r.Recv(noPlace(t))
@@ -583,10 +580,10 @@ func TestAbortUnblocks(t *testing.T) {
 }
 
 func TestConnectChecks(t *testing.T) {
-	f := NewFabric()
+	f := rdmatest.NewFabric()
 	w := newPair(t, f, "fake0", 1)
 	dev, _ := f.Open("fake1", 1)
-	s2, err := NewSender(dev, mem.Alloc(testSizes.Bytes(), 128), testSizes, Config{Peer: 1})
+	s2, err := rdma.NewSender(dev, mem.Alloc(testSizes.Bytes(), 128), testSizes, rdma.Config{Peer: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -595,7 +592,7 @@ func TestConnectChecks(t *testing.T) {
 		t.Fatalf("connecting two senders: %v", err)
 	}
 	small := transport.Sizes{Simple: testSizes.Simple / 2, LL: testSizes.LL}
-	r2, err := NewReceiver(dev, mem.Alloc(small.Bytes(), 128), small, Config{Peer: 1})
+	r2, err := rdma.NewReceiver(dev, mem.Alloc(small.Bytes(), 128), small, rdma.Config{Peer: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -606,37 +603,18 @@ func TestConnectChecks(t *testing.T) {
 	if err := s2.Connect([]byte("short")); !errors.Is(err, errs.ErrInvalidArgument) {
 		t.Fatalf("connecting to a bad blob: %v", err)
 	}
-	if _, err := NewSender(dev, make([]byte, 10), testSizes, Config{}); !errors.Is(err, errs.ErrInvalidArgument) {
-		t.Fatalf("NewSender over too little memory: %v", err)
-	}
-}
-
-func TestBlobRoundTrip(t *testing.T) {
-	b := blob{role: roleRecv, qpn: 0x1234, psn: 0xabcdef, addr: PortAddr{LID: 7, GID: [16]byte{0xfe, 0x80, 15: 1}, Global: true, MTU: 5},
-		connAddr: 1 << 40, connLen: 99, connRKey: 42, ctrlAddr: 1<<40 + 4096, ctrlRKey: 43, ctrlLen: ctrlBytes}
-	got, err := decodeBlob(b.encode())
-	if err != nil || got != b {
-		t.Fatalf("decode(encode(%+v)) = %+v, %v", b, got, err)
-	}
-	for i := range blobBytes {
-		if i >= 12 { // fields past the header take any value
-			break
-		}
-		bad := b.encode()
-		bad[i] ^= 0x80
-		if _, err := decodeBlob(bad); err == nil && i != 6 && i != 8 && i != 9 {
-			t.Errorf("a blob with byte %d flipped decodes", i)
-		}
+	if _, err := rdma.NewSender(dev, make([]byte, 10), testSizes, rdma.Config{}); !errors.Is(err, errs.ErrInvalidArgument) {
+		t.Fatalf("rdma.NewSender over too little memory: %v", err)
 	}
 }
 
 func TestHotPathDoesNotAllocate(t *testing.T) {
-	testHotPath(t, func(t testing.TB) *wirePair { return newPair(t, NewFabric(), "fake0", 1) })
+	testHotPath(t, func(t testing.TB) *wirePair { return newPair(t, rdmatest.NewFabric(), "fake0", 1) })
 }
 
 func TestHotPathDoesNotAllocateChecked(t *testing.T) {
 	t.Setenv("RINGO_CHECK", "1")
-	testHotPath(t, func(t testing.TB) *wirePair { return newPair(t, NewFabric(), "fake0", 1) })
+	testHotPath(t, func(t testing.TB) *wirePair { return newPair(t, rdmatest.NewFabric(), "fake0", 1) })
 }
 
 func testHotPath(t *testing.T, mk func(testing.TB) *wirePair) {
@@ -661,5 +639,55 @@ func testHotPath(t *testing.T, mk func(testing.TB) *wirePair) {
 	})
 	if allocs != 0 {
 		t.Fatalf("a post and its credit allocate %v times", allocs)
+	}
+}
+
+// counter is a value that only grows, raised by one goroutine and waited on
+// by another: a wait ends when the value reaches what it wants, when the
+// raiser ends the counter (it gave up), or at a deadline.
+type counter struct {
+	mu      sync.Mutex
+	v       uint64
+	ended   bool
+	changed chan struct{} // closed, and replaced, on every change
+}
+
+func newCounter(v uint64) *counter { return &counter{v: v, changed: make(chan struct{})} }
+
+// raise sets the value to v.
+func (c *counter) raise(v uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.v = v
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// end ends every wait, now and later.
+func (c *counter) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ended = true
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// wait waits up to d for the value to reach want, and returns it and
+// whether it did.
+func (c *counter) wait(want uint64, d time.Duration) (uint64, bool) {
+	timeout := time.NewTimer(d)
+	defer timeout.Stop()
+	for {
+		c.mu.Lock()
+		v, ended, changed := c.v, c.ended, c.changed
+		c.mu.Unlock()
+		if v >= want || ended {
+			return v, v >= want
+		}
+		select {
+		case <-changed:
+		case <-timeout.C:
+			return v, false
+		}
 	}
 }

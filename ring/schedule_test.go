@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestScheduleRoundTrip: every collective's and variant's plans survive the
@@ -111,19 +114,26 @@ func TestScheduleRefusesBadDocuments(t *testing.T) {
 }
 
 // FuzzSchedule: no document makes ReadSchedule or Plans panic or hang, and
-// what Plans accepts has passed Verify.
+// what Plans accepts is what the document says and runs: its plans Verify
+// clean, make the same document again (names in their canonical spelling),
+// and that document, written and read back, gives the same plans.
 func FuzzSchedule(f *testing.F) {
 	for _, s := range []Spec{
 		{Coll: AllReduce, Ring: Identity(2), Count: 10, EltSize: 4, Channels: 1, Proto: LL, BuffSize: 8 * 256, Variant: OneShot},
 		{Coll: AllGather, Ring: Identity(3), Count: 9, EltSize: 2, Channels: 2, Proto: Simple, BuffSize: 8 * 64},
+		{Coll: Broadcast, Ring: Ring{Order: []int{1, 2, 0}}, Root: 2, Count: 33, EltSize: 1, Channels: 2, Proto: Simple, BuffSize: 8 * 64},
 	} {
-		plans := make([]*Plan, s.Ring.Size())
-		for r := range plans {
-			s.Rank = r
-			plans[r], _ = New(s)
-		}
-		d, _ := NewSchedule(plans)
+		d, err := NewSchedule(plansFor(f, s))
+		require.NoError(f, err)
 		var buf bytes.Buffer
+		require.NoError(f, d.Write(&buf))
+		f.Add(buf.Bytes())
+		// The same, its names spelled otherwise.
+		d.Collective, d.Proto, d.Variant = strings.ToUpper(d.Collective), strings.ToLower(d.Proto), " "+strings.ToUpper(d.Variant)
+		d.Ranks[0].Channels[0].Steps[0].Op = strings.ToUpper(d.Ranks[0].Channels[0].Steps[0].Op)
+		_, err = d.Plans()
+		require.NoError(f, err, "a seed must reach the checks")
+		buf.Reset()
 		d.Write(&buf)
 		f.Add(buf.Bytes())
 	}
@@ -132,6 +142,55 @@ func FuzzSchedule(f *testing.F) {
 		if err != nil || d.Count > 1<<16 || len(d.Ring) > 16 {
 			return
 		}
-		d.Plans()
+		plans, err := d.Plans()
+		if err != nil {
+			return
+		}
+		require.Len(t, plans, len(d.Ranks))
+		require.NoError(t, Verify(plans), "Plans returned plans that Verify faults")
+
+		again, err := NewSchedule(plans)
+		require.NoError(t, err, "Plans returned plans that make no schedule")
+		var want, got bytes.Buffer
+		require.NoError(t, canonical(t, d).Write(&want))
+		require.NoError(t, again.Write(&got))
+		require.Equal(t, want.String(), got.String(), "the plans are not what the document says")
+
+		back, err := ReadSchedule(&got)
+		require.NoError(t, err)
+		plans2, err := back.Plans()
+		require.NoError(t, err, "a schedule made from accepted plans is refused")
+		for r := range plans {
+			assert.True(t, samePlan(plans[r], plans2[r]), "rank %d: the plan changed through the schedule", r)
+		}
 	})
+}
+
+// canonical returns a copy of d, which Plans accepted, with its names as
+// NewSchedule writes them.
+func canonical(t *testing.T, d *Schedule) *Schedule {
+	t.Helper()
+	c := *d
+	coll, err := ParseCollective(d.Collective)
+	require.NoError(t, err)
+	proto, err := ParseProtocol(d.Proto)
+	require.NoError(t, err)
+	variant, err := ParseVariant(d.Variant)
+	require.NoError(t, err)
+	c.Collective, c.Proto, c.Variant = coll.String(), proto.String(), variant.String()
+	c.Ranks = make([]RankSchedule, len(d.Ranks))
+	for r, rs := range d.Ranks {
+		c.Ranks[r] = RankSchedule{Rank: rs.Rank, Channels: make([]ChannelSchedule, len(rs.Channels))}
+		for ch, cs := range rs.Channels {
+			steps := make([]StepSchedule, len(cs.Steps))
+			for i, st := range cs.Steps {
+				prim, err := parseName(st.Op, numPrims)
+				require.NoError(t, err)
+				st.Op = prim.String()
+				steps[i] = st
+			}
+			c.Ranks[r].Channels[ch] = ChannelSchedule{Offset: cs.Offset, Count: cs.Count, Steps: steps}
+		}
+	}
+	return &c
 }

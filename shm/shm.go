@@ -42,11 +42,12 @@ func SegmentName(tag string, rank int) string {
 // communicator tagged tag.
 func SegmentPrefix(tag string) string { return "ringo-" + tag + "-r" }
 
-// Connect sets up rank's connections for nch channels of a ring in which it
-// receives from prev (when recv) and sends to next (when send); the others
-// go through another transport. Every rank of the communicator calls it at
-// the same time with the same tag, nranks, nch and sizes.
-func Connect(ctx context.Context, ex transport.Exchanger, tag string, nranks, rank, prev, next, nch int, sizes transport.Sizes, recv, send bool) (t *Transport, err error) {
+// Connect sets up this rank's (ex.Rank()) connections for nch channels of
+// a ring in which it receives from prev (when recv) and sends to next (when
+// send); the others go through another transport. Every rank of the
+// communicator calls it at the same time with the same tag, nch and sizes.
+func Connect(ctx context.Context, ex transport.Exchanger, tag string, prev, next, nch int, sizes transport.Sizes, recv, send bool) (t *Transport, err error) {
+	nranks, rank := ex.Size(), ex.Rank()
 	if err := sizes.Validate(); err != nil {
 		return nil, err
 	}

@@ -35,6 +35,9 @@ type fakeRank struct {
 	rank int
 }
 
+func (r fakeRank) Rank() int { return r.rank }
+func (r fakeRank) Size() int { return r.f.n }
+
 func (r fakeRank) AllGather(ctx context.Context, blob []byte) ([][]byte, error) {
 	f := r.f
 	f.mu.Lock()
@@ -72,7 +75,7 @@ func connectAll(t *testing.T, f *fakeExchange, tag string, nch int) ([]*Transpor
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ts[r], errs[r] = Connect(context.Background(), fakeRank{f, r}, tag, n, r, (r+n-1)%n, (r+1)%n, nch, sizes, true, true)
+			ts[r], errs[r] = Connect(context.Background(), fakeRank{f, r}, tag, (r+n-1)%n, (r+1)%n, nch, sizes, true, true)
 		}()
 	}
 	wg.Wait()
@@ -144,10 +147,10 @@ func TestFailedSetupLeavesNothing(t *testing.T) {
 }
 
 func TestConnectRejectsBadRing(t *testing.T) {
-	if _, err := Connect(context.Background(), fakeRank{newFake(1), 0}, "x", 2, 0, 5, 1, 1, sizes, true, true); err == nil {
+	if _, err := Connect(context.Background(), fakeRank{newFake(2), 0}, "x", 5, 1, 1, sizes, true, true); err == nil {
 		t.Fatal("prev 5 of 2 accepted")
 	}
-	if _, err := Connect(context.Background(), fakeRank{newFake(1), 0}, "x", 2, 0, 1, 1, 1, transport.Sizes{}, true, true); err == nil {
+	if _, err := Connect(context.Background(), fakeRank{newFake(2), 0}, "x", 1, 1, 1, transport.Sizes{}, true, true); err == nil {
 		t.Fatal("zero sizes accepted")
 	}
 }

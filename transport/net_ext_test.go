@@ -19,9 +19,9 @@ func TestSocketsCarryEveryPost(t *testing.T) {
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprint(n, "ranks"), func(t *testing.T) {
 			const nch = 2
-			nets, fails := wiretest.Connect(t, n, func(ctx context.Context, bs *transport.Bootstrap, r int, fail func(error)) (*transport.Net, error) {
+			nets, fails := wiretest.Connect(t, n, func(ctx context.Context, ex transport.Exchanger, r int, fail func(error)) (*transport.Net, error) {
 				prev, next := (r+n-1)%n, (r+1)%n
-				sends, recvs, err := transport.ConnectSockets(ctx, bs, r, prev, next, nch, 3, true, true)
+				sends, recvs, err := transport.ConnectSockets(ctx, ex, prev, next, nch, 3, true, true)
 				if err != nil {
 					return nil, err
 				}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/stretchr/testify/assert"
@@ -26,16 +27,14 @@ var netSizes = Sizes{Simple: ring.NSteps * 96 << 10, LL: ring.NSteps * 512}
 // netRing connects n ranks in a ring through the socket transport, every
 // connection on nsock sockets; fails[r] collects rank r's failures.
 func netRing(t *testing.T, n, nch, nsock int) (nets []*Net, fails []chan error) {
-	return netRingB(t, n, nch, nsock)
+	return netRingB(t, n, nch, nsock, nil)
 }
 
-func netRingB(t testing.TB, n, nch, nsock int) (nets []*Net, fails []chan error) {
+// netRingB is netRing for tests and benchmarks; wrap, if not nil, may
+// replace each rank's wires before its Net is made over them.
+func netRingB(t testing.TB, n, nch, nsock int, wrap func(r int, sends []SendWire, recvs []RecvWire)) (nets []*Net, fails []chan error) {
 	t.Helper()
-	ranks := make([]int, n)
-	for r := range ranks {
-		ranks[r] = r
-	}
-	bs := joinRanks(t, startTestRoot(t), n, ranks...)
+	bs := joinAll(t, n)
 	nets, fails = make([]*Net, n), make([]chan error, n)
 	errc := make([]error, n)
 	var wg sync.WaitGroup
@@ -47,10 +46,13 @@ func netRingB(t testing.TB, n, nch, nsock int) (nets []*Net, fails []chan error)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			prev, next := (r+n-1)%n, (r+1)%n
-			sends, recvs, err := ConnectSockets(ctx, bs[r], r, prev, next, nch, nsock, true, true)
+			sends, recvs, err := ConnectSockets(ctx, bs[r], prev, next, nch, nsock, true, true)
 			if err != nil {
 				errc[r] = err
 				return
+			}
+			if wrap != nil {
+				wrap(r, sends, recvs)
 			}
 			sm, rm := NetMem(nch, netSizes), NetMem(nch, netSizes)
 			sc, _ := NetConns(sm, netSizes)
@@ -70,6 +72,32 @@ func netRingB(t testing.TB, n, nch, nsock int) (nets []*Net, fails []chan error)
 		}
 	})
 	return nets, fails
+}
+
+// joinAll joins the n ranks of a fresh communicator whose root listens on
+// loopback, all at once, and fails the test unless all succeed; they are
+// closed when the test ends.
+func joinAll(t testing.TB, n int) []*bootstrap.Bootstrap {
+	t.Helper()
+	id, err := bootstrap.StartRoot("127.0.0.1:0", [32]byte{'n', 'e', 't'})
+	require.NoError(t, err)
+	t.Cleanup(func() { bootstrap.StopRoot(id) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	bs := make([]*bootstrap.Bootstrap, n)
+	errc := make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Go(func() { bs[r], errc[r] = bootstrap.Join(ctx, id, n, r) })
+	}
+	wg.Wait()
+	for r, b := range bs {
+		if b != nil {
+			t.Cleanup(func() { b.Close() })
+		}
+		require.NoError(t, errc[r], "rank %d", r)
+	}
+	return bs
 }
 
 // TestNetNoAllocation: a post's round trip through both proxies and the
@@ -116,25 +144,81 @@ func TestNetPeerGone(t *testing.T) {
 			if !errors.Is(err, errs.ErrPeerLost) || !strings.Contains(err.Error(), "rank 1") {
 				t.Errorf("rank %d: %v, want a lost peer naming rank 1", r, err)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			t.Fatalf("rank %d never noticed rank 1 was gone", r)
 		}
 	}
 }
 
 // TestNetCloseIsQuiet: a rank that closes says goodbye; its neighbours'
-// proxies end without reporting a failure.
+// proxies, which were reading from it (rank 0's credit reader, rank 2's
+// post reader, on each channel), end on ErrWireClosed, which they do not
+// report, and no proxy reports a failure.
 func TestNetCloseIsQuiet(t *testing.T) {
-	nets, fails := netRing(t, 3, 2, 2)
-	nets[1].Close()
-	time.Sleep(200 * time.Millisecond)
+	const nch = 2
+	ended := make(chan error, 2*nch) // the first error of each watched read
+	nets, fails := netRingB(t, 3, nch, 2, func(r int, sends []SendWire, recvs []RecvWire) {
+		switch r {
+		case 0: // sends to rank 1
+			for i, w := range sends {
+				sends[i] = &watchedSend{SendWire: w, ended: ended}
+			}
+		case 2: // receives from rank 1
+			for i, w := range recvs {
+				recvs[i] = &watchedRecv{RecvWire: w, ended: ended}
+			}
+		}
+	})
+	require.NoError(t, nets[1].Close())
+	for range 2 * nch {
+		select {
+		case err := <-ended:
+			assert.ErrorIs(t, err, ErrWireClosed)
+		case <-time.After(time.Minute):
+			require.FailNow(t, "a neighbour's proxy never saw rank 1's goodbye")
+		}
+	}
+	// Every proxy has ended once its Net is closed: any report is in.
+	require.NoError(t, nets[0].Close())
+	require.NoError(t, nets[2].Close())
 	for r, f := range fails {
 		select {
 		case err := <-f:
-			t.Errorf("rank %d: %v", r, err)
+			assert.NoError(t, err, "rank %d reported a failure", r)
 		default:
 		}
 	}
+}
+
+// watchedSend passes on the first error its Credit returns (its proxy
+// ends on it).
+type watchedSend struct {
+	SendWire
+	ended chan<- error
+	once  sync.Once
+}
+
+func (w *watchedSend) Credit() (uint64, error) {
+	h, err := w.SendWire.Credit()
+	if err != nil {
+		w.once.Do(func() { w.ended <- err })
+	}
+	return h, err
+}
+
+// watchedRecv passes on the first error its Recv returns.
+type watchedRecv struct {
+	RecvWire
+	ended chan<- error
+	once  sync.Once
+}
+
+func (w *watchedRecv) Recv(place func(Post) ([]byte, error)) (Post, error) {
+	p, err := w.RecvWire.Recv(place)
+	if err != nil {
+		w.once.Do(func() { w.ended <- err })
+	}
+	return p, err
 }
 
 // tcpPair returns the two ends of n TCP connections.
@@ -320,7 +404,7 @@ func BenchmarkNetSimple(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	nets, _ := netRingB(b, 2, 1, nsock)
+	nets, _ := netRingB(b, 2, 1, nsock, nil)
 	send, _ := nets[0].Conn(context.Background(), 0, 1, 0)
 	recv, _ := nets[1].Conn(context.Background(), 0, 1, 0)
 	nb := 2 * netSizes.Simple / ring.NSteps

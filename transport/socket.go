@@ -18,6 +18,7 @@ import (
 
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/tcp"
 	"github.com/ringo-ccl/ringo/ring"
 )
 
@@ -106,26 +107,21 @@ func SocketsPerConn() (int, error) {
 	return threads * socks, nil
 }
 
-// Exchanger is the part of the bootstrap that connection setup needs
-// (*Bootstrap implements it).
-type Exchanger interface {
-	AllGather(ctx context.Context, blob []byte) ([][]byte, error)
-	Barrier(ctx context.Context) error
-}
-
-// ConnectSockets makes the socket wires of rank's net connections, one per
-// channel: to next when send, from prev when recv. Every rank of the
-// communicator calls it at the same time (it exchanges listener addresses
-// through ex). nsock is the sockets of each connection this rank dials.
-func ConnectSockets(ctx context.Context, ex Exchanger, rank, prev, next, nch, nsock int, send, recv bool) (sends []SendWire, recvs []RecvWire, err error) {
-	if nch < 1 || nsock < 1 || nsock > maxSockets {
-		return nil, nil, fmt.Errorf("socket transport: %d channels, %d sockets", nch, nsock)
+// ConnectSockets makes the socket wires of this rank's (ex.Rank()) net
+// connections, one per channel: to next when send, from prev when recv.
+// Every rank of the communicator calls it at the same time (it exchanges
+// listener addresses through ex). nsock is the sockets of each connection
+// this rank dials.
+func ConnectSockets(ctx context.Context, ex Exchanger, prev, next, nch, nsock int, send, recv bool) (sends []SendWire, recvs []RecvWire, err error) {
+	rank, n := ex.Rank(), ex.Size()
+	if nch < 1 || nsock < 1 || nsock > maxSockets || prev < 0 || prev >= n || next < 0 || next >= n {
+		return nil, nil, fmt.Errorf("socket transport: rank %d of %d, prev %d, next %d, %d channels, %d sockets", rank, n, prev, next, nch, nsock)
 	}
 	var ln *net.TCPListener
 	var blob []byte
 	var token [sockTokenLen]byte
 	if recv {
-		ip, err := bootstrapIP()
+		ip, err := tcp.ListenIP()
 		if err != nil {
 			return nil, nil, fmt.Errorf("socket transport: %w", err)
 		}
@@ -135,7 +131,7 @@ func ConnectSockets(ctx context.Context, ex Exchanger, rank, prev, next, nch, ns
 		}
 		defer ln.Close()
 		rand.Read(token[:])
-		blob = append(appendAddr(nil, ln.Addr().(*net.TCPAddr).AddrPort()), token[:]...)
+		blob = append(tcp.AppendAddr(nil, ln.Addr().(*net.TCPAddr).AddrPort()), token[:]...)
 	}
 	blobs, err := ex.AllGather(ctx, blob)
 	if err != nil {
@@ -168,7 +164,7 @@ func ConnectSockets(ctx context.Context, ex Exchanger, rank, prev, next, nch, ns
 		}
 		for ch := 0; ch < nch && err == nil; ch++ {
 			var cs []net.Conn
-			cs, err = dialSockets(ctx, decodeAddr(b), [sockTokenLen]byte(b[18:]), rank, next, ch, nsock)
+			cs, err = dialSockets(ctx, tcp.DecodeAddr(b), [sockTokenLen]byte(b[18:]), rank, next, ch, nsock)
 			if err == nil {
 				sends = append(sends, newSockSend(cs))
 			}
@@ -197,7 +193,7 @@ func ConnectSockets(ctx context.Context, ex Exchanger, rank, prev, next, nch, ns
 func dialSockets(ctx context.Context, addr netip.AddrPort, token [sockTokenLen]byte, rank, next, ch, nsock int) ([]net.Conn, error) {
 	var cs []net.Conn
 	for i := range nsock {
-		c, err := dialRetry(ctx, addr.String())
+		c, err := tcp.Dial(ctx, addr.String())
 		if err == nil {
 			err = greet(ctx, c, token, rank, ch, i, nsock)
 		}
@@ -215,7 +211,7 @@ func dialSockets(ctx context.Context, addr netip.AddrPort, token [sockTokenLen]b
 
 // greet sends a dialed socket's hello and waits for its acceptance.
 func greet(ctx context.Context, c net.Conn, token [sockTokenLen]byte, rank, ch, i, nsock int) error {
-	defer unbind(bind(ctx, c), c)
+	defer unbind(tcp.Bind(ctx, c), c)
 	var h [sockHelloLen]byte
 	binary.LittleEndian.PutUint32(h[0:], magicHello)
 	copy(h[4:], token[:])
@@ -241,7 +237,7 @@ func greet(ctx context.Context, c net.Conn, token [sockTokenLen]byte, rank, ch, 
 // socket whose hello is wrong — bad token, another rank, a channel or
 // socket out of range, a duplicate — is closed and the wait goes on.
 func acceptSockets(ctx context.Context, ln *net.TCPListener, token [sockTokenLen]byte, prev, nch int) ([][]net.Conn, error) {
-	defer bind(ctx, ln)()
+	defer tcp.Bind(ctx, ln)()
 	socks := make([][]net.Conn, nch)
 	missing := nch // channels not yet complete
 	for missing > 0 {
@@ -250,9 +246,9 @@ func acceptSockets(ctx context.Context, ln *net.TCPListener, token [sockTokenLen
 			for _, cs := range socks {
 				closeAll(cs)
 			}
-			return nil, fmt.Errorf("socket transport: waiting for rank %d's connections (%d channels incomplete): %w", prev, missing, endedBy(ctx, err))
+			return nil, fmt.Errorf("socket transport: waiting for rank %d's connections (%d channels incomplete): %w", prev, missing, tcp.EndedBy(ctx, err))
 		}
-		tuneConn(c)
+		tcp.Tune(c)
 		ch, i, n, ok := vetHello(ctx, c, token, prev, nch)
 		if !ok || (socks[ch] != nil && (len(socks[ch]) != n || socks[ch][i] != nil)) {
 			c.Close()
@@ -277,7 +273,7 @@ func acceptSockets(ctx context.Context, ln *net.TCPListener, token [sockTokenLen
 
 // vetHello reads a hello and checks it.
 func vetHello(ctx context.Context, c net.Conn, token [sockTokenLen]byte, prev, nch int) (ch, i, n int, ok bool) {
-	defer unbind(bind(ctx, c), c)
+	defer unbind(tcp.Bind(ctx, c), c)
 	var h [sockHelloLen]byte
 	if _, err := io.ReadFull(c, h[:]); err != nil {
 		return 0, 0, 0, false

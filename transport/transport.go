@@ -15,20 +15,12 @@
 // memory, and moves posts and credits between them over a wire (sockets,
 // socket.go, or RDMA, package rdma).
 //
-// # Bootstrap and launchers
+// # The control plane
 //
-// Ranks in separate processes meet through a bootstrap root (root.go) named
-// by a UniqueID, and then form a TCP ring (Bootstrap) for AllGather and
-// Barrier; a listener admits only connections that prove the ID's secret,
-// and holds at most a few others, briefly (gate.go). A job started by a
-// launcher finds its rank, size and root in the environment
-// (LaunchFromEnv), in this order of precedence: RINGO_RANK/RINGO_NRANKS,
-// torchrun, Open MPI, MVAPICH2, MPICH/Intel MPI, and Slurm's srun — explicit
-// settings first, then the innermost launcher, whose variables are the ones
-// that count when one launcher runs under another (torchrun or mpirun in a
-// Slurm job). JoinLaunch derives such a job's secret: from RINGO_SECRET, or
-// from the root's address and the size, which keeps apart jobs that reuse an
-// address by accident but keeps out no one who can reach the port.
+// Ranks in separate processes meet through package bootstrap (unique ID,
+// root, the bootstrap ring, launchers); this package knows nothing of it
+// but an Exchanger, through which connection setup trades addresses and
+// handles. The TCP helpers both use are package internal/tcp's.
 package transport
 
 import (
@@ -36,6 +28,20 @@ import (
 	"errors"
 	"fmt"
 )
+
+// Exchanger is what setting up connections needs of the control plane:
+// this rank and the communicator's size, an all-gather of one blob per
+// rank (at most 1 MiB each) and a barrier. Every rank of the communicator
+// makes the same calls in the same order; a failed call leaves the
+// exchanger unusable. *bootstrap.Bootstrap implements it.
+type Exchanger interface {
+	Rank() int
+	Size() int
+	// AllGather returns every rank's blob, indexed by rank.
+	AllGather(ctx context.Context, blob []byte) ([][]byte, error)
+	// Barrier returns once every rank has entered it.
+	Barrier(ctx context.Context) error
+}
 
 // Transport connects the ranks of one communicator.
 type Transport interface {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/ringo-ccl/ringo"
 	"github.com/ringo-ccl/ringo/bench"
+	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/internal/env"
-	"github.com/ringo-ccl/ringo/transport"
 )
 
 // Environment of a rank process started by "ringo bench --ranks N".
@@ -233,7 +233,7 @@ func benchMain(args []string) error {
 
 // asRankProcess runs run on this process's rank of a host communicator,
 // with how the ranks run, when the process is a rank process — started by
-// spawnRanks, or by a launcher (transport.LaunchFromEnv) — and reports
+// spawnRanks, or by a launcher (bootstrap.LaunchFromEnv) — and reports
 // whether it is one.
 func asRankProcess(ctx context.Context, cfg *ringo.Config, run func(c *ringo.Comm, how string) error) (bool, error) {
 	c, how, err := hostRankFromEnv(ctx, cfg)
@@ -262,7 +262,7 @@ func hostRankFromEnv(ctx context.Context, cfg *ringo.Config) (*ringo.Comm, strin
 		}
 		return c, how, err
 	}
-	if _, ok, err := transport.LaunchFromEnv(); err != nil || !ok {
+	if _, ok, err := bootstrap.LaunchFromEnv(); err != nil || !ok {
 		return nil, "", err
 	}
 	c, err := ringo.NewCommFromEnv(ctx, cfg)

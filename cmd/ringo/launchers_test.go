@@ -135,7 +135,7 @@ func TestLaunchSlurm(t *testing.T) {
 }
 
 // slurmJobWithFreePort picks a job ID whose derived root port (step 0:
-// 12000 + 20·(job mod 1000), transport.LaunchFromEnv) is free now.
+// 12000 + 20·(job mod 1000), bootstrap.LaunchFromEnv) is free now.
 func slurmJobWithFreePort(t *testing.T) (job, port int) {
 	t.Helper()
 	for k := 1; k < 1000; k++ {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/transport"
 )
@@ -177,9 +178,9 @@ func Ring(t testing.TB, nets []*transport.Net, nch, posts int, s transport.Sizes
 // (build's fail reports the Net's failures on the returned channel). It
 // fails the test unless every rank succeeds; the nets are closed when the
 // test ends, before whatever build registered with t.Cleanup.
-func Connect(t testing.TB, n int, build func(ctx context.Context, bs *transport.Bootstrap, r int, fail func(error)) (*transport.Net, error)) ([]*transport.Net, <-chan error) {
+func Connect(t testing.TB, n int, build func(ctx context.Context, ex transport.Exchanger, r int, fail func(error)) (*transport.Net, error)) ([]*transport.Net, <-chan error) {
 	t.Helper()
-	id, err := transport.NewUniqueID()
+	id, err := bootstrap.NewUniqueID()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func Connect(t testing.TB, n int, build func(ctx context.Context, bs *transport.
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			bs, err := transport.Join(ctx, id, n, r)
+			bs, err := bootstrap.Join(ctx, id, n, r)
 			if err != nil {
 				errc <- err
 				return

@@ -1,4 +1,4 @@
-package transport
+package bootstrap
 
 import (
 	"bytes"

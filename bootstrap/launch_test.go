@@ -1,4 +1,4 @@
-package transport
+package bootstrap
 
 import (
 	"context"
@@ -217,7 +217,7 @@ func FuzzExpandHostlist(f *testing.F) {
 func TestJoinLaunch(t *testing.T) {
 	clearLaunchEnv(t)
 	addr := reservePort(t).String()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	type result struct {
 		b   *Bootstrap
@@ -231,6 +231,9 @@ func TestJoinLaunch(t *testing.T) {
 			b, id, err := JoinLaunch(ctx, Launch{Rank: r, Size: 3, RootAddr: addr, Source: "ringo"})
 			res[r] <- result{b, id, err}
 		}()
+		// Not synchronisation: a head start, so that ranks 2 and 1
+		// usually dial before rank 0's root listens (the test passes in
+		// any order; tcp's TestDialWaitsForListener covers the retry).
 		time.Sleep(20 * time.Millisecond)
 	}
 	var bs []*Bootstrap

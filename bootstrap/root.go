@@ -1,4 +1,4 @@
-package transport
+package bootstrap
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/tcp"
 )
 
 // The bootstrap root is where the ranks of a communicator meet: each rank
@@ -52,7 +52,7 @@ var (
 // until every rank that joined has closed or been lost (or StopRoot, or the
 // process exits). Safe for concurrent use.
 func NewUniqueID() (UniqueID, error) {
-	ip, err := bootstrapIP()
+	ip, err := tcp.ListenIP()
 	if err != nil {
 		return UniqueID{}, fmt.Errorf("bootstrap root: %w", err)
 	}
@@ -69,12 +69,12 @@ func NewUniqueID() (UniqueID, error) {
 // the system's "address already in use" error (errors.Is syscall.EADDRINUSE);
 // a malformed addr wraps errs.ErrInvalidArgument.
 func StartRoot(addr string, secret [32]byte) (UniqueID, error) {
-	host, port, err := splitHostPort(addr)
+	host, port, err := tcp.SplitHostPort(addr)
 	if err != nil {
 		return UniqueID{}, fmt.Errorf("bootstrap root: %w", err)
 	}
 	if host == "" || host == "0.0.0.0" || host == "::" {
-		ip, err := bootstrapIP()
+		ip, err := tcp.ListenIP()
 		if err != nil {
 			return UniqueID{}, fmt.Errorf("bootstrap root: %w", err)
 		}
@@ -82,7 +82,7 @@ func StartRoot(addr string, secret [32]byte) (UniqueID, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
 	defer cancel()
-	ip, err := resolveHost(ctx, host)
+	ip, err := tcp.ResolveHost(ctx, host)
 	if err != nil {
 		return UniqueID{}, fmt.Errorf("bootstrap root: %w", err)
 	}
@@ -198,7 +198,7 @@ func (r *rootServer) routineAccept() {
 			c.Close()
 			continue
 		}
-		tuneConn(c)
+		tcp.Tune(c)
 		r.conns[c] = struct{}{}
 		r.gate.add(c)
 		r.wg.Add(1)
@@ -563,43 +563,4 @@ func refuse(c net.Conn, code byte, reason string) {
 
 func dialable(a netip.AddrPort) bool {
 	return a.Port() != 0 && a.Addr().IsValid() && !a.Addr().IsUnspecified() && !a.Addr().IsMulticast()
-}
-
-// splitHostPort splits "host:port" with a numeric port (0 allowed).
-// Failures wrap errs.ErrInvalidArgument.
-func splitHostPort(addr string) (string, uint16, error) {
-	host, p, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", 0, fmt.Errorf("address %q: %v: %w", addr, err, errs.ErrInvalidArgument)
-	}
-	port, err := strconv.ParseUint(p, 10, 16)
-	if err != nil {
-		return "", 0, fmt.Errorf("address %q: port %q is not a number in [0, 65535]: %w", addr, p, errs.ErrInvalidArgument)
-	}
-	return host, uint16(port), nil
-}
-
-// resolveHost returns host's IP, the first IPv4 address if it has any.
-func resolveHost(ctx context.Context, host string) (netip.Addr, error) {
-	if ip, err := netip.ParseAddr(host); err == nil {
-		if ip.Zone() != "" {
-			return netip.Addr{}, fmt.Errorf("address %s: zoned IPv6 addresses cannot travel in a unique ID: %w", host, errs.ErrInvalidArgument)
-		}
-		return ip.Unmap(), nil
-	}
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-	if err != nil {
-		return netip.Addr{}, fmt.Errorf("resolving %q: %w", host, err)
-	}
-	for _, ip := range ips {
-		if ip.Unmap().Is4() {
-			return ip.Unmap(), nil
-		}
-	}
-	for _, ip := range ips {
-		if ip.Zone() == "" {
-			return ip, nil
-		}
-	}
-	return netip.Addr{}, fmt.Errorf("resolving %q: no usable address in %v", host, ips)
 }

@@ -1,4 +1,4 @@
-package transport
+package bootstrap
 
 import (
 	"crypto/subtle"
@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+
+	"github.com/ringo-ccl/ringo/internal/tcp"
 )
 
 // The bootstrap's wire format. Every message on every bootstrap TCP
@@ -91,12 +93,11 @@ const (
 	maxRanks = 1 << 15
 
 	frameHeaderLen    = 5
-	wireAddrLen       = 18
-	helloLen          = 32 + 4 + 4 + wireAddrLen
+	helloLen          = 32 + 4 + 4 + tcp.AddrLen
 	gatherHeaderLen   = 8 + 4
 	maxReasonLen      = 1024
 	maxListedMissing  = 64
-	maxTableLen       = 4 + maxRanks*wireAddrLen
+	maxTableLen       = 4 + maxRanks*tcp.AddrLen
 	maxGatherFrameLen = gatherHeaderLen + maxBlobBytes
 	progressLen       = 4 + 1 + 8 // rank, state, seq
 	answerLen         = 4 + progressLen
@@ -248,7 +249,7 @@ func appendHello(b []byte, h hello) []byte {
 	b = append(b, h.secret[:]...)
 	b = binary.BigEndian.AppendUint32(b, h.rank)
 	b = binary.BigEndian.AppendUint32(b, h.nranks)
-	return appendAddr(b, h.ring)
+	return tcp.AppendAddr(b, h.ring)
 }
 
 func decodeHello(p []byte) (hello, error) {
@@ -259,20 +260,8 @@ func decodeHello(p []byte) (hello, error) {
 	copy(h.secret[:], p)
 	h.rank = binary.BigEndian.Uint32(p[32:])
 	h.nranks = binary.BigEndian.Uint32(p[36:])
-	h.ring = decodeAddr(p[40:])
+	h.ring = tcp.DecodeAddr(p[40:])
 	return h, nil
-}
-
-func appendAddr(b []byte, a netip.AddrPort) []byte {
-	ip := a.Addr().As16()
-	b = append(b, ip[:]...)
-	return binary.BigEndian.AppendUint16(b, a.Port())
-}
-
-// decodeAddr decodes the wireAddrLen bytes at the start of p.
-func decodeAddr(p []byte) netip.AddrPort {
-	ip := netip.AddrFrom16([16]byte(p[:16])).Unmap()
-	return netip.AddrPortFrom(ip, binary.BigEndian.Uint16(p[16:]))
 }
 
 // status lists the ranks the root still waits for: missing in all, the
@@ -316,7 +305,7 @@ func (s status) String() string {
 func appendTable(b []byte, addrs []netip.AddrPort) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(len(addrs)))
 	for _, a := range addrs {
-		b = appendAddr(b, a)
+		b = tcp.AppendAddr(b, a)
 	}
 	return b
 }
@@ -326,12 +315,12 @@ func decodeTable(p []byte) ([]netip.AddrPort, error) {
 		return nil, fmt.Errorf("%w: table of %d bytes", errFrame, len(p))
 	}
 	n := int(binary.BigEndian.Uint32(p))
-	if n > maxRanks || len(p) != 4+n*wireAddrLen {
+	if n > maxRanks || len(p) != 4+n*tcp.AddrLen {
 		return nil, fmt.Errorf("%w: table of %d ranks in %d bytes", errFrame, n, len(p))
 	}
 	addrs := make([]netip.AddrPort, n)
 	for i := range addrs {
-		addrs[i] = decodeAddr(p[4+i*wireAddrLen:])
+		addrs[i] = tcp.DecodeAddr(p[4+i*tcp.AddrLen:])
 	}
 	return addrs, nil
 }
@@ -383,49 +372,6 @@ func decodeGather(p []byte) (seq uint64, origin int, blob []byte, err error) {
 		return 0, 0, nil, fmt.Errorf("%w: gather payload of %d bytes", errFrame, len(p))
 	}
 	return binary.BigEndian.Uint64(p), int(binary.BigEndian.Uint32(p[8:])), p[gatherHeaderLen:], nil
-}
-
-// Progress is one rank's place in its communicator's sequence of
-// collectives, as Bootstrap.Query reports it.
-type Progress struct {
-	Rank  int
-	State ProgressState
-	Seq   uint64 // collectives the rank has entered
-}
-
-// ProgressState is what a rank said when asked, or why it said nothing.
-type ProgressState uint8
-
-const (
-	Inside   ProgressState = iota // inside its Seq-th collective
-	Finished                      // its Seq-th collective returned (or it has called none: Seq 0)
-	Silent                        // connected, but did not answer in time
-	Gone                          // closed or lost
-	numProgressStates
-)
-
-// NewProgress is rank's progress after entering seq collectives, the last
-// one finished or not (a rank that entered none is Finished).
-func NewProgress(rank int, seq uint64, finished bool) Progress {
-	p := Progress{Rank: rank, State: Inside, Seq: seq}
-	if finished || seq == 0 {
-		p.State = Finished
-	}
-	return p
-}
-
-func (s ProgressState) String() string {
-	switch s {
-	case Inside:
-		return "inside"
-	case Finished:
-		return "finished"
-	case Silent:
-		return "silent"
-	case Gone:
-		return "gone"
-	}
-	return fmt.Sprintf("ProgressState(%d)", uint8(s))
 }
 
 func appendProgress(b []byte, p Progress) []byte {

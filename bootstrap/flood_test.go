@@ -1,4 +1,4 @@
-package transport
+package bootstrap
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ringo-ccl/ringo/internal/tcp"
 )
 
 // What a flooding connection sends before it waits for the listener to
@@ -182,7 +184,7 @@ const floodGoroutineSlack = 8
 // parallel with other tests.
 func TestRootFlood(t *testing.T) {
 	const nranks, workers, minRounds = 4, 300, 20
-	m := &memSampler{prefix: "github.com/ringo-ccl/ringo/transport.(*rootServer).routineServe", buf: make([]byte, 4<<20)}
+	m := &memSampler{prefix: "github.com/ringo-ccl/ringo/bootstrap.(*rootServer).routineServe", buf: make([]byte, 4<<20)}
 	id, err := StartRoot("127.0.0.1:0", testSecret(21))
 	require.NoError(t, err)
 	t.Cleanup(func() { StopRoot(id) })
@@ -263,7 +265,7 @@ func TestRootFlood(t *testing.T) {
 // connections are vetted at once.
 func TestRingListenerFlood(t *testing.T) {
 	const workers = 200
-	m := &memSampler{prefix: "github.com/ringo-ccl/ringo/transport.(*Bootstrap).acceptPredecessor", buf: make([]byte, 4<<20)}
+	m := &memSampler{prefix: "github.com/ringo-ccl/ringo/bootstrap.(*Bootstrap).acceptPredecessor", buf: make([]byte, 4<<20)}
 	secret := testSecret(22)
 	b := &Bootstrap{id: newUniqueID(loopbackPort(1), secret), rank: 1, nranks: 3}
 	ln, err := net.ListenTCP("tcp", net.TCPAddrFromAddrPort(loopbackPort(0)))
@@ -289,10 +291,10 @@ func TestRingListenerFlood(t *testing.T) {
 	go func() { peakc <- m.sampleUntil(t, done) }()
 
 	start := time.Now()
-	prev, err := dialRetry(ctx, ln.Addr().String())
+	prev, err := tcp.Dial(ctx, ln.Addr().String())
 	require.NoError(t, err)
 	defer prev.Close()
-	release := bind(ctx, prev)
+	release := tcp.Bind(ctx, prev)
 	require.NoError(t, writeFrame(prev, frameRingHello, appendHello(nil, hello{secret: secret, rank: 0, nranks: 3, ring: loopbackPort(2)})))
 	typ, _, err := readFrame(prev)
 	release()

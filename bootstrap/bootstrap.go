@@ -1,4 +1,4 @@
-package transport
+package bootstrap
 
 import (
 	"context"
@@ -8,21 +8,18 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
-	"github.com/ringo-ccl/ringo/internal/sys"
+	"github.com/ringo-ccl/ringo/internal/tcp"
 )
 
 const (
-	closeTimeout   = time.Second            // Close waits this long for the root to take its bye
-	rootLinger     = 10 * time.Second       // Close waits this long for other processes' ranks to leave a root of this process
-	lossGrace      = 500 * time.Millisecond // a failed connection waits this long for the root to name a lost rank
-	dialBackoffMin = 10 * time.Millisecond
-	dialBackoffMax = 200 * time.Millisecond
+	closeTimeout = time.Second            // Close waits this long for the root to take its bye
+	rootLinger   = 10 * time.Second       // Close waits this long for other processes' ranks to leave a root of this process
+	lossGrace    = 500 * time.Millisecond // a failed connection waits this long for the root to name a lost rank
 )
 
 var errClosed = fmt.Errorf("bootstrap closed: %w", errs.ErrAborted)
@@ -204,7 +201,7 @@ func (b *Bootstrap) join(ctx context.Context) error {
 	}
 	defer b.end(cancel)
 	addr := b.id.Addr()
-	if b.root, err = dialRetry(op, addr); err != nil {
+	if b.root, err = tcp.Dial(op, addr); err != nil {
 		return fmt.Errorf("bootstrap root at %s did not answer: %w", addr, err)
 	}
 	l := b.root.LocalAddr().(*net.TCPAddr).AddrPort()
@@ -234,7 +231,7 @@ func (b *Bootstrap) join(ctx context.Context) error {
 // addresses, keeping the latest list of missing ranks for the error.
 func (b *Bootstrap) meet(op context.Context, me netip.AddrPort) ([]netip.AddrPort, error) {
 	addr := b.id.Addr()
-	release := bind(op, b.root)
+	release := tcp.Bind(op, b.root)
 	defer release()
 	h := hello{secret: b.id.secret(), rank: uint32(b.rank), nranks: uint32(b.nranks), ring: me}
 	if err := writeFrame(b.root, frameHello, appendHello(nil, h)); err != nil {
@@ -245,7 +242,7 @@ func (b *Bootstrap) meet(op context.Context, me netip.AddrPort) ([]netip.AddrPor
 		t, p, err := readFrame(b.root)
 		var stop error
 		if err != nil {
-			stop = endedBy(op, err)
+			stop = tcp.EndedBy(op, err)
 		}
 		switch {
 		case stop != nil && missing != nil:
@@ -335,51 +332,6 @@ func (b *Bootstrap) routineWatchRoot() {
 	}
 }
 
-// SetProgress records this rank's place in its communicator's collectives,
-// which it reports when a stalled rank's Query asks: seq collectives
-// entered, the last one returned when finished. It is a single atomic
-// store, cheap enough for every collective.
-func (b *Bootstrap) SetProgress(seq uint64, finished bool) {
-	v := seq << 1
-	if finished {
-		v |= 1
-	}
-	b.progress.Store(v)
-}
-
-func (b *Bootstrap) myProgress() Progress {
-	v := b.progress.Load()
-	return NewProgress(b.rank, v>>1, v&1 == 1)
-}
-
-// Query asks the root for every rank's progress (SetProgress), for the
-// report of a collective that timed out: each rank's background reader
-// answers, even while the rank itself is busy elsewhere. Ranks that do not
-// answer within a second are Silent, ranks gone are Gone. It waits at most
-// until ctx ends.
-func (b *Bootstrap) Query(ctx context.Context) ([]Progress, error) {
-	if b.nranks == 1 {
-		return []Progress{b.myProgress()}, nil
-	}
-	b.queryMu.Lock()
-	defer b.queryMu.Unlock()
-	select {
-	case <-b.reports: // a stale report of an earlier query that gave up
-	default:
-	}
-	if err := b.writeRoot(frameQuery, nil); err != nil {
-		return nil, fmt.Errorf("bootstrap query: %w", err)
-	}
-	select {
-	case ps := <-b.reports:
-		return ps, nil
-	case <-b.watchDone:
-		return nil, fmt.Errorf("bootstrap query: the root connection is closed: %w", errs.ErrPeerLost)
-	case <-ctx.Done():
-		return nil, fmt.Errorf("bootstrap query: %w", context.Cause(ctx))
-	}
-}
-
 // writeRoot writes one frame to the root.
 func (b *Bootstrap) writeRoot(t frameType, payload []byte) error {
 	b.rootMu.Lock()
@@ -403,303 +355,6 @@ func (b *Bootstrap) report(err error) {
 	b.lostDone = true
 	b.lostc <- err
 	close(b.lostc)
-}
-
-// formRing connects to the successor and accepts the predecessor.
-func (b *Bootstrap) formRing(op context.Context, ln *net.TCPListener, me netip.AddrPort, table []netip.AddrPort) error {
-	if b.nranks == 1 {
-		return nil
-	}
-	next, prev := (b.rank+1)%b.nranks, (b.rank+b.nranks-1)%b.nranks
-	ring, cancel := context.WithCancelCause(op)
-	defer cancel(nil)
-	type accepted struct {
-		c   net.Conn
-		err error
-	}
-	ac := make(chan accepted, 1)
-	go func() {
-		c, err := b.acceptPredecessor(ring, ln, prev)
-		ac <- accepted{c, err}
-	}()
-	nc, err := b.dialSuccessor(ring, me, table[next], next)
-	if err != nil {
-		cancel(err)
-	}
-	a := <-ac
-	if err == nil {
-		err = a.err
-	}
-	if err != nil {
-		for _, c := range []net.Conn{nc, a.c} {
-			if c != nil {
-				c.Close()
-			}
-		}
-		return err
-	}
-	b.next, b.prev = nc, a.c
-	return nil
-}
-
-// dialSuccessor connects to rank next's ring listener at addr and presents
-// this rank's ring hello.
-func (b *Bootstrap) dialSuccessor(ctx context.Context, me, addr netip.AddrPort, next int) (net.Conn, error) {
-	what := fmt.Sprintf("connecting to rank %d (successor) at %v", next, addr)
-	c, err := dialRetry(ctx, addr.String())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	release := bind(ctx, c)
-	defer release()
-	h := hello{secret: b.id.secret(), rank: uint32(b.rank), nranks: uint32(b.nranks), ring: me}
-	err = writeFrame(c, frameRingHello, appendHello(nil, h))
-	var t frameType
-	var p []byte
-	if err == nil {
-		t, p, err = readFrame(c)
-	}
-	if err == nil {
-		switch t {
-		case frameAccept:
-			return c, nil
-		case frameRefuse:
-			var code byte
-			var reason string
-			if code, reason, err = decodeRefuse(p); err == nil {
-				err = refused(fmt.Sprintf("rank %d", next), code, reason)
-			}
-		default:
-			err = fmt.Errorf("%w: got a %v frame", errFrame, t)
-		}
-	}
-	c.Close()
-	return nil, ioFail(ctx, what, err)
-}
-
-// maxPendingRingHellos bounds the connections a ring listener vets at once
-// (a helloGate, as the root's).
-const maxPendingRingHellos = 16
-
-// acceptPredecessor accepts connections on ln until one presents the secret
-// and rank prev, refusing the others, each vetted on its own goroutine so
-// that a silent one holds up nothing: at most maxPendingRingHellos at once,
-// each for at most helloDeadline (helloGate). It closes ln and returns once
-// one is accepted or ctx ends, with every goroutine it started ended.
-func (b *Bootstrap) acceptPredecessor(ctx context.Context, ln *net.TCPListener, prev int) (net.Conn, error) {
-	release := bind(ctx, ln)
-	defer release()
-	var (
-		wg      sync.WaitGroup
-		gate    = newHelloGate(maxPendingRingHellos)
-		quit    = make(chan struct{}) // closed when accepting ends
-		mu      sync.Mutex            // guards the fields below
-		pending = map[net.Conn]bool{} // being vetted or refused
-		shut    bool                  // no more vetting: close what Accept returns
-		won     net.Conn
-		wonErr  error
-		done    = make(chan struct{}) // closed when won is set
-	)
-	vet := func(c net.Conn) {
-		defer wg.Done()
-		defer gate.leave(c)
-		reason := b.vetPredecessor(ctx, c, prev)
-		if reason == "" && !gate.claim(c) {
-			reason = "closed to make room" // by the gate, as the hello came in
-		}
-		mu.Lock()
-		if reason == "" && won != nil {
-			reason = fmt.Sprintf("rank %d is already connected", prev)
-		}
-		if reason == "" {
-			won = c
-			delete(pending, c)
-			close(done)
-		}
-		mu.Unlock()
-		if reason != "" {
-			refuse(c, refuseInvalid, reason)
-			mu.Lock()
-			delete(pending, c)
-			mu.Unlock()
-			return
-		}
-		err := writeFrame(c, frameAccept)
-		mu.Lock()
-		wonErr = err
-		mu.Unlock()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			if !gate.enter(quit) {
-				return
-			}
-			c, err := ln.Accept()
-			if err != nil {
-				gate.leave(nil)
-				return // ln closed, or ctx ended (deadline)
-			}
-			tuneConn(c)
-			mu.Lock()
-			if shut {
-				mu.Unlock()
-				gate.leave(nil)
-				c.Close()
-				continue
-			}
-			gate.add(c)
-			pending[c] = true
-			wg.Add(1)
-			mu.Unlock()
-			go vet(c)
-		}
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
-	close(quit)
-	ln.Close()
-	mu.Lock()
-	shut = true
-	for c := range pending {
-		c.Close()
-	}
-	mu.Unlock()
-	wg.Wait()
-	what := fmt.Sprintf("waiting for rank %d (predecessor) to connect", prev)
-	switch {
-	case won == nil:
-		return nil, fmt.Errorf("%s: %w", what, ended(ctx))
-	case wonErr != nil:
-		won.Close()
-		return nil, ioFail(ctx, what, wonErr)
-	}
-	return won, nil
-}
-
-// vetPredecessor reads c's ring hello (readHello, within helloDeadline) and
-// returns why it is refused, or "" if it comes from rank prev of this
-// communicator.
-func (b *Bootstrap) vetPredecessor(ctx context.Context, c net.Conn, prev int) string {
-	dl := time.Now().Add(helloDeadline)
-	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
-		dl = d
-	}
-	c.SetDeadline(dl)
-	secret := b.id.secret()
-	h, err := readHello(c, frameRingHello, &secret)
-	switch {
-	case errors.Is(err, errWrongSecret):
-		return "wrong secret"
-	case err != nil:
-		return fmt.Sprintf("no valid ring hello: %v", err)
-	case int(h.nranks) != b.nranks:
-		return fmt.Sprintf("nranks %d differs from this communicator's %d", h.nranks, b.nranks)
-	case int(h.rank) != prev:
-		return fmt.Sprintf("rank %d is not the ring predecessor of rank %d (rank %d is)", h.rank, b.rank, prev)
-	}
-	return ""
-}
-
-// AllGather sends blob (at most 1 MiB) and returns every rank's blob indexed
-// by rank (its own, copied, included), moving them around the ring in n−1
-// steps. Every rank must call it the same number of times, in the same
-// order (with Barrier). Errors: a blob too large, or ranks whose calls do
-// not match: errs.ErrInvalidArgument; ctx's end: errs.ErrTimeout or ctx's
-// error; a lost rank: errs.ErrPeerLost; after Close: errs.ErrAborted.
-func (b *Bootstrap) AllGather(ctx context.Context, blob []byte) ([][]byte, error) {
-	if len(blob) > maxBlobBytes {
-		return nil, errs.Invalid("bootstrap allgather", b.rank, "blob of %d bytes exceeds %d", len(blob), maxBlobBytes)
-	}
-	out, err := b.exchange(ctx, frameGather, blob)
-	if err != nil {
-		return nil, b.wrap("allgather", err)
-	}
-	return out, nil
-}
-
-// Barrier returns once every rank has entered it. It is an AllGather of
-// nothing, with AllGather's errors.
-func (b *Bootstrap) Barrier(ctx context.Context) error {
-	if _, err := b.exchange(ctx, frameBarrier, nil); err != nil {
-		return b.wrap("barrier", err)
-	}
-	return nil
-}
-
-// exchange runs one ring all-gather with frames of type t. In step s a rank
-// sends the blob of rank−s to its successor while receiving that of rank−s−1
-// from its predecessor, so that neither side's send can block the ring.
-func (b *Bootstrap) exchange(ctx context.Context, t frameType, blob []byte) ([][]byte, error) {
-	b.opMu.Lock()
-	defer b.opMu.Unlock()
-	if b.broken != nil {
-		return nil, b.broken
-	}
-	op, cancel, err := b.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer b.end(cancel)
-	b.seq++
-	n := b.nranks
-	out := make([][]byte, n)
-	out[b.rank] = append([]byte{}, blob...)
-	if n == 1 {
-		return out, nil
-	}
-	release := bind(op, b.next, b.prev)
-	defer release()
-	prev, next := (b.rank+n-1)%n, (b.rank+1)%n
-	for s := range n - 1 {
-		send, recv := (b.rank-s+n)%n, (b.rank-s-1+2*n)%n
-		werr := make(chan error, 1)
-		go func(seq uint64) { werr <- writeFrame(b.next, t, gatherHeader(seq, send), out[send]) }(b.seq)
-		ioErr, err := b.receive(op, t, s, recv, prev, out)
-		if ioErr {
-			b.next.SetWriteDeadline(aLongTimeAgo) // the ring is broken: do not wait for the send
-		}
-		if werr := <-werr; err == nil && werr != nil {
-			err = ioFail(op, fmt.Sprintf("step %d: sending rank %d's blob to rank %d", s, send, next), werr)
-		}
-		if err != nil {
-			b.broken = fmt.Errorf("an earlier AllGather or Barrier failed, leaving the ring out of step: %w", err)
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// receive reads step s's frame from rank prev into out[recv]. ioErr reports
-// an I/O failure, as opposed to a frame that does not fit (after which this
-// rank's own send still goes out, so that its successor sees the mismatch
-// too).
-func (b *Bootstrap) receive(op context.Context, t frameType, s, recv, prev int, out [][]byte) (ioErr bool, err error) {
-	what := fmt.Sprintf("step %d: receiving rank %d's blob from rank %d", s, recv, prev)
-	rt, p, err := readFrame(b.prev)
-	if errors.Is(err, io.EOF) {
-		err = fmt.Errorf("rank %d closed its ring connection: %w", prev, errs.ErrPeerLost)
-	}
-	if err != nil {
-		return true, ioFail(op, what, err)
-	}
-	if rt != t {
-		return false, fmt.Errorf("%s: got a %v frame, expected a %v: the ranks called AllGather and Barrier in different orders: %w",
-			what, rt, t, errs.ErrInvalidArgument)
-	}
-	seq, origin, blob, err := decodeGather(p)
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", what, err)
-	}
-	if seq != b.seq || origin != recv {
-		return false, fmt.Errorf("%s: got rank %d's blob of call %d, expected call %d: the ranks made different calls: %w",
-			what, origin, seq, b.seq, errs.ErrInvalidArgument)
-	}
-	out[recv] = blob
-	return false, nil
 }
 
 // begin registers a call, whose context a loss or Close cancels with their
@@ -744,20 +399,6 @@ func refused(who string, code byte, reason string) error {
 	return fmt.Errorf("%s refused this rank: %s: %w", who, reason, sentinel)
 }
 
-// ended returns nil while ctx runs, then why it ended: errs.ErrTimeout
-// wrapping context.DeadlineExceeded, or its cause (a loss, Close, or
-// context.Canceled).
-func ended(ctx context.Context) error {
-	if ctx.Err() == nil {
-		return nil
-	}
-	cause := context.Cause(ctx)
-	if errors.Is(cause, context.DeadlineExceeded) {
-		return fmt.Errorf("%w: %w", errs.ErrTimeout, cause)
-	}
-	return cause
-}
-
 // ioFail describes an I/O failure while doing what: by why ctx ended if it
 // did (its deadline, its cancellation or a loss is what made the I/O fail),
 // else by err. A connection failing under a live ctx is most likely a rank
@@ -772,85 +413,8 @@ func ioFail(ctx context.Context, what string, err error) error {
 		}
 		t.Stop()
 	}
-	if e := endedBy(ctx, err); e != nil {
+	if e := tcp.EndedBy(ctx, err); e != nil {
 		return fmt.Errorf("%s: %w", what, e)
 	}
 	return fmt.Errorf("%s: %w", what, err)
-}
-
-// endedBy is ended, for an I/O error err on a connection bound to ctx: a
-// deadline error there means that ctx ended or is about to (the network
-// poller's timer and ctx's may fire a little apart), so it waits briefly for
-// ctx to catch up.
-func endedBy(ctx context.Context, err error) error {
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		t := time.NewTimer(50 * time.Millisecond)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-		}
-	}
-	return ended(ctx)
-}
-
-// dialRetry dials addr until it answers or ctx ends, backing off from
-// dialBackoffMin to dialBackoffMax between attempts.
-func dialRetry(ctx context.Context, addr string) (net.Conn, error) {
-	var d net.Dialer
-	wait := dialBackoffMin
-	for {
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err == nil {
-			tuneConn(c)
-			return c, nil
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("%w (last attempt: %v)", ended(ctx), err)
-		case <-t.C:
-		}
-		wait = min(2*wait, dialBackoffMax)
-	}
-}
-
-// tuneConn makes a dead host's connection fail within seconds (a dead
-// process's fails at once: its kernel closes it): keepalives probe it when
-// idle, and data unacknowledged for deadHostAfter ends it when busy.
-func tuneConn(c net.Conn) {
-	if tc, ok := c.(*net.TCPConn); ok {
-		tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: time.Second, Interval: time.Second, Count: 5})
-		sys.SetTCPUserTimeout(tc, deadHostAfter)
-	}
-}
-
-// deadHostAfter is how long written data may go unacknowledged.
-const deadHostAfter = 10 * time.Second
-
-var aLongTimeAgo = time.Unix(1, 0)
-
-type deadliner interface{ SetDeadline(time.Time) error }
-
-// bind makes ds' deadlines follow ctx: its deadline now (none if it has
-// none), a past one as soon as ctx ends. release stops the latter, waiting
-// for it if it had started, so that a later bind is not overridden.
-func bind(ctx context.Context, ds ...deadliner) (release func()) {
-	dl, _ := ctx.Deadline()
-	for _, d := range ds {
-		d.SetDeadline(dl)
-	}
-	done := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(done)
-		for _, d := range ds {
-			d.SetDeadline(aLongTimeAgo)
-		}
-	})
-	return func() {
-		if !stop() {
-			<-done
-		}
-	}
 }

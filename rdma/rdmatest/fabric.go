@@ -1,4 +1,8 @@
-package rdma
+// Package rdmatest is an in-process fake RDMA fabric, an rdma.Provider
+// that rdma's tests (and any test of a wire over RDMA) run on any machine,
+// under -race: see Fabric. Nothing in production imports it; it sits
+// beside package rdma as transport/wiretest sits beside transport.
+package rdmatest
 
 import (
 	"errors"
@@ -7,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/rdma"
 )
 
 // Fabric is an in-process fake RDMA network: every Device opened from it
@@ -49,7 +54,7 @@ type GPUSupport struct {
 	PeerMem bool // RegAddr succeeds (nvidia-peermem)
 }
 
-var _ Provider = (*Fabric)(nil)
+var _ rdma.Provider = (*Fabric)(nil)
 
 // NewFabric returns an empty fake network.
 func NewFabric() *Fabric {
@@ -64,7 +69,7 @@ func (f *Fabric) SetGPUSupport(s GPUSupport) {
 }
 
 // Open opens a fake device port; any name works.
-func (f *Fabric) Open(name string, port int) (Device, error) {
+func (f *Fabric) Open(name string, port int) (rdma.Device, error) {
 	if port < 1 {
 		return nil, fmt.Errorf("fake rdma: %s port %d: ports are 1-based", name, port)
 	}
@@ -72,7 +77,7 @@ func (f *Fabric) Open(name string, port int) (Device, error) {
 	defer f.mu.Unlock()
 	lid := f.nextLID
 	f.nextLID++
-	return &fakeDevice{f: f, name: name, port: port, addr: PortAddr{LID: lid, MTU: 5}}, nil
+	return &fakeDevice{f: f, name: name, port: port, addr: rdma.PortAddr{LID: lid, MTU: 5}}, nil
 }
 
 // Break moves queue pair qpn to the error state, as a local failure would.
@@ -104,13 +109,13 @@ type fakeDevice struct {
 	f      *Fabric
 	name   string
 	port   int
-	addr   PortAddr
+	addr   rdma.PortAddr
 	closed bool // guarded by f.mu
 }
 
-func (d *fakeDevice) Name() string   { return d.name }
-func (d *fakeDevice) Port() int      { return d.port }
-func (d *fakeDevice) Addr() PortAddr { return d.addr }
+func (d *fakeDevice) Name() string        { return d.name }
+func (d *fakeDevice) Port() int           { return d.port }
+func (d *fakeDevice) Addr() rdma.PortAddr { return d.addr }
 
 func (d *fakeDevice) Close() error {
 	d.f.mu.Lock()
@@ -120,7 +125,7 @@ func (d *fakeDevice) Close() error {
 }
 
 // register records a region over buf; f.mu is held.
-func (d *fakeDevice) register(buf []byte, addr uint64, access Access) *fakeMR {
+func (d *fakeDevice) register(buf []byte, addr uint64, access rdma.Access) *fakeMR {
 	f := d.f
 	if addr == 0 {
 		addr = f.nextAddr
@@ -132,7 +137,7 @@ func (d *fakeDevice) register(buf []byte, addr uint64, access Access) *fakeMR {
 	return m
 }
 
-func (d *fakeDevice) RegHost(b []byte, access Access) (MR, error) {
+func (d *fakeDevice) RegHost(b []byte, access rdma.Access) (rdma.MR, error) {
 	if len(b) == 0 {
 		return nil, errors.New("fake rdma: register an empty buffer")
 	}
@@ -142,7 +147,7 @@ func (d *fakeDevice) RegHost(b []byte, access Access) (MR, error) {
 }
 
 // RegAddr stands for GPU memory at addr: the fake backs it with host bytes.
-func (d *fakeDevice) RegAddr(addr uint64, n int, access Access) (MR, error) {
+func (d *fakeDevice) RegAddr(addr uint64, n int, access rdma.Access) (rdma.MR, error) {
 	d.f.mu.Lock()
 	defer d.f.mu.Unlock()
 	if !d.f.gpu.PeerMem {
@@ -151,7 +156,7 @@ func (d *fakeDevice) RegAddr(addr uint64, n int, access Access) (MR, error) {
 	return d.register(make([]byte, n), addr, access), nil
 }
 
-func (d *fakeDevice) RegDmabuf(fd int, offset uint64, n int, iova uint64, access Access) (MR, error) {
+func (d *fakeDevice) RegDmabuf(fd int, offset uint64, n int, iova uint64, access rdma.Access) (rdma.MR, error) {
 	d.f.mu.Lock()
 	defer d.f.mu.Unlock()
 	if !d.f.gpu.Dmabuf {
@@ -163,14 +168,14 @@ func (d *fakeDevice) RegDmabuf(fd int, offset uint64, n int, iova uint64, access
 	return d.register(make([]byte, n), iova, access), nil
 }
 
-func (d *fakeDevice) CreateCQ(depth int) (CQ, error) {
+func (d *fakeDevice) CreateCQ(depth int) (rdma.CQ, error) {
 	if depth < 1 {
 		return nil, fmt.Errorf("fake rdma: cq depth %d", depth)
 	}
 	return &fakeCQ{f: d.f, ring: make([]fakeEntry, depth)}, nil
 }
 
-func (d *fakeDevice) CreateQP(send, recv CQ, maxSend, maxRecv int) (QP, error) {
+func (d *fakeDevice) CreateQP(send, recv rdma.CQ, maxSend, maxRecv int) (rdma.QP, error) {
 	sc, ok1 := send.(*fakeCQ)
 	rc, ok2 := recv.(*fakeCQ)
 	if !ok1 || !ok2 {
@@ -191,7 +196,7 @@ type fakeMR struct {
 	buf        []byte
 	addr       uint64
 	lkey, rkey uint32
-	access     Access
+	access     rdma.Access
 	closed     bool // guarded by f.mu
 }
 
@@ -210,7 +215,7 @@ func (m *fakeMR) Close() error {
 }
 
 type fakeEntry struct {
-	c       Completion
+	c       rdma.Completion
 	qp      *fakeQP
 	reclaim int // send work requests this completion frees
 }
@@ -233,7 +238,7 @@ func (c *fakeCQ) push(e fakeEntry) {
 	c.n++
 }
 
-func (c *fakeCQ) Poll(out []Completion) (int, error) {
+func (c *fakeCQ) Poll(out []rdma.Completion) (int, error) {
 	c.f.mu.Lock()
 	defer c.f.mu.Unlock()
 	if c.closed {
@@ -293,7 +298,7 @@ type fakeQP struct {
 func (q *fakeQP) Num() uint32 { return q.num }
 func (q *fakeQP) PSN() uint32 { return q.psn }
 
-func (q *fakeQP) Connect(r Remote) error {
+func (q *fakeQP) Connect(r rdma.Remote) error {
 	q.f.mu.Lock()
 	defer q.f.mu.Unlock()
 	if q.state != qpInit {
@@ -320,7 +325,7 @@ func (q *fakeQP) toError() {
 	}
 	q.state = qpError
 	for _, id := range q.recvs {
-		q.recv.push(fakeEntry{c: Completion{ID: id, Status: StatusWRFlushErr, Text: StatusWRFlushErr.String(), QPN: q.num}})
+		q.recv.push(fakeEntry{c: rdma.Completion{ID: id, Status: rdma.StatusWRFlushErr, Text: rdma.StatusWRFlushErr.String(), QPN: q.num}})
 	}
 	q.recvs = q.recvs[:0]
 }
@@ -339,7 +344,7 @@ func (q *fakeQP) PostRecv(id uint64) error {
 	case qpClosed:
 		return fmt.Errorf("fake rdma: post recv on destroyed qp %#x", q.num)
 	case qpError:
-		q.recv.push(fakeEntry{c: Completion{ID: id, Status: StatusWRFlushErr, Text: StatusWRFlushErr.String(), QPN: q.num}})
+		q.recv.push(fakeEntry{c: rdma.Completion{ID: id, Status: rdma.StatusWRFlushErr, Text: rdma.StatusWRFlushErr.String(), QPN: q.num}})
 		return nil
 	}
 	if len(q.recvs) >= q.maxRecv {
@@ -351,26 +356,26 @@ func (q *fakeQP) PostRecv(id uint64) error {
 
 // complete finishes send work request w with status s; f.mu is held. Any
 // failure also moves q to the error state.
-func (q *fakeQP) complete(w *Write, s Status) {
+func (q *fakeQP) complete(w *rdma.Write, s rdma.Status) {
 	q.unsignaled++
-	if s == StatusSuccess && !w.Signaled {
+	if s == rdma.StatusSuccess && !w.Signaled {
 		return
 	}
-	e := fakeEntry{c: Completion{ID: w.ID, Status: s, QPN: q.num}, qp: q, reclaim: q.unsignaled}
+	e := fakeEntry{c: rdma.Completion{ID: w.ID, Status: s, QPN: q.num}, qp: q, reclaim: q.unsignaled}
 	q.unsignaled = 0
-	if s == StatusSuccess {
-		e.c.Opcode = OpRDMAWrite
+	if s == rdma.StatusSuccess {
+		e.c.Opcode = rdma.OpRDMAWrite
 		e.c.Bytes = uint32(w.Len)
 	} else {
 		e.c.Text = s.String()
 	}
 	q.send.push(e)
-	if s != StatusSuccess && s != StatusWRFlushErr {
+	if s != rdma.StatusSuccess && s != rdma.StatusWRFlushErr {
 		q.toError()
 	}
 }
 
-func (q *fakeQP) PostWrite(w *Write) error {
+func (q *fakeQP) PostWrite(w *rdma.Write) error {
 	f := q.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -385,32 +390,32 @@ func (q *fakeQP) PostWrite(w *Write) error {
 	}
 	q.outstanding++
 	if q.state == qpError {
-		q.complete(w, StatusWRFlushErr)
+		q.complete(w, rdma.StatusWRFlushErr)
 		return nil
 	}
 	lm, ok := w.Local.(*fakeMR)
 	if w.Len > 0 && (!ok || lm.closed || w.Offset < 0 || w.Offset+w.Len > len(lm.buf)) {
-		q.complete(w, StatusLocProtErr)
+		q.complete(w, rdma.StatusLocProtErr)
 		return nil
 	}
 	p, ok := f.qps[q.peer]
 	if !ok || p.dead || p.state == qpClosed || p.state == qpError {
-		q.complete(w, StatusRetryExcErr)
+		q.complete(w, rdma.StatusRetryExcErr)
 		return nil
 	}
 	var dst []byte
 	if w.Len > 0 {
 		rm, ok := f.mrs[w.RKey]
-		if !ok || rm.dev != p.dev || rm.access&RemoteWrite == 0 ||
+		if !ok || rm.dev != p.dev || rm.access&rdma.RemoteWrite == 0 ||
 			w.RemoteAddr < rm.addr || w.RemoteAddr-rm.addr > uint64(len(rm.buf)) ||
 			uint64(w.Len) > uint64(len(rm.buf))-(w.RemoteAddr-rm.addr) {
-			q.complete(w, StatusRemAccessErr)
+			q.complete(w, rdma.StatusRemAccessErr)
 			return nil
 		}
 		dst = rm.buf[w.RemoteAddr-rm.addr:]
 	}
 	if w.Imm && len(p.recvs) == 0 {
-		q.complete(w, StatusRNRRetryExcErr)
+		q.complete(w, rdma.StatusRNRRetryExcErr)
 		return nil
 	}
 	if w.Len > 0 {
@@ -419,9 +424,9 @@ func (q *fakeQP) PostWrite(w *Write) error {
 	if w.Imm {
 		id := p.recvs[0]
 		p.recvs = append(p.recvs[:0], p.recvs[1:]...)
-		p.recv.push(fakeEntry{c: Completion{ID: id, Opcode: OpRecvRDMAWithImm, Imm: w.ImmData, Bytes: uint32(w.Len), QPN: p.num}})
+		p.recv.push(fakeEntry{c: rdma.Completion{ID: id, Opcode: rdma.OpRecvRDMAWithImm, Imm: w.ImmData, Bytes: uint32(w.Len), QPN: p.num}})
 	}
-	q.complete(w, StatusSuccess)
+	q.complete(w, rdma.StatusSuccess)
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package transport
+package tcp
 
 import (
 	"fmt"
@@ -12,11 +12,11 @@ import (
 // socketIfname is NCCL_SOCKET_IFNAME (RINGO_SOCKET_IFNAME first).
 var socketIfname = env.Var{Name: "SOCKET_IFNAME", NCCL: true}
 
-// Interfaces returns the network interfaces the bootstrap may use, in
-// preference order (the system's order, loopback last), honouring
-// NCCL_SOCKET_IFNAME / RINGO_SOCKET_IFNAME with NCCL's syntax: a
-// comma-separated list of name prefixes; a leading '^' excludes the listed
-// prefixes instead; a leading '=' makes the names exact rather than prefixes
+// Interfaces returns the network interfaces ringo's TCP connections (the
+// bootstrap's and the socket wire's) may use, in preference order (the
+// system's order, loopback last), honouring NCCL_SOCKET_IFNAME /
+// RINGO_SOCKET_IFNAME with NCCL's syntax: a comma-separated list of name
+// prefixes; a leading '^' excludes the listed prefixes instead; a leading '=' makes the names exact rather than prefixes
 // ('^=' also works). Only interfaces that are up and have an IP address
 // qualify. Without the variable (or with it empty): interfaces that are up,
 // not loopback, with an IPv4 address, excluding names starting "docker" and
@@ -164,10 +164,11 @@ func (s ifSpec) match(name string) bool {
 	return hit != s.exclude
 }
 
-// bootstrapIP returns the address a root started by this process listens
-// on: that of the most preferred interface (Interfaces), IPv4 before IPv6;
-// link-local IPv6 addresses, which need a zone, are skipped.
-func bootstrapIP() (netip.Addr, error) {
+// ListenIP returns the address this process listens on for other ranks (a
+// bootstrap root, a socket wire's listener): that of the most preferred
+// interface (Interfaces), IPv4 before IPv6; link-local IPv6 addresses,
+// which need a zone, are skipped.
+func ListenIP() (netip.Addr, error) {
 	ifs, err := Interfaces()
 	if err != nil {
 		return netip.Addr{}, err

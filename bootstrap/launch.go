@@ -1,4 +1,4 @@
-package transport
+package bootstrap
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/tcp"
 )
 
 // Launch is what a launcher told this process through its environment.
@@ -207,8 +208,8 @@ func JoinLaunch(ctx context.Context, l Launch) (*Bootstrap, UniqueID, error) {
 	if err := checkRootAddr(l.RootAddr); err != nil {
 		return nil, UniqueID{}, errs.Invalid("bootstrap launch", l.Rank, "root address %q: %v", l.RootAddr, err)
 	}
-	host, port, _ := splitHostPort(l.RootAddr)
-	ip, err := resolveHost(ctx, host)
+	host, port, _ := tcp.SplitHostPort(l.RootAddr)
+	ip, err := tcp.ResolveHost(ctx, host)
 	if err != nil {
 		return nil, UniqueID{}, &errs.Error{Op: "bootstrap launch", Rank: l.Rank, Peer: -1, Channel: -1, Step: -1, Err: err}
 	}
@@ -244,7 +245,7 @@ func launchSecretFor(l Launch) [32]byte {
 // checkRootAddr checks that a is "host:port" with a host and a port in
 // [1, 65535].
 func checkRootAddr(a string) error {
-	host, port, err := splitHostPort(a)
+	host, port, err := tcp.SplitHostPort(a)
 	switch {
 	case err != nil:
 		return err

@@ -1,0 +1,48 @@
+// Package bootstrap is ringo's control plane: how the ranks of a
+// communicator find each other before any data moves, and how they learn
+// that one of them died. It is NCCL's src/bootstrap.cc in Go, and like it
+// knows nothing of FIFOs or transports: package transport needs of it only
+// a transport.Exchanger, which *Bootstrap implements.
+//
+// A UniqueID (uniqueid.go) names a communicator: its root's address and a
+// random secret. The root (root.go) is where the ranks meet: each connects
+// and says hello; once all have, the root sends every rank the table of
+// ring listener addresses, and each rank connects to its successor and
+// accepts its predecessor (ring.go). AllGather and Barrier then run around
+// that ring (gather.go); every message is a frame (frame.go). The root
+// stays: a rank's connection to it closing without a goodbye is a lost
+// rank, reported to all (PeerLost), and a stalled rank can ask where every
+// other one is (Query, progress.go). A job started by a launcher — torchrun,
+// mpirun, srun — finds its rank, size and root in the environment
+// (LaunchFromEnv, launch.go) and joins with JoinLaunch. The TCP helpers it
+// shares with the socket wire (dial with retry, deadlines, interface
+// choice) are package internal/tcp's.
+//
+// # Lifecycle hazards
+//
+//   - The root runs as goroutines of the process that made the ID
+//     (NewUniqueID, StartRoot, or rank 0 of JoinLaunch) until every rank
+//     that joined has closed or been lost, or StopRoot. That process must
+//     outlive the others' setup: when it exits, every rank sees the root
+//     lost. The Close of a rank in the root's process therefore waits, up to
+//     10 s, for the ranks of other processes to leave.
+//   - Join returns only when all ranks have joined, or ctx ends, or a rank
+//     that joined died: every rank must call it, and a rank that never does
+//     holds the others until their ctx ends (the error names it).
+//   - AllGather and Barrier are collective: every rank makes the same calls
+//     in the same order. A call that fails (a mismatch, a timeout, a loss)
+//     leaves the ring out of step, and every later call fails too: a
+//     communicator whose bootstrap failed is to be closed, not retried.
+//   - PeerLost delivers the first loss once, then is closed; Close closes it
+//     without a value. Close ends any call in progress with errs.ErrAborted,
+//     is idempotent, and no goroutine of the Bootstrap outlives it.
+//   - Whoever holds a UniqueID can join its communicator: hand it only to
+//     its ranks. JoinLaunch derives the secret from RINGO_SECRET, or else
+//     from the root's address and the size, which keeps apart jobs that
+//     reuse an address by accident but keeps out no one who can reach the
+//     port.
+//   - Listeners (the root, the ring listeners) admit only connections that
+//     prove the secret in a fixed-size hello, and vet a bounded number at
+//     once, each for a bounded time (gate.go): a flood of strangers delays
+//     a job but does not grow the process.
+package bootstrap
