@@ -141,7 +141,8 @@ mpi-deps:
 # Each fuzz target, FUZZTIME each: package:target.
 FUZZ_TARGETS := ring:FuzzPlan internal/env:FuzzParseList bootstrap:FuzzDecodeFrame \
 	bootstrap:FuzzDecodeHello bootstrap:FuzzParseUniqueID internal/tcp:FuzzIfSpec capi:FuzzParseConfig \
-	rdma:FuzzParseHCA rdma:FuzzDecodeHeader transport:FuzzSocketRecv ring:FuzzSchedule internal/env:FuzzParseSubsys
+	rdma:FuzzParseHCA rdma:FuzzDecodeHeader transport:FuzzSocketRecv ring:FuzzSchedule internal/env:FuzzParseSubsys \
+	bootstrap:FuzzExpandHostlist
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
