@@ -49,7 +49,8 @@
 #           and 0,0,0,0; lib/gpu_smoke with 1, 2 and 4 ranks; bench/pytorch on
 #           2 and 4 torchrun ranks on one GPU — collectives.py on ringo, and
 #           ddp_train.py on ringo beside Gloo with CUDA tensors (losses bit for
-#           bit on 2 ranks, within 1e-3 on 4; RINGO_SHARED_STEPS); into
+#           bit on 2 ranks, within 1e-3 on 4; RINGO_SHARED_STEPS,
+#           RINGO_SHARED_BENCH_FLAGS); into
 #           OUT/shared/
 set -uo pipefail
 out=${1:?usage: run.sh OUT [STAGE...]}
@@ -257,7 +258,7 @@ for stage in $stages; do
 		py=$repo/bench/pytorch
 		steps=${RINGO_SHARED_STEPS:-60}
 		for g in 0,0 0,0,0,0; do
-			timeout 200 "$here/ringo" bench --gpus $g -b 8 -e 1G -f 4 -n 5 -w 2 -c 1 >"$out/shared/bench-$g.txt" 2>&1 || status=1
+			timeout 200 "$here/ringo" bench --gpus $g ${RINGO_SHARED_BENCH_FLAGS:--b 8 -e 256M -f 4 -n 5 -w 2 -c 1} >"$out/shared/bench-$g.txt" 2>&1 || status=1
 			echo "ringo bench --gpus $g: $(grep -hE '^# (Out of|Avg)' "$out/shared/bench-$g.txt" | tr -s ' ' | tr '\n' ' ')"
 		done
 		for n in 1 2 4; do
