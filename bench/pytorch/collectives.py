@@ -30,9 +30,11 @@ def main():
     dist.init_process_group("nccl", device_id=dev)
     n = 1 << 20
     # Small integers: every input and sum is exact in every type checked
-    # (bfloat16 holds the integers up to 256), so any order of summing
-    # gives the same bits.
-    base = torch.arange(n, device=dev, dtype=torch.float32) % 100
+    # (bfloat16 holds the integers up to 256: world × (m − 1) plus the
+    # ranks' 0 … world − 1 stays below it), so any order of summing gives
+    # the same bits.
+    m = 256 // world - world
+    base = torch.arange(n, device=dev, dtype=torch.float32) % m
 
     for dtype in (torch.float32, torch.bfloat16, torch.float16, torch.int32):
         t = (base + rank).to(dtype)
