@@ -102,7 +102,8 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 	}
 
 	c.seq++
-	rec := callRecord{seq: c.seq, coll: call.Coll, count: call.Count, dt: call.Type, op: call.Op.Kind(), root: call.Root}
+	rec := callRecord{seq: c.seq, coll: call.Coll, count: call.Count, dt: call.Type, op: call.Op.Kind(), root: call.Root,
+		stream: gpuStream{gpu: -1}}
 	if err := c.group.enter(c.rank, rec); err != nil {
 		c.group.fail(err)
 		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}

@@ -209,7 +209,8 @@ func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
 		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "not started", Err: err}
 	}
 	c.seq++
-	rec := callRecord{seq: c.seq, coll: call.Coll, count: call.Count, dt: call.Type, op: call.Op.Kind(), root: call.Root}
+	rec := callRecord{seq: c.seq, coll: call.Coll, count: call.Count, dt: call.Type, op: call.Op.Kind(), root: call.Root,
+		stream: gpuStream{gpu: c.gpu.dev, handle: s.h}}
 	if err := c.group.enter(c.rank, rec); err != nil {
 		c.group.fail(err)
 		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}

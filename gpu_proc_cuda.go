@@ -86,12 +86,17 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 	at := map[string]int{}
 	for _, p := range peers {
 		key := fmt.Sprint(p.Host, p.ShmDev, p.GPU)
+		local := 0
+		if p.Pid == peers[rank].Pid && p.sameHost(peers[rank]) {
+			local = 1
+		}
 		if i, ok := at[key]; ok {
 			shares[i].ranks++
+			shares[i].local += local
 			continue
 		}
 		at[key] = len(shares)
-		shares = append(shares, gpuShare{name: "GPU " + p.GPU, ranks: 1, resident: p.Resident})
+		shares = append(shares, gpuShare{name: "GPU " + p.GPU, ranks: 1, local: local, resident: p.Resident})
 	}
 	if err := s.fitShared(shares); err != nil {
 		return nil, err

@@ -799,6 +799,39 @@ func TestGPUSharedGPU(t *testing.T) {
 	_, err = ringo.NewLocalGPUs(slices.Repeat([]int{gpu}, n), &ringo.Config{Channels: 64})
 	wantGPUError(t, err, ringo.ErrInvalidArgument, fmt.Sprintf("%d ranks share GPU %d, which holds %d blocks", n, gpu, res))
 	t.Logf("GPU %d holds %d blocks of ringo's kernels at once", gpu, res)
+
+	// Two ranks on one stream would wait for each other forever: the
+	// second is refused, and the first's kernel is aborted.
+	comms, err := ringo.NewLocalGPUs([]int{gpu, gpu}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range comms {
+			c.Close()
+		}
+	}()
+	s, err := ringo.NewStream(gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	buf, err := ringo.DeviceAlloc[float32](gpu, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	ctx := context.Background()
+	if err := ringo.AllReduceDevice(ctx, comms[0], buf, buf, ringo.OpSum, s); err != nil {
+		t.Fatal(err)
+	}
+	err = ringo.AllReduceDevice(ctx, comms[1], buf, buf, ringo.OpSum, s)
+	wantGPUError(t, err, ringo.ErrInvalidArgument, "on the same stream")
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := comms[0].Wait(wctx, s); err == nil || errors.Is(err, ringo.ErrTimeout) {
+		t.Fatalf("rank 0's kernel was not aborted: %v", err)
+	}
 }
 
 // sharedRank is rank r of n of communicator id on GPU gpu: an all-reduce

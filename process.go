@@ -321,6 +321,11 @@ func (g *procGroup) routineWatch() {
 func (g *procGroup) enter(rank int, rec callRecord) error {
 	g.seq = rec.seq
 	g.bs.SetProgress(rec.seq, false)
+	if g.sib != nil {
+		if err := g.sib.enter(rank, rec); err != nil {
+			return err
+		}
+	}
 	if !g.check {
 		return nil
 	}
@@ -403,9 +408,26 @@ func (g *procGroup) release(int) error {
 // defers its frees to the process's last rank of a communicator.
 type siblings struct {
 	mu     sync.Mutex
-	joined int            // ranks that have joined
-	left   int            // ranks not yet closed
-	frees  []func() error // the closed ranks' releases
+	joined int                // ranks that have joined
+	left   int                // ranks not yet closed
+	frees  []func() error     // the closed ranks' releases
+	calls  map[int]callRecord // each rank's latest call, by rank, for sameStream
+}
+
+// enter records rank's call and refuses it when another rank of this
+// process enqueued the same collective on the same stream (sameStream).
+func (s *siblings) enter(rank int, rec callRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for r, o := range s.calls {
+		if r != rank && o.seq == rec.seq {
+			if err := sameStream(rec.seq, r, o.stream, rank, rec.stream); err != nil {
+				return err
+			}
+		}
+	}
+	s.calls[rank] = rec
+	return nil
 }
 
 var (
@@ -420,7 +442,7 @@ func joinSiblings(tag string, n int) *siblings {
 	defer siblingsMu.Unlock()
 	s := siblingsOf[tag]
 	if s == nil {
-		s = &siblings{left: n}
+		s = &siblings{left: n, calls: map[int]callRecord{}}
 		siblingsOf[tag] = s
 	}
 	if s.joined++; s.joined == n {

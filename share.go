@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/ringo-ccl/ringo/device"
+	"github.com/ringo-ccl/ringo/internal/cuda/queues"
 	"github.com/ringo-ccl/ringo/internal/env"
 )
 
@@ -14,6 +15,7 @@ import (
 type gpuShare struct {
 	name     string // for messages: "GPU 0", or a UUID across processes
 	ranks    int
+	local    int // of them, ranks of this process (sharing its context)
 	resident int
 }
 
@@ -27,6 +29,18 @@ type gpuShare struct {
 func (s *settings) fitShared(gpus []gpuShare) error {
 	limit, at := s.channels, gpuShare{}
 	for _, g := range gpus {
+		// Each local rank's stream, and the legacy stream's synchronous
+		// copies, on a hardware queue of its own (package queues).
+		conns := queues.Connections()
+		switch {
+		case g.local <= 1 || g.local+1 <= conns:
+		case g.local+1 > queues.Most:
+			return fmt.Errorf("%w: %d ranks of this process share %s: at most %d fit (their streams need a hardware queue each, and the legacy stream one; CUDA has %d)",
+				ErrInvalidArgument, g.local, g.name, queues.Most-1, queues.Most)
+		default:
+			return fmt.Errorf("%w: %s=%d: %d ranks of this process share %s, and their kernels, each waiting for the others on a stream of its own, can wait behind each other forever on fewer hardware queues than ranks plus one: set it to at least %d (at most %d), or leave it unset",
+				ErrInvalidArgument, queues.Variable, conns, g.local, g.name, g.local+1, queues.Most)
+		}
 		if per := g.resident / g.ranks; per < limit {
 			limit, at = per, g
 		}
@@ -58,7 +72,8 @@ func sharesOf(gpus []int) ([]gpuShare, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, gpuShare{name: fmt.Sprintf("GPU %d", g), ranks: count(gpus, g), resident: res})
+		n := count(gpus, g)
+		out = append(out, gpuShare{name: fmt.Sprintf("GPU %d", g), ranks: n, local: n, resident: res})
 	}
 	return out, nil
 }

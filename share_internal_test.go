@@ -19,13 +19,13 @@ func TestFitShared(t *testing.T) {
 		want, min int
 		err       string
 	}{
-		{"one rank per GPU", 64, false, []gpuShare{{"GPU 0", 1, 132}, {"GPU 1", 1, 132}}, 64, 1, ""},
-		{"four on one", 64, false, []gpuShare{{"GPU 0", 4, 132}}, 33, 1, ""},
-		{"eight on one", 64, false, []gpuShare{{"GPU 0", 8, 132}}, 16, 1, ""},
-		{"the busiest GPU sets it", 64, false, []gpuShare{{"GPU 0", 2, 264}, {"GPU 1", 6, 132}}, 22, 1, ""},
-		{"given and fitting", 16, true, []gpuShare{{"GPU 0", 8, 132}}, 16, 16, ""},
-		{"given too many", 32, true, []gpuShare{{"GPU 0", 8, 132}}, 0, 0, "Channels 32: 8 ranks share GPU 0, which holds 132 blocks of ringo's kernels at once, so 16 channels each fit"},
-		{"more ranks than blocks", 64, false, []gpuShare{{"GPU 3", 200, 132}}, 0, 0, "200 ranks share GPU 3, which holds 132 blocks of ringo's kernels at once: at most 132 ranks fit there"},
+		{"one rank per GPU", 64, false, []gpuShare{sh("GPU 0", 1, 132), sh("GPU 1", 1, 132)}, 64, 1, ""},
+		{"four on one", 64, false, []gpuShare{sh("GPU 0", 4, 132)}, 33, 1, ""},
+		{"eight on one", 64, false, []gpuShare{sh("GPU 0", 8, 132)}, 16, 1, ""},
+		{"the busiest GPU sets it", 64, false, []gpuShare{sh("GPU 0", 2, 264), sh("GPU 1", 6, 132)}, 22, 1, ""},
+		{"given and fitting", 16, true, []gpuShare{sh("GPU 0", 8, 132)}, 16, 16, ""},
+		{"given too many", 32, true, []gpuShare{sh("GPU 0", 8, 132)}, 0, 0, "Channels 32: 8 ranks share GPU 0, which holds 132 blocks of ringo's kernels at once, so 16 channels each fit"},
+		{"more ranks than blocks", 64, false, []gpuShare{{name: "GPU 3", ranks: 200, local: 1, resident: 132}}, 0, 0, "200 ranks share GPU 3, which holds 132 blocks of ringo's kernels at once: at most 132 ranks fit there"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := settings{channels: tc.channels, minChannels: 1, channelsGiven: tc.given}
@@ -45,6 +45,31 @@ func TestFitShared(t *testing.T) {
 	}
 }
 
+// sh is GPU name with ranks ranks, all of this process, holding resident
+// blocks.
+func sh(name string, ranks, resident int) gpuShare {
+	return gpuShare{name: name, ranks: ranks, local: ranks, resident: resident}
+}
+
+// TestFitSharedQueues: ranks of one process sharing a GPU need a hardware
+// queue each and one for the legacy stream; fewer is an error naming
+// CUDA_DEVICE_MAX_CONNECTIONS and what would do. Ranks of other processes
+// have contexts of their own and do not count.
+func TestFitSharedQueues(t *testing.T) {
+	t.Setenv("CUDA_DEVICE_MAX_CONNECTIONS", "4")
+	s := settings{channels: 64, minChannels: 1}
+	err := s.fitShared([]gpuShare{sh("GPU 0", 4, 132)})
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "CUDA_DEVICE_MAX_CONNECTIONS=4: 4 ranks of this process share GPU 0")
+	assert.Contains(t, err.Error(), "set it to at least 5 (at most 32)")
+	require.NoError(t, s.fitShared([]gpuShare{{name: "GPU 0", ranks: 4, local: 1, resident: 132}}))
+	require.NoError(t, s.fitShared([]gpuShare{sh("GPU 0", 3, 132)}))
+	t.Setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32")
+	err = s.fitShared([]gpuShare{sh("GPU 0", 40, 132)})
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "40 ranks of this process share GPU 0: at most 31 fit")
+}
+
 // TestSubChannelsCapped: a hierarchical variant's group and column
 // communicators use at most their parent's channels, which were fitted to
 // the ranks sharing a GPU (the groups' kernels run at once, as the
@@ -57,4 +82,28 @@ func TestSubChannelsCapped(t *testing.T) {
 	s, err = resolve(&Config{sub: true, subChannels: 16, Channels: 8}, 2, gpuDefaults)
 	require.NoError(t, err)
 	assert.Equal(t, 8, s.channels)
+}
+
+// TestSameStreamRefused: two ranks of one process that enqueue the same
+// collective on one stream of one GPU would wait for each other forever;
+// the second is refused naming both, in a world and among siblings. Other
+// GPUs, other streams, other collectives and host ranks pass.
+func TestSameStreamRefused(t *testing.T) {
+	rec := func(seq uint64, gpu int, h uintptr) callRecord {
+		return callRecord{seq: seq, coll: CollAllReduce, count: 8, dt: Float32, stream: gpuStream{gpu: gpu, handle: h}}
+	}
+	w := &world{n: 2, calls: make([]callRecord, 2)}
+	sib := &siblings{calls: map[int]callRecord{}}
+	for _, enter := range map[string]func(int, callRecord) error{"world": w.enter, "siblings": sib.enter} {
+		require.NoError(t, enter(0, rec(1, 0, 0x10)))
+		require.NoError(t, enter(1, rec(1, 0, 0x20)), "another stream")
+		require.NoError(t, enter(0, rec(2, 0, 0x10)))
+		require.NoError(t, enter(1, rec(2, 1, 0x10)), "another GPU")
+		require.NoError(t, enter(0, rec(3, -1, 0)))
+		require.NoError(t, enter(1, rec(3, -1, 0)), "host ranks")
+		require.NoError(t, enter(0, rec(4, 0, 0)))
+		err := enter(1, rec(4, 0, 0))
+		require.ErrorIs(t, err, ErrInvalidArgument)
+		assert.Contains(t, err.Error(), "ranks 0 and 1 share GPU 0 and enqueued collective #4 on the same stream (0x0)")
+	}
 }

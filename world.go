@@ -38,6 +38,27 @@ type callRecord struct {
 	op    reduce.OpKind
 	root  int
 	done  bool
+	// Where a GPU rank enqueued it (not exchanged between processes);
+	// gpu -1 for a host rank.
+	stream gpuStream
+}
+
+// gpuStream is a GPU and one of its streams, as a process sees them.
+type gpuStream struct {
+	gpu    int
+	handle uintptr
+}
+
+// sameStream returns the error of ranks a and b of one process enqueueing
+// collective #seq on the same stream of one GPU, or nil. Each one's kernel
+// would wait for the other's, which the stream runs only after it: a hang
+// NCCL meets too, with ranks sharing a GPU (which it refuses).
+func sameStream(seq uint64, a int, sa gpuStream, b int, sb gpuStream) error {
+	if sa.gpu < 0 || sa != sb {
+		return nil
+	}
+	return fmt.Errorf("%w: ranks %d and %d share GPU %d and enqueued collective #%d on the same stream (%#x): each rank's kernel waits for the other's, which the stream runs only after it; give every rank a stream of its own",
+		ErrInvalidArgument, a, b, sa.gpu, seq, sa.handle)
 }
 
 // enter records rank's seq-th call and checks it against every other rank's
@@ -52,6 +73,9 @@ func (w *world) enter(rank int, rec callRecord) error {
 			continue
 		}
 		if err := rec.mismatch(rank, o, r); err != nil {
+			return err
+		}
+		if err := sameStream(rec.seq, r, o.stream, rank, rec.stream); err != nil {
 			return err
 		}
 	}

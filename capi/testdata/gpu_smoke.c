@@ -203,14 +203,16 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < COUNT; i++) CHECK(close_to(out[i], tri * (float)(i % 5)));
   }
 
-  /* ncclBcast (in place) from the last rank, on the NULL (legacy) stream. */
+  /* ncclBcast (in place) from the last rank, on the NULL (legacy) stream —
+   * ranks that share a GPU each on a stream of their own instead: on one
+   * stream their kernels would wait for each other (ringo refuses that). */
   const int root = nranks - 1;
   for (int r = 0; r < nranks; r++) {
     for (size_t i = 0; i < COUNT; i++) host[i] = r == root ? (float)(100 + i % 1000) : -1.0f;
     put(r, recv[r], host, COUNT);
   }
   NC(ncclGroupStart());
-  for (int r = 0; r < nranks; r++) NC(ncclBcast(recv[r], COUNT, ncclFloat, root, comms[r], NULL));
+  for (int r = 0; r < nranks; r++) NC(ncclBcast(recv[r], COUNT, ncclFloat, root, comms[r], nranks > ngpu ? streams[r] : NULL));
   NC(ncclGroupEnd());
   for (int r = 0; r < nranks; r++) {
     setDevice(r);

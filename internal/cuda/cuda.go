@@ -14,6 +14,7 @@ import (
 	"sync"
 	"unsafe"
 
+	_ "github.com/ringo-ccl/ringo/internal/cuda/queues" // before cu's init: the context's hardware queues
 	"gorgonia.org/cu"
 )
 
