@@ -98,7 +98,7 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "not started", Err: err}
+		return errs.AtDetail(op, c.rank, "not started", err)
 	}
 
 	c.seq++
@@ -106,7 +106,7 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 		stream: gpuStream{gpu: -1}}
 	if err := c.group.enter(c.rank, rec); err != nil {
 		c.group.fail(err)
-		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+		return errs.At(op, c.rank, err)
 	}
 	m := c.mark(call.Coll, call.Count, call.Type, call.Op)
 	err := c.run(ctx, &call)
@@ -127,7 +127,7 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 // located at op.
 func (c *Comm) failed(op string) error {
 	if err := c.Err(); err != nil {
-		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "not started", Err: err}
+		return errs.AtDetail(op, c.rank, "not started", err)
 	}
 	return nil
 }

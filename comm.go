@@ -103,11 +103,11 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 	}
 	s, err := resolve(cfg, n, hostDefaults)
 	if err != nil {
-		return nil, &Error{Op: "init", Rank: -1, Peer: -1, Channel: -1, Step: -1, Err: err}
+		return nil, errs.At("init", -1, err)
 	}
 	tr, err := transport.NewLoopback(n, s.channels, s.sizes)
 	if err != nil {
-		return nil, &Error{Op: "init", Rank: -1, Peer: -1, Channel: -1, Step: -1, Err: err}
+		return nil, errs.At("init", -1, err)
 	}
 	w := &world{n: n, tr: tr, calls: make([]callRecord, n), open: n, done: tr.Close}
 	comms := make([]*Comm, n)
@@ -122,7 +122,7 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 		for _, c := range comms {
 			c.Close()
 		}
-		return nil, &Error{Op: "init", Rank: -1, Peer: -1, Channel: -1, Step: -1, Err: err}
+		return nil, errs.At("init", -1, err)
 	}
 	return comms, nil
 }

@@ -206,14 +206,14 @@ func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "not started", Err: err}
+		return errs.AtDetail(op, c.rank, "not started", err)
 	}
 	c.seq++
 	rec := callRecord{seq: c.seq, coll: call.Coll, count: call.Count, dt: call.Type, op: call.Op.Kind(), root: call.Root,
 		stream: gpuStream{gpu: c.gpu.dev, handle: s.h}}
 	if err := c.group.enter(c.rank, rec); err != nil {
 		c.group.fail(err)
-		return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+		return errs.At(op, c.rank, err)
 	}
 	defer c.group.leave(c.rank)
 	if call.Count == 0 {
@@ -295,7 +295,7 @@ func (c *Comm) launchErr(op string, err error) error {
 			err = cause
 		}
 	}
-	return &Error{Op: op, Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Detail: "launch", Err: err}
+	return errs.AtDetail(op, c.rank, "launch", err)
 }
 
 // Wait returns when every collective this rank enqueued on s has finished.
@@ -315,7 +315,7 @@ func (c *Comm) Wait(ctx context.Context, s Stream) error {
 		defer context.AfterFunc(ctx, c.hier.abort)()
 	}
 	if err := c.gpu.exec.Wait(ctx, s.h); err != nil {
-		err = &Error{Op: "wait", Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+		err = errs.At("wait", c.rank, err)
 		c.group.fail(err)
 		return err
 	}

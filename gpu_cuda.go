@@ -10,6 +10,7 @@ import (
 	"github.com/ringo-ccl/ringo/device"
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/internal/env"
+	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/p2p"
 )
 
@@ -23,11 +24,10 @@ import (
 func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 	n := len(gpus)
 	if n < 1 {
-		return nil, &Error{Op: "init", Rank: -1, Peer: -1, Channel: -1, Step: -1,
-			Err: fmt.Errorf("%w: no GPUs given", ErrInvalidArgument)}
+		return nil, errs.At("init", -1, fmt.Errorf("%w: no GPUs given", ErrInvalidArgument))
 	}
 	fail := func(rank int, err error) ([]*Comm, error) {
-		return nil, &Error{Op: "init", Rank: rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+		return nil, errs.At("init", rank, err)
 	}
 	s, err := resolve(cfg, n, gpuDefaults)
 	if err != nil {

@@ -34,7 +34,7 @@ import (
 // connected, or fails when ctx ends first.
 func NewGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Config) (*Comm, error) {
 	fail := func(err error) (*Comm, error) {
-		return nil, &Error{Op: "init", Rank: rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+		return nil, errs.At("init", rank, err)
 	}
 	if nranks < 1 || rank < 0 || rank >= nranks {
 		return nil, errs.Invalid("init", rank, "rank %d of a communicator of %d ranks", rank, nranks)
@@ -457,7 +457,7 @@ func (c *Comm) Split(ctx context.Context, color, key int, cfg *Config) (*Comm, e
 	}
 	part, err := splitRendezvous(ctx, g.bs, color, key, NewUniqueID)
 	if err != nil {
-		return nil, &Error{Op: "split", Rank: c.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+		return nil, errs.At("split", c.rank, err)
 	}
 	if color < 0 {
 		return nil, nil

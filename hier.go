@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
 )
@@ -125,8 +126,8 @@ func (c *Comm) phaseErr(phase string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &Error{Op: CollAllReduce.String(), Rank: c.rank, Peer: -1, Channel: -1, Step: -1,
-		Detail: fmt.Sprintf("hierarchical %s (group %d, position %d)", phase, c.hier.group, c.hier.pos), Err: err}
+	return errs.AtDetail(CollAllReduce.String(), c.rank,
+		fmt.Sprintf("hierarchical %s (group %d, position %d)", phase, c.hier.group, c.hier.pos), err)
 }
 
 // runHier runs a host all-reduce hierarchically; the tail runs on c's ring.

@@ -55,7 +55,7 @@ func hostID() string {
 // /dev/shm) and resolve cfg and the environment to the same settings.
 func NewComm(ctx context.Context, id UniqueID, nranks, rank int, cfg *Config) (*Comm, error) {
 	fail := func(err error) (*Comm, error) {
-		return nil, &Error{Op: "init", Rank: rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+		return nil, errs.At("init", rank, err)
 	}
 	if nranks < 1 || rank < 0 || rank >= nranks {
 		return nil, errs.Invalid("init", rank, "rank %d of a communicator of %d ranks", rank, nranks)
@@ -97,20 +97,20 @@ func NewCommFromEnv(ctx context.Context, cfg *Config) (*Comm, error) {
 		err = fmt.Errorf("%w: no launcher variables (RINGO_RANK/RINGO_NRANKS, RANK/WORLD_SIZE, OMPI_COMM_WORLD_RANK/SIZE, MV2_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE, or SLURM_PROCID/SLURM_NTASKS in an srun step)", ErrInvalidArgument)
 	}
 	if err != nil {
-		return nil, &Error{Op: "init", Rank: -1, Peer: -1, Channel: -1, Step: -1, Err: err}
+		return nil, errs.At("init", -1, err)
 	}
 	s, err := resolve(cfg, l.Size, hostDefaults)
 	if err != nil {
-		return nil, &Error{Op: "init", Rank: l.Rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+		return nil, errs.At("init", l.Rank, err)
 	}
 	bs, id, err := bootstrap.JoinLaunch(ctx, l)
 	if err != nil {
-		return nil, &Error{Op: "init", Rank: l.Rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+		return nil, errs.At("init", l.Rank, err)
 	}
 	g, err := connectProcs(ctx, bs, id.Tag(), &s)
 	if err != nil {
 		bs.Close()
-		return nil, &Error{Op: "init", Rank: l.Rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+		return nil, errs.At("init", l.Rank, err)
 	}
 	c, err := newComm(l.Rank, l.Size, s, g, g.tr)
 	if err != nil {

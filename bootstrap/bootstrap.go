@@ -381,7 +381,7 @@ func (b *Bootstrap) end(cancel context.CancelCauseFunc) {
 }
 
 func (b *Bootstrap) wrap(op string, err error) error {
-	return &errs.Error{Op: "bootstrap " + op, Rank: b.rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+	return errs.At("bootstrap "+op, b.rank, err)
 }
 
 // lostError is the error of rank's loss, as the root reported it.

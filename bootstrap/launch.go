@@ -211,7 +211,7 @@ func JoinLaunch(ctx context.Context, l Launch) (*Bootstrap, UniqueID, error) {
 	host, port, _ := tcp.SplitHostPort(l.RootAddr)
 	ip, err := tcp.ResolveHost(ctx, host)
 	if err != nil {
-		return nil, UniqueID{}, &errs.Error{Op: "bootstrap launch", Rank: l.Rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+		return nil, UniqueID{}, errs.At("bootstrap launch", l.Rank, err)
 	}
 	if ip.IsUnspecified() {
 		return nil, UniqueID{}, errs.Invalid("bootstrap launch", l.Rank, "root address %q: the other ranks cannot dial an unspecified host", l.RootAddr)
@@ -221,7 +221,7 @@ func JoinLaunch(ctx context.Context, l Launch) (*Bootstrap, UniqueID, error) {
 	id := newUniqueID(root, secret)
 	if l.Rank == 0 {
 		if id, err = startRoot(root.String(), ip, secret); err != nil {
-			return nil, UniqueID{}, &errs.Error{Op: "bootstrap launch", Rank: 0, Peer: -1, Channel: -1, Step: -1, Err: err}
+			return nil, UniqueID{}, errs.At("bootstrap launch", 0, err)
 		}
 	}
 	b, err := Join(ctx, id, l.Size, l.Rank)

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/reduce"
 )
 
@@ -88,8 +89,7 @@ func TestCollectiveArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	// ringo's own errors pass through, named and mapped.
-	tl.comm(t, hs[0]).doErr = &ringo.Error{Op: "allreduce", Rank: 0, Peer: -1, Channel: -1, Step: -1,
-		Err: fmt.Errorf("%w: root 7 outside [0, 2)", ringo.ErrInvalidArgument)}
+	tl.comm(t, hs[0]).doErr = errs.At("allreduce", 0, fmt.Errorf("%w: root 7 outside [0, 2)", ringo.ErrInvalidArgument))
 	err := tl.collective(apiReduce, send, recv, 3, 7, 0, 7, hs[0], nil)
 	wantResult(t, "ringo's invalid argument", err, ncclInvalidArgument)
 	if !strings.HasPrefix(err.Error(), "ncclReduce: allreduce rank 0") {

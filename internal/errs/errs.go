@@ -68,10 +68,20 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// At returns the error err of op on rank that names no peer, channel or
+// step. rank is -1 when no rank applies either.
+func At(op string, rank int, err error) *Error {
+	return AtDetail(op, rank, "", err)
+}
+
+// AtDetail is At with a Detail saying what was being done.
+func AtDetail(op string, rank int, detail string, err error) *Error {
+	return &Error{Op: op, Rank: rank, Peer: -1, Channel: -1, Step: -1, Detail: detail, Err: err}
+}
+
 // Invalid returns an ErrInvalidArgument error for op on rank.
 func Invalid(op string, rank int, format string, a ...any) error {
-	return &Error{Op: op, Rank: rank, Peer: -1, Channel: -1, Step: -1,
-		Err: fmt.Errorf("%w: %s", ErrInvalidArgument, fmt.Sprintf(format, a...))}
+	return At(op, rank, fmt.Errorf("%w: %s", ErrInvalidArgument, fmt.Sprintf(format, a...)))
 }
 
 // InvalidErr returns an ErrInvalidArgument error for op on rank caused by
@@ -81,5 +91,5 @@ func InvalidErr(op string, rank int, err error) error {
 	if !errors.Is(err, ErrInvalidArgument) {
 		err = fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
-	return &Error{Op: op, Rank: rank, Peer: -1, Channel: -1, Step: -1, Err: err}
+	return At(op, rank, err)
 }
