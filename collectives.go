@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/ringo-ccl/ringo/host"
 	"github.com/ringo-ccl/ringo/internal/cuda/nvtx"
@@ -80,34 +79,11 @@ func Reduce[T Elem](ctx context.Context, c *Comm, send, recv []T, op Op, root in
 // Do runs one collective on this rank and returns when this rank's part is
 // complete: its output is written and its input may be reused.
 func (c *Comm) Do(ctx context.Context, call Call) error {
-	op := call.Coll.String()
-	if !c.busy.CompareAndSwap(false, true) {
-		if c.closed.Load() {
-			return errs.Invalid(op, c.rank, "communicator is closed")
-		}
-		return errs.Invalid(op, c.rank, "another call is running on this rank's communicator (one goroutine at a time)")
+	a := call.args()
+	if err := c.enter(ctx, &a); err != nil {
+		return err
 	}
 	defer c.busy.Store(false)
-	if c.gpu != nil {
-		return errs.Invalid(op, c.rank, "this communicator's ranks are GPUs: use DoDevice")
-	}
-	if err := c.failed(op); err != nil {
-		return err
-	}
-	if err := c.check(&call); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return errs.AtDetail(op, c.rank, "not started", err)
-	}
-
-	c.seq++
-	rec := callRecord{seq: c.seq, coll: call.Coll, count: call.Count, dt: call.Type, op: call.Op.Kind(), root: call.Root,
-		stream: gpuStream{gpu: -1}}
-	if err := c.group.enter(c.rank, rec); err != nil {
-		c.group.fail(err)
-		return errs.At(op, c.rank, err)
-	}
 	m := c.mark(call.Coll, call.Count, call.Type, call.Op)
 	err := c.run(ctx, &call)
 	c.marked(m, err)
@@ -121,15 +97,6 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 		c.group.fail(err)
 	}
 	return err
-}
-
-// failed returns the error that makes this communicator unusable, if any,
-// located at op.
-func (c *Comm) failed(op string) error {
-	if err := c.Err(); err != nil {
-		return errs.AtDetail(op, c.rank, "not started", err)
-	}
-	return nil
 }
 
 // run plans and executes a validated call.
@@ -298,84 +265,4 @@ func (c *Comm) variantFor(coll Collective, dt DataType, op Op) (ring.Variant, *r
 	}
 	c.wires[dt] = w
 	return v, w, nil
-}
-
-// check validates a call's arguments against this rank and communicator.
-func (c *Comm) check(call *Call) error {
-	op := call.Coll.String()
-	bad := func(format string, a ...any) error { return errs.Invalid(op, c.rank, format, a...) }
-	if !call.Coll.Valid() {
-		return bad("unknown collective %d", call.Coll)
-	}
-	if !call.Type.Valid() {
-		return bad("invalid datatype %d", call.Type)
-	}
-	if call.Coll.Reduces() {
-		if _, err := c.funcs.get(call.Type, call.Op, c.size); err != nil {
-			return errs.InvalidErr(op, c.rank, err)
-		}
-	}
-	if call.Coll.Rooted() && (call.Root < 0 || call.Root >= c.size) {
-		return bad("root %d outside [0, %d)", call.Root, c.size)
-	}
-	if call.Count < 0 {
-		return bad("count %d is negative", call.Count)
-	}
-	elt := int64(call.Type.Size())
-	in, out := call.Count, call.Count
-	switch call.Coll {
-	case CollReduceScatter:
-		if call.Count > math.MaxInt64/int64(c.size) {
-			return bad("count %d × %d ranks overflows", call.Count, c.size)
-		}
-		in *= int64(c.size)
-	case CollAllGather:
-		if call.Count > math.MaxInt64/int64(c.size) {
-			return bad("count %d × %d ranks overflows", call.Count, c.size)
-		}
-		out *= int64(c.size)
-	}
-	if max(in, out) > math.MaxInt64/elt {
-		return bad("count %d of %v overflows", max(in, out), call.Type)
-	}
-	usesSend := call.Coll != CollBroadcast || call.Root == c.rank
-	usesRecv := call.Coll != CollReduce || call.Root == c.rank
-	if err := checkBuf("send", call.Send, usesSend, in*elt, call.Type); err != nil {
-		return bad("%v", err)
-	}
-	if err := checkBuf("recv", call.Recv, usesRecv, out*elt, call.Type); err != nil {
-		return bad("%v", err)
-	}
-	if usesSend && usesRecv && call.Count > 0 {
-		s, r := call.Send[:in*elt], call.Recv[:out*elt]
-		if mem.Overlap(s, r) && !inPlace(call.Coll, s, r, c.rank, call.Count*elt) {
-			return bad("send and recv overlap without being in place")
-		}
-	}
-	return nil
-}
-
-func checkBuf(name string, b []byte, used bool, need int64, dt DataType) error {
-	switch {
-	case !used || need == 0:
-		return nil
-	case b == nil:
-		return fmt.Errorf("%s buffer is nil", name)
-	case int64(len(b)) < need:
-		return fmt.Errorf("%s buffer has %d bytes, need %d", name, len(b), need)
-	case !mem.Aligned(b, dt.Size()):
-		return fmt.Errorf("%s buffer is not aligned to %d-byte %v elements", name, dt.Size(), dt)
-	}
-	return nil
-}
-
-// inPlace reports whether overlapping buffers form NCCL's in-place layout.
-func inPlace(coll Collective, send, recv []byte, rank int, segBytes int64) bool {
-	switch coll {
-	case CollReduceScatter:
-		return mem.Same(send[int64(rank)*segBytes:], recv)
-	case CollAllGather:
-		return mem.Same(recv[int64(rank)*segBytes:], send)
-	}
-	return mem.Same(send, recv)
 }

@@ -310,6 +310,35 @@ func TestCallsDoNotAllocate(t *testing.T) {
 	}
 }
 
+// Do itself, the untyped entry the C ABI and the benchmark use, allocates
+// nothing either: here an in-place reduce-scatter, whose check computes the
+// rank's segment for the overlap rule.
+func TestDoDoesNotAllocate(t *testing.T) {
+	const n, count, runs = 4, 2500, 30
+	comms := newComms(t, n, &ringo.Config{Channels: 2})
+	calls := make([]ringo.Call, n)
+	for r := range calls {
+		buf := make([]byte, n*count*4)
+		seg := buf[r*count*4 : (r+1)*count*4]
+		calls[r] = ringo.Call{Coll: ringo.CollReduceScatter, Send: buf, Recv: seg, Count: count, Type: ringo.Float32}
+	}
+	var wg sync.WaitGroup
+	for r := 1; r < n; r++ {
+		wg.Go(func() {
+			for range runs + 1 { // AllocsPerRun adds a warm-up call
+				if !assert.NoError(t, comms[r].Do(bg, calls[r])) {
+					return
+				}
+			}
+		})
+	}
+	allocs := testing.AllocsPerRun(runs, func() {
+		require.NoError(t, comms[0].Do(bg, calls[0]))
+	})
+	wg.Wait()
+	assert.Zero(t, allocs, "allocations per Do")
+}
+
 // doubled returns what msg says twice: a segment repeated next to itself
 // ("init: init: …") or a prefix said more than once ("ringo:", "invalid
 // argument"); "" when there is none.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/ringo-ccl/ringo/device"
 	"github.com/ringo-ccl/ringo/internal/errs"
@@ -188,33 +187,11 @@ func (c *Comm) GPU() int {
 // Arguments are checked before anything is enqueued. Use Wait (or the
 // stream) to learn when it is done.
 func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
-	op := call.Coll.String()
-	if c.gpu == nil {
-		return errs.Invalid(op, c.rank, "this communicator's ranks are on the host: use Do")
-	}
-	if !c.busy.CompareAndSwap(false, true) {
-		if c.closed.Load() {
-			return errs.Invalid(op, c.rank, "communicator is closed")
-		}
-		return errs.Invalid(op, c.rank, "another call is running on this rank's communicator (one goroutine at a time)")
+	a := call.args(s)
+	if err := c.enter(ctx, &a); err != nil {
+		return err
 	}
 	defer c.busy.Store(false)
-	if err := c.failed(op); err != nil {
-		return err
-	}
-	if err := c.checkDevice(&call, s); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return errs.AtDetail(op, c.rank, "not started", err)
-	}
-	c.seq++
-	rec := callRecord{seq: c.seq, coll: call.Coll, count: call.Count, dt: call.Type, op: call.Op.Kind(), root: call.Root,
-		stream: gpuStream{gpu: c.gpu.dev, handle: s.h}}
-	if err := c.group.enter(c.rank, rec); err != nil {
-		c.group.fail(err)
-		return errs.At(op, c.rank, err)
-	}
 	defer c.group.leave(c.rank)
 	if call.Count == 0 {
 		return nil
@@ -320,73 +297,6 @@ func (c *Comm) Wait(ctx context.Context, s Stream) error {
 		return err
 	}
 	return c.failed("wait")
-}
-
-// checkDevice validates a device call before anything is enqueued.
-func (c *Comm) checkDevice(call *DeviceCall, s Stream) error {
-	op := call.Coll.String()
-	bad := func(format string, a ...any) error { return errs.Invalid(op, c.rank, format, a...) }
-	if !call.Coll.Valid() {
-		return bad("unknown collective %d", call.Coll)
-	}
-	if !call.Type.Valid() {
-		return bad("invalid datatype %d", call.Type)
-	}
-	if call.Coll.Reduces() {
-		if _, err := c.funcs.get(call.Type, call.Op, c.size); err != nil {
-			return errs.InvalidErr(op, c.rank, err)
-		}
-	}
-	if call.Coll.Rooted() && (call.Root < 0 || call.Root >= c.size) {
-		return bad("root %d outside [0, %d)", call.Root, c.size)
-	}
-	if call.Count < 0 {
-		return bad("count %d is negative", call.Count)
-	}
-	if err := c.gpu.checkStream(s); err != nil {
-		return bad("%v", err)
-	}
-	elt := int64(call.Type.Size())
-	in, out := call.Count, call.Count
-	switch call.Coll {
-	case CollReduceScatter:
-		if call.Count > math.MaxInt64/int64(c.size) {
-			return bad("count %d × %d ranks overflows", call.Count, c.size)
-		}
-		in *= int64(c.size)
-	case CollAllGather:
-		if call.Count > math.MaxInt64/int64(c.size) {
-			return bad("count %d × %d ranks overflows", call.Count, c.size)
-		}
-		out *= int64(c.size)
-	}
-	if max(in, out) > math.MaxInt64/elt {
-		return bad("count %d of %v overflows", max(in, out), call.Type)
-	}
-	usesSend := call.Coll != CollBroadcast || call.Root == c.rank
-	usesRecv := call.Coll != CollReduce || call.Root == c.rank
-	if usesSend && call.Count > 0 {
-		if err := c.gpu.checkPtr(call.Send, in*elt); err != nil {
-			return bad("send buffer: %v", err)
-		}
-	}
-	if usesRecv && call.Count > 0 {
-		if err := c.gpu.checkPtr(call.Recv, out*elt); err != nil {
-			return bad("recv buffer: %v", err)
-		}
-	}
-	if usesSend && usesRecv && call.Count > 0 {
-		s0, s1, r0, r1 := call.Send, call.Send+uintptr(in*elt), call.Recv, call.Recv+uintptr(out*elt)
-		overlap := s0 < r1 && r0 < s1
-		seg := uintptr(int64(c.rank) * call.Count * elt)
-		inPlace := s0 == r0 ||
-			(call.Coll == CollReduceScatter && r0 == s0+seg) ||
-			(call.Coll == CollAllGather && s0 == r0+seg)
-		if overlap && !inPlace {
-			return bad("send and recv overlap without being in place")
-		}
-	}
-	return nil
 }
 
 // AllReduceDevice enqueues an all-reduce of GPU buffers of one length.
