@@ -54,31 +54,13 @@ func hostID() string {
 // ranks must be on one host (they connect through shared memory in
 // /dev/shm) and resolve cfg and the environment to the same settings.
 func NewComm(ctx context.Context, id UniqueID, nranks, rank int, cfg *Config) (*Comm, error) {
-	fail := func(err error) (*Comm, error) {
-		return nil, errs.At("init", rank, err)
-	}
 	if nranks < 1 || rank < 0 || rank >= nranks {
 		return nil, errs.Invalid("init", rank, "rank %d of a communicator of %d ranks", rank, nranks)
 	}
-	s, err := resolve(cfg, nranks, hostDefaults)
-	if err != nil {
-		return fail(err)
-	}
-	bs, err := bootstrap.Join(ctx, id, nranks, rank)
-	if err != nil {
-		return fail(err)
-	}
-	g, err := connectProcs(ctx, bs, id.Tag(), &s)
-	if err != nil {
-		bs.Close()
-		return fail(err)
-	}
-	c, err := newComm(rank, nranks, s, g, g.tr)
-	if err != nil {
-		g.release(rank)
-		return nil, err
-	}
-	return c, nil
+	return newHostComm(ctx, nranks, rank, cfg, func() (*bootstrap.Bootstrap, UniqueID, error) {
+		bs, err := bootstrap.Join(ctx, id, nranks, rank)
+		return bs, id, err
+	})
 }
 
 // NewCommFromEnv joins the job a launcher describes in the environment:
@@ -99,22 +81,31 @@ func NewCommFromEnv(ctx context.Context, cfg *Config) (*Comm, error) {
 	if err != nil {
 		return nil, errs.At("init", -1, err)
 	}
-	s, err := resolve(cfg, l.Size, hostDefaults)
+	return newHostComm(ctx, l.Size, l.Rank, cfg, func() (*bootstrap.Bootstrap, UniqueID, error) {
+		return bootstrap.JoinLaunch(ctx, l)
+	})
+}
+
+// newHostComm makes rank of an nranks-rank communicator of host
+// processes, joining its bootstrap with join (which returns the bootstrap
+// and the communicator's id) once cfg has resolved.
+func newHostComm(ctx context.Context, nranks, rank int, cfg *Config, join func() (*bootstrap.Bootstrap, UniqueID, error)) (*Comm, error) {
+	s, err := resolve(cfg, nranks, hostDefaults)
 	if err != nil {
-		return nil, errs.At("init", l.Rank, err)
+		return nil, errs.At("init", rank, err)
 	}
-	bs, id, err := bootstrap.JoinLaunch(ctx, l)
+	bs, id, err := join()
 	if err != nil {
-		return nil, errs.At("init", l.Rank, err)
+		return nil, errs.At("init", rank, err)
 	}
 	g, err := connectProcs(ctx, bs, id.Tag(), &s)
 	if err != nil {
 		bs.Close()
-		return nil, errs.At("init", l.Rank, err)
+		return nil, errs.At("init", rank, err)
 	}
-	c, err := newComm(l.Rank, l.Size, s, g, g.tr)
+	c, err := newComm(rank, nranks, s, g, g.tr)
 	if err != nil {
-		g.release(l.Rank)
+		g.release(rank)
 		return nil, err
 	}
 	return c, nil
