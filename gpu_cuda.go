@@ -5,7 +5,6 @@ package ringo
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/ringo-ccl/ringo/device"
 	"github.com/ringo-ccl/ringo/internal/cuda"
@@ -14,14 +13,8 @@ import (
 	"github.com/ringo-ccl/ringo/p2p"
 )
 
-// NewLocalGPUs makes one rank per entry of gpus, rank r on GPU gpus[r], all
-// in this process and connected through GPU peer-to-peer access (NVLink or
-// PCIe). An ordinal may repeat — several ranks on one GPU, which NCCL
-// forbids and a workstation with one GPU needs; their kernels then run
-// concurrently, each rank on a stream of its own, with the channels capped
-// so that they fit on the GPU together (an error says how many ranks fit).
-// cfg may be nil.
-func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
+// newLocalGPUs is NewLocalGPUs in a build with the cuda tag.
+func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 	n := len(gpus)
 	if n < 1 {
 		return nil, errs.At("init", -1, fmt.Errorf("%w: no GPUs given", ErrInvalidArgument))
@@ -64,26 +57,17 @@ func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		// before freeing their memory — within the timeout, after which
 		// they are aborted (a rank's kernel waiting for a peer that will
 		// never launch would otherwise keep Close waiting forever).
-		synced := make(chan error, 1)
-		go func() {
+		sync := func() error {
 			var errs []error
 			for _, d := range devs {
 				errs = append(errs, d.Synchronize())
 			}
-			synced <- errors.Join(errs...)
-		}()
-		var timeout <-chan time.Time
-		if s.timeout > 0 {
-			timeout = time.After(s.timeout)
+			return errors.Join(errs...)
 		}
-		var err error
-		select {
-		case err = <-synced:
-		case <-timeout:
+		stop := func() {
 			w.fail(fmt.Errorf("%w: closing with collectives unfinished after %v", ErrAborted, s.timeout))
-			err = <-synced
 		}
-		errs := []error{err}
+		errs := []error{syncBounded(sync, s.timeout, stop)}
 		for _, c := range comms {
 			errs = append(errs, c.gpu.exec.Close())
 		}

@@ -23,16 +23,8 @@ import (
 	"github.com/ringo-ccl/ringo/transport"
 )
 
-// NewGPUComm makes this process rank rank of the nranks-rank communicator
-// that id names, running on GPU gpu: one process per GPU, as torchrun and
-// mpirun start them. The ranks meet through the bootstrap, then connect
-// their GPUs: through peer access (each rank's connections in its GPU's
-// memory, shared with its ring neighbours by CUDA IPC) when every pair of
-// neighbours has it and NCCL_P2P_DISABLE is not set, else through host
-// shared memory in /dev/shm registered with CUDA (unless NCCL_SHM_DISABLE).
-// Every rank calls it with the same id and nranks; it returns once all have
-// connected, or fails when ctx ends first.
-func NewGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Config) (*Comm, error) {
+// newGPUComm is NewGPUComm in a build with the cuda tag.
+func newGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Config) (*Comm, error) {
 	fail := func(err error) (*Comm, error) {
 		return nil, errs.At("init", rank, err)
 	}
@@ -228,7 +220,7 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 		// the memory they use goes away; then make sure the ranks of other
 		// processes are done with this rank's memory too (this process's
 		// are: see siblings).
-		errs := []error{syncBounded(dev, s.timeout, exec.Abort)}
+		errs := []error{syncBounded(dev.Synchronize, s.timeout, exec.Abort)}
 		bctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		errs = append(errs, bs.Barrier(bctx))
@@ -241,11 +233,11 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 	return c, nil
 }
 
-// syncBounded waits for dev's work for at most timeout (0: forever), then
-// calls stop and waits again.
-func syncBounded(dev *cuda.Device, timeout time.Duration, stop func()) error {
+// syncBounded waits for sync (a wait for GPUs' work) for at most timeout
+// (0: forever), then calls stop and waits again.
+func syncBounded(sync func() error, timeout time.Duration, stop func()) error {
 	synced := make(chan error, 1)
-	go func() { synced <- dev.Synchronize() }()
+	go func() { synced <- sync() }()
 	if timeout <= 0 {
 		return <-synced
 	}
@@ -445,12 +437,8 @@ func shareNet(ctx context.Context, g *procGroup, dev *cuda.Device, l p2p.Layout,
 	return bases[0], bases[1], kind, cleanup, nil
 }
 
-// Split makes the communicators of NCCL's ncclCommSplit: every rank of c
-// calls it; the ranks that give the same color ≥ 0 form one communicator,
-// ordered by key and then by their rank in c, each on its GPU; a negative
-// color takes no part and gets nil. It works for communicators made by
-// NewGPUComm (whose ranks may be in several processes).
-func (c *Comm) Split(ctx context.Context, color, key int, cfg *Config) (*Comm, error) {
+// split is Split in a build with the cuda tag.
+func (c *Comm) split(ctx context.Context, color, key int, cfg *Config) (*Comm, error) {
 	g, ok := c.group.(*procGroup)
 	if !ok || c.gpu == nil {
 		return nil, errs.Invalid("split", c.rank, "Split needs a communicator made by NewGPUComm")

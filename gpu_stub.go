@@ -9,15 +9,17 @@ import (
 	"github.com/ringo-ccl/ringo/internal/cuda"
 )
 
-// NewLocalGPUs makes one rank per entry of gpus in this process. This build
-// has no GPU support: it returns an error wrapping ErrNotSupported.
-func NewLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) { return nil, noCUDA() }
+// Without the cuda tag, GPU communicators cannot be made: their
+// constructors, Split and the device memory and stream functions return
+// noCUDA's error, which wraps ErrNotSupported.
 
-// NewGPUComm makes this process a rank of a GPU communicator. This build
-// has no GPU support: it returns an error wrapping ErrNotSupported.
-func NewGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Config) (*Comm, error) {
+func newLocalGPUs([]int, *Config) ([]*Comm, error) { return nil, noCUDA() }
+
+func newGPUComm(context.Context, UniqueID, int, int, int, *Config) (*Comm, error) {
 	return nil, noCUDA()
 }
+
+func (c *Comm) split(context.Context, int, int, *Config) (*Comm, error) { return nil, noCUDA() }
 
 func noCUDA() error { return fmt.Errorf("%w: %w", ErrNotSupported, cuda.ErrNoCUDA) }
 
@@ -32,9 +34,3 @@ func streamOwned(int, uintptr) (bool, error)                       { return fals
 func checkDevicePtr(int, uintptr, int64) (uintptr, uintptr, error) { return 0, 0, noCUDA() }
 
 func gpuName(int) (string, error) { return "", noCUDA() }
-
-// Split makes communicators of subsets of c's ranks. This build has no GPU
-// support: it returns an error wrapping ErrNotSupported.
-func (c *Comm) Split(ctx context.Context, color, key int, cfg *Config) (*Comm, error) {
-	return nil, noCUDA()
-}
