@@ -18,10 +18,8 @@ import (
 	"github.com/ringo-ccl/ringo/ring"
 )
 
-// Rank is one rank's device executor: its GPU, its connection table, its
-// abort flag and its cache of plans in device memory. Its methods must not
-// be called concurrently, except Abort.
-type Rank struct {
+// rankState is a Rank in a build with the cuda tag.
+type rankState struct {
 	dev      *cuda.Device
 	sms      int      // the GPU's multiprocessors
 	table    cuda.Ptr // RingoConn per channel
@@ -103,9 +101,8 @@ type planKey struct {
 	variant  ring.Variant
 }
 
-// New returns the executor of the rank on GPU ordinal whose connection
-// table (one kernels.Conn per channel) is at device address table.
-func New(ordinal int, table uintptr, channels int) (*Rank, error) {
+// newRank is New in a build with the cuda tag.
+func newRank(ordinal int, table uintptr, channels int) (*Rank, error) {
 	dev, err := cuda.Open(ordinal)
 	if err != nil {
 		return nil, err
@@ -121,8 +118,8 @@ func New(ordinal int, table uintptr, channels int) (*Rank, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Rank{dev: dev, sms: sms, table: cuda.Ptr(table), channels: channels, flag: flag,
-		plans: map[planKey]*planEntry{}, spare: map[int][]*planEntry{}}, nil
+	return &Rank{rankState{dev: dev, sms: sms, table: cuda.Ptr(table), channels: channels, flag: flag,
+		plans: map[planKey]*planEntry{}, spare: map[int][]*planEntry{}}}, nil
 }
 
 // LoadKernels loads ringo's kernels, every module of package kernels, into
@@ -138,15 +135,8 @@ func LoadKernels(dev *cuda.Device) error {
 
 var resident sync.Map // ordinal → int
 
-// Resident returns how many blocks of ringo's collective kernels GPU
-// ordinal can hold at once: its multiprocessors times the blocks of the
-// most demanding kernel that fit on one. A collective's kernel keeps a
-// block per channel resident until its ring neighbours' blocks have
-// passed it the data, so ranks that share a GPU — their kernels run
-// concurrently, on their own streams — must together use no more channels
-// than this, or the blocks that did not fit wait for blocks that wait for
-// them. The answer is cached per GPU.
-func Resident(ordinal int) (int, error) {
+// residentBlocks is Resident in a build with the cuda tag.
+func residentBlocks(ordinal int) (int, error) {
 	if n, ok := resident.Load(ordinal); ok {
 		return n.(int), nil
 	}
@@ -179,10 +169,8 @@ func Resident(ordinal int) (int, error) {
 	return sms * perSM, nil
 }
 
-// Launch enqueues plan p, the rank's collective seq, over the device
-// buffers in and out on stream. f is the reduction (nil for collectives
-// that only move data).
-func (r *Rank) Launch(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func, stream uintptr) error {
+// launchPlan is Launch in a build with the cuda tag.
+func (r *Rank) launchPlan(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func, stream uintptr) error {
 	if r.aborted() {
 		return fmt.Errorf("%w: an earlier collective was aborted", errs.ErrAborted)
 	}
@@ -223,13 +211,8 @@ func (r *Rank) Launch(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func,
 	return nil
 }
 
-// Local enqueues a collective of a one-rank communicator on stream, whose
-// output is its input: in place nothing is enqueued (the call is trivially
-// ordered with the stream's work, and a graph capture records nothing), out
-// of place the driver copies the bytes at the GPU's copy bandwidth, and a
-// reduction whose op has a pre-operation (PreMulSum) runs the scaling
-// kernel, as wide as the GPU. f is nil for collectives that only move data.
-func (r *Rank) Local(in, out uintptr, bytes int64, f *reduce.Func, stream uintptr) error {
+// local is Local in a build with the cuda tag.
+func (r *Rank) local(in, out uintptr, bytes int64, f *reduce.Func, stream uintptr) error {
 	if r.aborted() {
 		return fmt.Errorf("%w: an earlier collective was aborted", errs.ErrAborted)
 	}
@@ -404,10 +387,8 @@ func (r *Rank) flagWord() *atomic.Uint32 { return r.flag.Word(0) }
 
 func (r *Rank) aborted() bool { return r.flagWord().Load() != 0 }
 
-// Abort raises the rank's abort flag: its running and future kernels stop
-// at their next check. It is safe to call from any goroutine, during and
-// after Close too (it then does nothing).
-func (r *Rank) Abort() {
+// abort is Abort in a build with the cuda tag.
+func (r *Rank) abort() {
 	r.flagMu.Lock()
 	defer r.flagMu.Unlock()
 	if !r.flagFreed {
@@ -415,17 +396,12 @@ func (r *Rank) Abort() {
 	}
 }
 
-// Wait returns when every launch on stream has finished. When ctx ends
-// first it aborts the rank, waits for the kernels to stop, and returns
-// ErrTimeout (or ctx's error); an error of the stream's work (an illegal
-// memory access, say) is returned as it is.
-//
-// The wait itself is the driver's stream synchronisation, which spins and
-// returns within microseconds of the kernels' end; it runs on a goroutine
-// of its own so that ctx can interrupt it. (Polling the stream with timed
-// naps instead costs up to a millisecond per wait: Go's timers are not that
-// fine.)
-func (r *Rank) Wait(ctx context.Context, stream uintptr) error {
+// wait is Wait in a build with the cuda tag. The wait itself is the
+// driver's stream synchronisation, which spins and returns within
+// microseconds of the kernels' end; it runs on a goroutine of its own so
+// that ctx can interrupt it. (Polling the stream with timed naps instead
+// costs up to a millisecond per wait: Go's timers are not that fine.)
+func (r *Rank) wait(ctx context.Context, stream uintptr) error {
 	s := cuda.Stream(stream)
 	if r.trace != nil {
 		defer r.trace.harvest()
@@ -439,7 +415,7 @@ func (r *Rank) Wait(ctx context.Context, stream uintptr) error {
 	case err := <-synced:
 		return err
 	case <-ctx.Done():
-		r.Abort()
+		r.abort()
 		if err := <-synced; err != nil {
 			return err
 		}
@@ -450,8 +426,8 @@ func (r *Rank) Wait(ctx context.Context, stream uintptr) error {
 	}
 }
 
-// Close frees the rank's plans and flag. No kernel may be running.
-func (r *Rank) Close() error {
+// close is Close in a build with the cuda tag.
+func (r *Rank) close() error {
 	for k, e := range r.plans {
 		r.dev.Free(e.ptr)
 		delete(r.plans, k)

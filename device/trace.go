@@ -36,10 +36,8 @@ type launched struct {
 // caller synchronising the stream itself).
 const maxPending = 1024
 
-// EnableTrace makes the rank's kernels record every step's start and end,
-// which Wait adds to rec as events of process rank. It must be called
-// before the first launch.
-func (r *Rank) EnableTrace(rec *trace.Recorder, rank int) error {
+// enableTrace is EnableTrace in a build with the cuda tag.
+func (r *Rank) enableTrace(rec *trace.Recorder, rank int) error {
 	buf, err := r.dev.AllocMapped(r.channels * kernels.TraceBytes)
 	if err != nil {
 		return err

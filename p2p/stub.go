@@ -4,5 +4,4 @@ package p2p
 
 import "github.com/ringo-ccl/ringo/internal/cuda"
 
-// Probe reports whether GPU a can access GPU b's memory.
-func Probe(a, b int) error { return cuda.ErrNoCUDA }
+func probe(a, b int) error { return cuda.ErrNoCUDA }

@@ -18,9 +18,7 @@ import (
 	"gorgonia.org/cu"
 )
 
-// Available reports whether this build can drive GPUs: it has the "cuda"
-// tag and the driver reports at least one device.
-func Available() bool {
+func available() bool {
 	n, err := Count()
 	return err == nil && n > 0
 }
@@ -126,6 +124,14 @@ func (d *Device) Name() string {
 	return n
 }
 
+func deviceName(ordinal int) (string, error) {
+	d, err := Open(ordinal)
+	if err != nil {
+		return "", err
+	}
+	return d.Name(), nil
+}
+
 // UUID returns the GPU's UUID, which names it the same in every process
 // whatever CUDA_VISIBLE_DEVICES says.
 func (d *Device) UUID() string {
@@ -166,9 +172,7 @@ func (d *Device) SMCount() (int, error) {
 	return n, wrap("multiprocessor count", err)
 }
 
-// FreeMemory returns the bytes of GPU ordinal's memory free now
-// (cuMemGetInfo).
-func FreeMemory(ordinal int) (int64, error) {
+func freeMemory(ordinal int) (int64, error) {
 	d, err := Open(ordinal)
 	if err != nil {
 		return 0, err

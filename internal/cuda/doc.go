@@ -6,8 +6,9 @@
 //
 // It builds only with the build tag "cuda" (gorgonia.org/cu initialises the
 // driver when the process starts and exits it when no GPU is present).
-// Without the tag the package holds only ErrNoCUDA and Available, which
-// reports false, so packages above it build and test on any machine.
+// Without the tag the package holds only ErrNoCUDA and the queries of
+// query.go (Available, FreeMemory, DeviceName), which report that there is
+// no GPU, so packages above it build and test on any machine.
 //
 // Contexts: a CUDA context is current per OS thread. Every method of Device
 // locks the calling goroutine to its OS thread and makes the device's

@@ -1,0 +1,70 @@
+package device
+
+import (
+	"context"
+
+	"github.com/ringo-ccl/ringo/reduce"
+	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/trace"
+)
+
+// The executor's API, declared for every build. With the cuda tag rank.go
+// and trace.go implement it; without it, New and Resident return
+// cuda.ErrNoCUDA (stub.go), so no Rank exists.
+
+// Rank is one rank's device executor: its GPU, its connection table, its
+// abort flag and its cache of plans in device memory. Its methods must not
+// be called concurrently, except Abort.
+type Rank struct{ rankState }
+
+// New returns the executor of the rank on GPU ordinal whose connection
+// table (one kernels.Conn per channel) is at device address table.
+func New(ordinal int, table uintptr, channels int) (*Rank, error) {
+	return newRank(ordinal, table, channels)
+}
+
+// Resident returns how many blocks of ringo's collective kernels GPU
+// ordinal can hold at once: its multiprocessors times the blocks of the
+// most demanding kernel that fit on one. A collective's kernel keeps a
+// block per channel resident until its ring neighbours' blocks have
+// passed it the data, so ranks that share a GPU — their kernels run
+// concurrently, on their own streams — must together use no more channels
+// than this, or the blocks that did not fit wait for blocks that wait for
+// them. The answer is cached per GPU.
+func Resident(ordinal int) (int, error) { return residentBlocks(ordinal) }
+
+// Launch enqueues plan p, the rank's collective seq, over the device
+// buffers in and out on stream. f is the reduction (nil for collectives
+// that only move data).
+func (r *Rank) Launch(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func, stream uintptr) error {
+	return r.launchPlan(p, seq, in, out, f, stream)
+}
+
+// Local enqueues a collective of a one-rank communicator on stream, whose
+// output is its input: in place nothing is enqueued (the call is trivially
+// ordered with the stream's work, and a graph capture records nothing), out
+// of place the driver copies the bytes at the GPU's copy bandwidth, and a
+// reduction whose op has a pre-operation (PreMulSum) runs the scaling
+// kernel, as wide as the GPU. f is nil for collectives that only move data.
+func (r *Rank) Local(in, out uintptr, bytes int64, f *reduce.Func, stream uintptr) error {
+	return r.local(in, out, bytes, f, stream)
+}
+
+// EnableTrace makes the rank's kernels record every step's start and end,
+// which Wait adds to rec as events of process rank. It must be called
+// before the first launch.
+func (r *Rank) EnableTrace(rec *trace.Recorder, rank int) error { return r.enableTrace(rec, rank) }
+
+// Wait returns when every launch on stream has finished. When ctx ends
+// first it aborts the rank, waits for the kernels to stop, and returns
+// ErrTimeout (or ctx's error); an error of the stream's work (an illegal
+// memory access, say) is returned as it is.
+func (r *Rank) Wait(ctx context.Context, stream uintptr) error { return r.wait(ctx, stream) }
+
+// Abort raises the rank's abort flag: its running and future kernels stop
+// at their next check. It is safe to call from any goroutine, during and
+// after Close too (it then does nothing).
+func (r *Rank) Abort() { r.abort() }
+
+// Close frees the rank's plans and flag. No kernel may be running.
+func (r *Rank) Close() error { return r.close() }
