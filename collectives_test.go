@@ -295,13 +295,13 @@ func TestPrecisionVariants(t *testing.T) {
 	}
 	last := func(rows []bench.Row) float64 { return rows[len(rows)-1].OutOfPlace.RelErr }
 
-	exact32, bf16 := last(run("ring", ringo.Float32)), last(run("bf16wire", ringo.Float32))
+	exact32, bf16 := last(run("ring", ringo.TypeFloat32)), last(run("bf16wire", ringo.TypeFloat32))
 	// bfloat16 keeps 8 bits: rounding each of 4 partial sums costs up to
 	// 2⁻⁹ of it; float32's 24 bits cost 2¹⁶ times less.
 	if !(bf16 > 1e3*exact32 && bf16 < 4*0x1p-9) {
 		t.Errorf("bf16wire: relative error %g, float32 ring %g", bf16, exact32)
 	}
-	for _, dt := range []ringo.DataType{ringo.Half, ringo.BF16} {
+	for _, dt := range []ringo.DataType{ringo.TypeFloat16, ringo.TypeBFloat16} {
 		plain, wide := last(run("ring", dt)), last(run("fp32wire", dt))
 		if !(wide < 0.8*plain) {
 			t.Errorf("fp32wire %v: relative error %g, the plain ring's %g", dt, wide, plain)

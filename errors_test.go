@@ -45,16 +45,16 @@ func TestBadArguments(t *testing.T) {
 			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Send: make([]byte, 8), Recv: make([]byte, 8), Count: 1, Type: 42})
 		}, []string{"rank 1", "invalid datatype 42"}},
 		{"unknown collective", func() error {
-			return c.Do(bg, ringo.Call{Coll: 9, Count: 0, Type: ringo.Float32})
+			return c.Do(bg, ringo.Call{Coll: 9, Count: 0, Type: ringo.TypeFloat32})
 		}, []string{"unknown collective 9"}},
 		{"op of another type", func() error {
 			return ringo.AllReduce(bg, c, f32, f32, ringo.PreMul(float64(2)))
 		}, []string{"rank 1", "double", "float"}},
 		{"nil send", func() error {
-			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Recv: make([]byte, 40), Count: 10, Type: ringo.Float32})
+			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Recv: make([]byte, 40), Count: 10, Type: ringo.TypeFloat32})
 		}, []string{"send buffer is nil"}},
 		{"short recv", func() error {
-			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Send: make([]byte, 40), Recv: make([]byte, 32), Count: 10, Type: ringo.Float32})
+			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Send: make([]byte, 40), Recv: make([]byte, 32), Count: 10, Type: ringo.TypeFloat32})
 		}, []string{"recv buffer has 32 bytes, need 40"}},
 		{"short reduce-scatter input", func() error {
 			return ringo.ReduceScatter(bg, c, make([]int32, 10), make([]int32, 10), ringo.OpSum)
@@ -66,13 +66,13 @@ func TestBadArguments(t *testing.T) {
 			return ringo.AllReduce(bg, c, nil, f32, ringo.OpSum)
 		}, []string{"send has 0 elements, recv 10"}},
 		{"count overflow", func() error {
-			return c.Do(bg, ringo.Call{Coll: ringo.CollAllGather, Send: f32b(), Recv: f32b(), Count: math.MaxInt64 / 2, Type: ringo.Float32})
+			return c.Do(bg, ringo.Call{Coll: ringo.CollAllGather, Send: f32b(), Recv: f32b(), Count: math.MaxInt64 / 2, Type: ringo.TypeFloat32})
 		}, []string{"overflows"}},
 		{"byte overflow", func() error {
-			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Send: f32b(), Recv: f32b(), Count: math.MaxInt64 / 3, Type: ringo.Float64})
+			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Send: f32b(), Recv: f32b(), Count: math.MaxInt64 / 3, Type: ringo.TypeFloat64})
 		}, []string{"overflows"}},
 		{"negative count", func() error {
-			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Send: f32b(), Recv: f32b(), Count: -1, Type: ringo.Float32})
+			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Send: f32b(), Recv: f32b(), Count: -1, Type: ringo.TypeFloat32})
 		}, []string{"count -1"}},
 		{"root out of range", func() error {
 			return ringo.Broadcast(bg, c, f32, f32, 2)
@@ -82,7 +82,7 @@ func TestBadArguments(t *testing.T) {
 		}, []string{"root -1 outside"}},
 		{"misaligned", func() error {
 			b := make([]byte, 44)
-			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Send: b[1:41], Recv: make([]byte, 40), Count: 10, Type: ringo.Float32})
+			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Send: b[1:41], Recv: make([]byte, 40), Count: 10, Type: ringo.TypeFloat32})
 		}, []string{"not aligned to 4-byte float"}},
 		{"partial overlap", func() error {
 			b := make([]float32, 20)
@@ -320,7 +320,7 @@ func TestDoDoesNotAllocate(t *testing.T) {
 	for r := range calls {
 		buf := make([]byte, n*count*4)
 		seg := buf[r*count*4 : (r+1)*count*4]
-		calls[r] = ringo.Call{Coll: ringo.CollReduceScatter, Send: buf, Recv: seg, Count: count, Type: ringo.Float32}
+		calls[r] = ringo.Call{Coll: ringo.CollReduceScatter, Send: buf, Recv: seg, Count: count, Type: ringo.TypeFloat32}
 	}
 	var wg sync.WaitGroup
 	for r := 1; r < n; r++ {

@@ -176,12 +176,12 @@ func TestGPUPrecisionVariants(t *testing.T) {
 			return rows[len(rows)-1].OutOfPlace.RelErr
 		}
 		t.Run(fmt.Sprint(gpus), func(t *testing.T) {
-			if exact, bf16 := relErr("ring", ringo.Float32), relErr("bf16wire", ringo.Float32); !(bf16 > 1e3*exact && bf16 < 4*0x1p-9) {
+			if exact, bf16 := relErr("ring", ringo.TypeFloat32), relErr("bf16wire", ringo.TypeFloat32); !(bf16 > 1e3*exact && bf16 < 4*0x1p-9) {
 				t.Errorf("bf16wire: relative error %g, float32 ring %g", bf16, exact)
 			}
 			// On two ranks an all-reduce is one addition, rounded once
 			// either way; from three on the plain ring rounds every hop.
-			for _, dt := range []ringo.DataType{ringo.Half, ringo.BF16} {
+			for _, dt := range []ringo.DataType{ringo.TypeFloat16, ringo.TypeBFloat16} {
 				plain, wide := relErr("ring", dt), relErr("fp32wire", dt)
 				ok := wide < 0.8*plain
 				if len(gpus) == 2 {
@@ -210,7 +210,7 @@ func TestGPUHierarchical(t *testing.T) {
 		t.Run(fmt.Sprint("groups of ", group), func(t *testing.T) {
 			cfg := &ringo.Config{Variant: "hierarchical", Group: group}
 			sweepGPUs(t, gpus, cfg, checkedOptions(0, 1, 7, 1021, 65537))
-			o := bench.Options{Colls: []ringo.Collective{ringo.CollAllReduce}, Types: []ringo.DataType{ringo.Float32},
+			o := bench.Options{Colls: []ringo.Collective{ringo.CollAllReduce}, Types: []ringo.DataType{ringo.TypeFloat32},
 				Ops: []reduce.OpKind{reduce.Sum}, Counts: []int64{5, 65537, 1048583}, StepFactor: 2, Iters: 1, Check: 2, Error: true}
 			sweepGPUs(t, gpus, cfg, o)
 		})
@@ -222,7 +222,7 @@ func TestGPUHierarchical(t *testing.T) {
 // results across the crossover.
 func TestGPUTunerChoice(t *testing.T) {
 	o := checkedOptions(1, 255, 4099, 65537, 262147, 1048583, 4194319)
-	o.Types = []ringo.DataType{ringo.Float32, ringo.BF16, ringo.Int32}
+	o.Types = []ringo.DataType{ringo.TypeFloat32, ringo.TypeBFloat16, ringo.TypeInt32}
 	o.Ops = []reduce.OpKind{reduce.Sum, reduce.Min}
 	sweepGPUs(t, testGPUs(t), nil, o)
 }
@@ -230,7 +230,7 @@ func TestGPUTunerChoice(t *testing.T) {
 // TestGPUUnaligned: buffers shifted off 16-byte alignment still work.
 func TestGPUUnaligned(t *testing.T) {
 	o := checkedOptions(13, 1021, 65537, 1048583)
-	o.Types = []ringo.DataType{ringo.Float32, ringo.Half, ringo.Int8, ringo.Float64}
+	o.Types = []ringo.DataType{ringo.TypeFloat32, ringo.TypeFloat16, ringo.TypeInt8, ringo.TypeFloat64}
 	o.Ops = []reduce.OpKind{reduce.Sum, reduce.Max}
 	for _, proto := range []string{"Simple", "LL", "LL128"} {
 		for _, u := range []int64{1, 3} {
@@ -243,12 +243,12 @@ func TestGPUUnaligned(t *testing.T) {
 // TestGPULarge: counts up to 2^30 elements.
 func TestGPULarge(t *testing.T) {
 	o := checkedOptions(1<<20+7, 1<<24+43)
-	o.Types = []ringo.DataType{ringo.Float32, ringo.BF16}
+	o.Types = []ringo.DataType{ringo.TypeFloat32, ringo.TypeBFloat16}
 	o.Ops = []reduce.OpKind{reduce.Sum}
 	sweepGPUs(t, testGPUs(t), nil, o)
 	o = checkedOptions(1 << 30)
 	o.Colls = []ringo.Collective{ringo.CollAllReduce}
-	o.Types = []ringo.DataType{ringo.Int8}
+	o.Types = []ringo.DataType{ringo.TypeInt8}
 	o.Ops = []reduce.OpKind{reduce.Sum}
 	sweepGPUs(t, testGPUs(t), nil, o)
 }
@@ -256,7 +256,7 @@ func TestGPULarge(t *testing.T) {
 // TestGPUChannelsAndBuffers: other channel counts and FIFO sizes, P2P read.
 func TestGPUChannelsAndBuffers(t *testing.T) {
 	o := checkedOptions(1, 4099, 1<<20+7)
-	o.Types = []ringo.DataType{ringo.Float32, ringo.Half}
+	o.Types = []ringo.DataType{ringo.TypeFloat32, ringo.TypeFloat16}
 	o.Ops = []reduce.OpKind{reduce.Sum, reduce.Avg}
 	for _, cfg := range []*ringo.Config{{Channels: 1}, {Channels: 3, BuffSize: 1 << 16}, {Channels: 64},
 		{Channels: 2, Protocol: "LL128", LL128BuffSize: 8 << 10}} { // LL128 slots of 8 lines
@@ -316,9 +316,9 @@ func TestGPUBadInput(t *testing.T) {
 		foreign := ringo.StreamHandle(g[0], s1.Handle())
 		wantGPUError(t, ringo.AllReduceDevice(ctx, c, buf0, buf0, ringo.OpSum, foreign), ringo.ErrInvalidArgument, "does not belong")
 	}
-	wantGPUError(t, c.DoDevice(ctx, ringo.DeviceCall{Coll: ringo.CollAllGather, Send: buf0.Addr(), Recv: buf0.Addr(), Count: 1 << 62, Type: ringo.Float32}, s0),
+	wantGPUError(t, c.DoDevice(ctx, ringo.DeviceCall{Coll: ringo.CollAllGather, Send: buf0.Addr(), Recv: buf0.Addr(), Count: 1 << 62, Type: ringo.TypeFloat32}, s0),
 		ringo.ErrInvalidArgument, "overflows")
-	wantGPUError(t, c.DoDevice(ctx, ringo.DeviceCall{Coll: ringo.CollAllReduce, Send: buf0.Addr(), Recv: buf0.Addr(), Count: 2048, Type: ringo.Float32}, s0),
+	wantGPUError(t, c.DoDevice(ctx, ringo.DeviceCall{Coll: ringo.CollAllReduce, Send: buf0.Addr(), Recv: buf0.Addr(), Count: 2048, Type: ringo.TypeFloat32}, s0),
 		ringo.ErrInvalidArgument, "past the end")
 	wantGPUError(t, ringo.AllReduce(ctx, c, host, host, ringo.OpSum), ringo.ErrInvalidArgument, "use DoDevice")
 

@@ -90,7 +90,7 @@ func TestSubChannelsCapped(t *testing.T) {
 // GPUs, other streams, other collectives and host ranks pass.
 func TestSameStreamRefused(t *testing.T) {
 	rec := func(seq uint64, gpu int, h uintptr) callRecord {
-		return callRecord{seq: seq, coll: CollAllReduce, count: 8, dt: Float32, stream: gpuStream{gpu: gpu, handle: h}}
+		return callRecord{seq: seq, coll: CollAllReduce, count: 8, dt: TypeFloat32, stream: gpuStream{gpu: gpu, handle: h}}
 	}
 	w := &world{n: 2, calls: make([]callRecord, 2)}
 	sib := &siblings{calls: map[int]callRecord{}}

@@ -8,21 +8,21 @@ import (
 // DataType is an element type; its values are NCCL's ncclDataType_t.
 type DataType = reduce.DataType
 
-// The datatypes.
+// The datatypes, each named after its element type: TypeOf[int8]() is
+// TypeInt8, TypeOf[Float16]() is TypeFloat16.
 const (
-	Int8     = reduce.Int8
-	Uint8    = reduce.Uint8
-	Int32    = reduce.Int32
-	Uint32   = reduce.Uint32
-	Int64    = reduce.Int64
-	Uint64   = reduce.Uint64
-	Half     = reduce.Half
-	Float32  = reduce.Float32
-	Float64  = reduce.Float64
-	BF16     = reduce.BF16
-	F8E4M3   = reduce.F8E4M3
-	F8E5M2   = reduce.F8E5M2
-	NumTypes = reduce.NumTypes
+	TypeInt8       = reduce.Int8
+	TypeUint8      = reduce.Uint8
+	TypeInt32      = reduce.Int32
+	TypeUint32     = reduce.Uint32
+	TypeInt64      = reduce.Int64
+	TypeUint64     = reduce.Uint64
+	TypeFloat16    = reduce.Half
+	TypeFloat32    = reduce.Float32
+	TypeFloat64    = reduce.Float64
+	TypeBFloat16   = reduce.BF16
+	TypeFloat8E4M3 = reduce.F8E4M3
+	TypeFloat8E5M2 = reduce.F8E5M2
 )
 
 // Element types for the formats Go lacks, with conversions from and to

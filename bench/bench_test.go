@@ -64,7 +64,7 @@ func TestSweepIsCorrect(t *testing.T) {
 	t.Run("8 ranks of 8-bit floats", func(t *testing.T) {
 		o := Defaults()
 		o.Colls, _ = ParseColls("all")
-		o.Types = []ringo.DataType{ringo.F8E4M3, ringo.F8E5M2}
+		o.Types = []ringo.DataType{ringo.TypeFloat8E4M3, ringo.TypeFloat8E5M2}
 		o.Ops, _ = ParseOps("all")
 		o.MinBytes, o.MaxBytes, o.StepFactor = 8, 8<<10, 32
 		o.Iters, o.Warmup, o.Root = 1, 0, 5
@@ -116,7 +116,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 	}
 	defer comms[0].Close()
 	o := Defaults()
-	for _, dt := range []ringo.DataType{ringo.Float32, ringo.Half, ringo.F8E5M2, ringo.Int8} {
+	for _, dt := range []ringo.DataType{ringo.TypeFloat32, ringo.TypeFloat16, ringo.TypeFloat8E5M2, ringo.TypeInt8} {
 		for _, k := range []reduce.OpKind{reduce.Sum, reduce.Avg, reduce.PreMulSum} {
 			h := newHostTarget(context.Background(), comms[0], 64)
 			rr := &rankRun{ctx: context.Background(), c: comms[0], agg: comms[0], t: h, o: &o, n: 1, one: make([]float64, 1)}
@@ -176,8 +176,8 @@ func TestOptions(t *testing.T) {
 	}
 	o = Defaults()
 	o.Counts = []int64{7, 0}
-	o.Colls, o.Types = []ringo.Collective{ringo.CollAllGather}, []ringo.DataType{ringo.Float64}
-	if sh := o.shapes(ringo.CollAllGather, ringo.Float32, 3); len(sh) != 2 || sh[0] != (shape{7, 21}) {
+	o.Colls, o.Types = []ringo.Collective{ringo.CollAllGather}, []ringo.DataType{ringo.TypeFloat64}
+	if sh := o.shapes(ringo.CollAllGather, ringo.TypeFloat32, 3); len(sh) != 2 || sh[0] != (shape{7, 21}) {
 		t.Errorf("explicit counts: %v", sh)
 	}
 	if got := o.maxBytes(3); got != 21*8 {

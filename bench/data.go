@@ -12,26 +12,26 @@ import (
 // representable in t (for integer types, the largest value of the type).
 func exactLimit(t ringo.DataType) float64 {
 	switch t {
-	case ringo.Int8:
+	case ringo.TypeInt8:
 		return 127
-	case ringo.Uint8:
+	case ringo.TypeUint8:
 		return 255
-	case ringo.Half:
+	case ringo.TypeFloat16:
 		return 2048
-	case ringo.BF16:
+	case ringo.TypeBFloat16:
 		return 256
-	case ringo.F8E4M3:
+	case ringo.TypeFloat8E4M3:
 		return 16
-	case ringo.F8E5M2:
+	case ringo.TypeFloat8E5M2:
 		return 8
-	case ringo.Float32:
+	case ringo.TypeFloat32:
 		return 1 << 24
 	}
 	return 1 << 30 // 32- and 64-bit integers, float64: far beyond any data here
 }
 
 func signed(t ringo.DataType) bool {
-	return t != ringo.Uint8 && t != ringo.Uint32 && t != ringo.Uint64
+	return t != ringo.TypeUint8 && t != ringo.TypeUint32 && t != ringo.TypeUint64
 }
 
 // mix is a deterministic hash of (seed, rank, index).
@@ -100,29 +100,29 @@ func scalar(rank int) float64 { return float64(1 + rank%2) }
 // put stores v, converted to t, as element i of b.
 func put(t ringo.DataType, b []byte, i int64, v float64) {
 	switch t {
-	case ringo.Int8:
+	case ringo.TypeInt8:
 		b[i] = byte(int8(v))
-	case ringo.Uint8:
+	case ringo.TypeUint8:
 		b[i] = byte(v)
-	case ringo.Int32:
+	case ringo.TypeInt32:
 		binary.LittleEndian.PutUint32(b[4*i:], uint32(int32(v)))
-	case ringo.Uint32:
+	case ringo.TypeUint32:
 		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
-	case ringo.Int64:
+	case ringo.TypeInt64:
 		binary.LittleEndian.PutUint64(b[8*i:], uint64(int64(v)))
-	case ringo.Uint64:
+	case ringo.TypeUint64:
 		binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
-	case ringo.Half:
+	case ringo.TypeFloat16:
 		binary.LittleEndian.PutUint16(b[2*i:], uint16(reduce.Float16From64(v)))
-	case ringo.Float32:
+	case ringo.TypeFloat32:
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(v)))
-	case ringo.Float64:
+	case ringo.TypeFloat64:
 		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
-	case ringo.BF16:
+	case ringo.TypeBFloat16:
 		binary.LittleEndian.PutUint16(b[2*i:], uint16(reduce.BFloat16From64(v)))
-	case ringo.F8E4M3:
+	case ringo.TypeFloat8E4M3:
 		b[i] = byte(reduce.Float8E4M3From64(v))
-	case ringo.F8E5M2:
+	case ringo.TypeFloat8E5M2:
 		b[i] = byte(reduce.Float8E5M2From64(v))
 	}
 }
@@ -137,29 +137,29 @@ func roundTo(t ringo.DataType, v float64) float64 {
 // get returns element i of b as a float64.
 func get(t ringo.DataType, b []byte, i int64) float64 {
 	switch t {
-	case ringo.Int8:
+	case ringo.TypeInt8:
 		return float64(int8(b[i]))
-	case ringo.Uint8:
+	case ringo.TypeUint8:
 		return float64(b[i])
-	case ringo.Int32:
+	case ringo.TypeInt32:
 		return float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
-	case ringo.Uint32:
+	case ringo.TypeUint32:
 		return float64(binary.LittleEndian.Uint32(b[4*i:]))
-	case ringo.Int64:
+	case ringo.TypeInt64:
 		return float64(int64(binary.LittleEndian.Uint64(b[8*i:])))
-	case ringo.Uint64:
+	case ringo.TypeUint64:
 		return float64(binary.LittleEndian.Uint64(b[8*i:]))
-	case ringo.Half:
+	case ringo.TypeFloat16:
 		return float64(reduce.Float16(binary.LittleEndian.Uint16(b[2*i:])).Float32())
-	case ringo.Float32:
+	case ringo.TypeFloat32:
 		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
-	case ringo.Float64:
+	case ringo.TypeFloat64:
 		return math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-	case ringo.BF16:
+	case ringo.TypeBFloat16:
 		return float64(reduce.BFloat16(binary.LittleEndian.Uint16(b[2*i:])).Float32())
-	case ringo.F8E4M3:
+	case ringo.TypeFloat8E4M3:
 		return float64(reduce.Float8E4M3(b[i]).Float32())
-	case ringo.F8E5M2:
+	case ringo.TypeFloat8E5M2:
 		return float64(reduce.Float8E5M2(b[i]).Float32())
 	}
 	return math.NaN()
@@ -206,7 +206,7 @@ func expect(t ringo.DataType, k reduce.OpKind, vals []float64) float64 {
 
 // ulp returns the spacing of t's values near v.
 func ulp(t ringo.DataType, v float64) float64 {
-	bits := map[ringo.DataType]int{ringo.Half: 10, ringo.Float32: 23, ringo.Float64: 52, ringo.BF16: 7, ringo.F8E4M3: 3, ringo.F8E5M2: 2}[t]
+	bits := map[ringo.DataType]int{ringo.TypeFloat16: 10, ringo.TypeFloat32: 23, ringo.TypeFloat64: 52, ringo.TypeBFloat16: 7, ringo.TypeFloat8E4M3: 3, ringo.TypeFloat8E5M2: 2}[t]
 	_, e := math.Frexp(math.Max(math.Abs(v), 1e-30))
 	return math.Ldexp(1, e-1-bits)
 }

@@ -83,7 +83,7 @@ func (o *Options) RankBytes(n int) int64 { return 2 * o.maxBytes(n) }
 // Defaults returns nccl-tests' defaults with ringo's all-reduce of float sum.
 func Defaults() Options {
 	return Options{
-		Colls: []ringo.Collective{ringo.CollAllReduce}, Types: []ringo.DataType{ringo.Float32}, Ops: []reduce.OpKind{reduce.Sum},
+		Colls: []ringo.Collective{ringo.CollAllReduce}, Types: []ringo.DataType{ringo.TypeFloat32}, Ops: []reduce.OpKind{reduce.Sum},
 		MinBytes: 32 << 20, MaxBytes: 32 << 20, StepBytes: 1 << 20, Iters: 20, Warmup: 1, Check: 1,
 	}
 }
@@ -179,7 +179,7 @@ func ParseColls(s string) ([]ringo.Collective, error) {
 func ParseTypes(s string) ([]ringo.DataType, error) {
 	if strings.EqualFold(s, "all") {
 		var out []ringo.DataType
-		for t := range ringo.NumTypes {
+		for t := range reduce.NumTypes {
 			out = append(out, t)
 		}
 		return out, nil
@@ -227,7 +227,7 @@ func (o *Options) validError() error {
 		}
 	}
 	for _, t := range o.Types {
-		if t != ringo.Float32 && t != ringo.Half && t != ringo.BF16 {
+		if t != ringo.TypeFloat32 && t != ringo.TypeFloat16 && t != ringo.TypeBFloat16 {
 			return fmt.Errorf("-error checks float32, float16 and bfloat16, not %v", t)
 		}
 	}

@@ -41,14 +41,14 @@ func TestCollectiveArguments(t *testing.T) {
 		root int32
 		want ringo.DeviceCall
 	}{
-		{apiAllReduce, 2, 0, ringo.DeviceCall{Coll: ringo.CollAllReduce, Send: 0x1000, Recv: 0x2000, Count: 3, Type: ringo.Float32, Op: ringo.OpMax}},
-		{apiReduceScatter, 4, 0, ringo.DeviceCall{Coll: ringo.CollReduceScatter, Send: 0x1000, Recv: 0x2000, Count: 3, Type: ringo.Float32, Op: ringo.OpAvg}},
-		{apiAllGather, 0, 0, ringo.DeviceCall{Coll: ringo.CollAllGather, Send: 0x1000, Recv: 0x2000, Count: 3, Type: ringo.Float32}},
-		{apiBroadcast, 0, 1, ringo.DeviceCall{Coll: ringo.CollBroadcast, Send: 0x1000, Recv: 0x2000, Count: 3, Type: ringo.Float32, Root: 1}},
-		{apiReduce, 1, 1, ringo.DeviceCall{Coll: ringo.CollReduce, Send: 0x1000, Recv: 0x2000, Count: 3, Type: ringo.Float32, Op: ringo.OpProd, Root: 1}},
+		{apiAllReduce, 2, 0, ringo.DeviceCall{Coll: ringo.CollAllReduce, Send: 0x1000, Recv: 0x2000, Count: 3, Type: ringo.TypeFloat32, Op: ringo.OpMax}},
+		{apiReduceScatter, 4, 0, ringo.DeviceCall{Coll: ringo.CollReduceScatter, Send: 0x1000, Recv: 0x2000, Count: 3, Type: ringo.TypeFloat32, Op: ringo.OpAvg}},
+		{apiAllGather, 0, 0, ringo.DeviceCall{Coll: ringo.CollAllGather, Send: 0x1000, Recv: 0x2000, Count: 3, Type: ringo.TypeFloat32}},
+		{apiBroadcast, 0, 1, ringo.DeviceCall{Coll: ringo.CollBroadcast, Send: 0x1000, Recv: 0x2000, Count: 3, Type: ringo.TypeFloat32, Root: 1}},
+		{apiReduce, 1, 1, ringo.DeviceCall{Coll: ringo.CollReduce, Send: 0x1000, Recv: 0x2000, Count: 3, Type: ringo.TypeFloat32, Op: ringo.OpProd, Root: 1}},
 	}
 	for _, c := range cases {
-		if err := tl.collective(c.api, send, recv, 3, int32(ringo.Float32), c.op, c.root, hs[1], stream); err != nil {
+		if err := tl.collective(c.api, send, recv, 3, int32(ringo.TypeFloat32), c.op, c.root, hs[1], stream); err != nil {
 			t.Fatalf("api %d: %v", c.api, err)
 		}
 		if c1.last != c.want {
@@ -59,7 +59,7 @@ func TestCollectiveArguments(t *testing.T) {
 		}
 	}
 	// ncclBcast is in place.
-	if err := tl.collective(apiBcast, recv, recv, 3, int32(ringo.Int8), 0, 0, hs[1], nil); err != nil {
+	if err := tl.collective(apiBcast, recv, recv, 3, int32(ringo.TypeInt8), 0, 0, hs[1], nil); err != nil {
 		t.Fatal(err)
 	}
 	if c1.last.Send != 0x2000 || c1.last.Recv != 0x2000 || c1.last.Coll != ringo.CollBroadcast || c1.lastStream != ringo.StreamHandle(5, 0) {
@@ -105,15 +105,15 @@ func TestCollectiveAllocs(t *testing.T) {
 	hs := tl.initGroup(t, id(21), 0, 1)
 	var op int32
 	scalar := float32(0.5)
-	if err := tl.redOpCreatePreMulSum(ptr(&op), ptr(&scalar), int32(ringo.Float32), ncclScalarHostImmediate, hs[0]); err != nil {
+	if err := tl.redOpCreatePreMulSum(ptr(&op), ptr(&scalar), int32(ringo.TypeFloat32), ncclScalarHostImmediate, hs[0]); err != nil {
 		t.Fatal(err)
 	}
 	send, recv := devPtr(0x1000), devPtr(0x2000)
 	allocs := testing.AllocsPerRun(100, func() {
-		if err := tl.collective(apiAllReduce, send, recv, 1024, int32(ringo.Float32), 0, 0, hs[0], nil); err != nil {
+		if err := tl.collective(apiAllReduce, send, recv, 1024, int32(ringo.TypeFloat32), 0, 0, hs[0], nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := tl.collective(apiAllReduce, send, recv, 1024, int32(ringo.Float32), op, 0, hs[0], nil); err != nil {
+		if err := tl.collective(apiAllReduce, send, recv, 1024, int32(ringo.TypeFloat32), op, 0, hs[0], nil); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -135,24 +135,24 @@ func TestPreMulSumOps(t *testing.T) {
 		return op, err
 	}
 	f := float32(0.5)
-	op1, err := create(hs[0], int32(ringo.Float32), ptr(&f))
+	op1, err := create(hs[0], int32(ringo.TypeFloat32), ptr(&f))
 	if err != nil || op1 != ncclNumOps {
 		t.Fatalf("first op %d, %v; want %d", op1, err, ncclNumOps)
 	}
 	// nccl-tests passes a union: the scalar in the low bytes.
 	u := uint64(0xffffffff00000000) | uint64(math.Float32bits(2))
-	op2, err := create(hs[0], int32(ringo.Float32), ptr(&u))
+	op2, err := create(hs[0], int32(ringo.TypeFloat32), ptr(&u))
 	if err != nil || op2 != ncclNumOps+1 {
 		t.Fatalf("second op %d, %v", op2, err)
 	}
-	if err := tl.collective(apiAllReduce, send, recv, 4, int32(ringo.Float32), op2, 0, hs[0], nil); err != nil {
+	if err := tl.collective(apiAllReduce, send, recv, 4, int32(ringo.TypeFloat32), op2, 0, hs[0], nil); err != nil {
 		t.Fatal(err)
 	}
 	if want := ringo.PreMul(float32(2)); c0.last.Op != want {
 		t.Fatalf("op %v, want %v", c0.last.Op, want)
 	}
 	h := ringo.Float16(0x3c00)
-	op3, err := create(hs[0], int32(ringo.Half), ptr(&h))
+	op3, err := create(hs[0], int32(ringo.TypeFloat16), ptr(&h))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,13 +164,13 @@ func TestPreMulSumOps(t *testing.T) {
 	if err := tl.redOpDestroy(op1, hs[0]); err != nil {
 		t.Fatal(err)
 	}
-	wantResult(t, "destroyed op", tl.collective(apiAllReduce, send, recv, 4, int32(ringo.Float32), op1, 0, hs[0], nil), ncclInvalidArgument)
+	wantResult(t, "destroyed op", tl.collective(apiAllReduce, send, recv, 4, int32(ringo.TypeFloat32), op1, 0, hs[0], nil), ncclInvalidArgument)
 	wantResult(t, "destroy twice", tl.redOpDestroy(op1, hs[0]), ncclInvalidArgument)
-	if again, err := create(hs[0], int32(ringo.Float32), ptr(&f)); err != nil || again != op1 {
+	if again, err := create(hs[0], int32(ringo.TypeFloat32), ptr(&f)); err != nil || again != op1 {
 		t.Fatalf("reused op %d, %v; want %d", again, err, op1)
 	}
 	// Operators belong to their communicator.
-	wantResult(t, "op of another comm", tl.collective(apiAllReduce, send, recv, 4, int32(ringo.Float32), op2, 0, other[0], nil), ncclInvalidArgument)
+	wantResult(t, "op of another comm", tl.collective(apiAllReduce, send, recv, 4, int32(ringo.TypeFloat32), op2, 0, other[0], nil), ncclInvalidArgument)
 	wantResult(t, "destroy on another comm", tl.redOpDestroy(op2, other[0]), ncclInvalidArgument)
 	wantResult(t, "destroy a built-in op", tl.redOpDestroy(2, hs[0]), ncclInvalidArgument)
 	wantResult(t, "destroy unknown op", tl.redOpDestroy(1000, hs[0]), ncclInvalidArgument)

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/reduce"
 )
 
 // The collective APIs, in the order of nccl_abi.c's RINGO_COLL_* codes.
@@ -36,8 +37,8 @@ func (l *library) collective(api int32, send, recv unsafe.Pointer, count uint64,
 	if err != nil {
 		return err
 	}
-	if dt < 0 || dt >= int32(ringo.NumTypes) {
-		return invalidArg("%s: datatype %d is not an ncclDataType_t (0 to %d)", a.fn, dt, ringo.NumTypes-1)
+	if dt < 0 || dt >= int32(reduce.NumTypes) {
+		return invalidArg("%s: datatype %d is not an ncclDataType_t (0 to %d)", a.fn, dt, reduce.NumTypes-1)
 	}
 	if count > math.MaxInt64 {
 		return invalidArg("%s: count %d is too large", a.fn, count)

@@ -74,7 +74,7 @@ func TestGPUAllReduce(t *testing.T) {
 	l.reg.groupStart(tid)
 	for r := range devs {
 		p := devPtr(bufs[r].Addr())
-		if err := l.collective(apiAllReduce, p, p, n, int32(ringo.Float32), 0, 0, hs[r], devPtr(streams[r].Handle())); err != nil {
+		if err := l.collective(apiAllReduce, p, p, n, int32(ringo.TypeFloat32), 0, 0, hs[r], devPtr(streams[r].Handle())); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -134,8 +134,8 @@ func (l *library) redOpCreatePreMulSum(out, scalar unsafe.Pointer, dt, residence
 	switch {
 	case out == nil:
 		return invalidArg("%s: op is NULL", fn)
-	case dt < 0 || dt >= int32(ringo.NumTypes):
-		return invalidArg("%s: datatype %d is not an ncclDataType_t (0 to %d)", fn, dt, ringo.NumTypes-1)
+	case dt < 0 || dt >= int32(reduce.NumTypes):
+		return invalidArg("%s: datatype %d is not an ncclDataType_t (0 to %d)", fn, dt, reduce.NumTypes-1)
 	case residence == ncclScalarDevice:
 		return invalidUsage("%s: ncclScalarDevice is not supported by ringo (its kernels take the scalar by value): pass the scalar with ncclScalarHostImmediate", fn)
 	case residence != ncclScalarHostImmediate:
