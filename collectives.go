@@ -208,34 +208,6 @@ func (c *Comm) marked(m callMark, err error) {
 	c.trace.Add(m.coll.String(), "collective", m.t0, c.rank, 0, trace.EventArgs{Seq: c.seq, Step: -1, Recv: -1, Send: -1, Count: m.count, What: what})
 }
 
-// SumPath is how this communicator's all-reduce sums a datatype, for checks
-// that reproduce its rounding: partial sums travel as Wire (the buffers'
-// type, or a precision variant's), each chunk's sum starts at one rank and
-// goes round Ring in order — or, when Backwards, in either direction (the
-// bidirectional variant runs odd channels the other way). With Groups (the
-// hierarchical variant), an element's sum may instead be each group's sum,
-// started at the same position of every group, summed round the groups
-// from one of them.
-type SumPath struct {
-	Wire      DataType
-	Ring      []int
-	Backwards bool
-	Groups    [][]int
-}
-
-// SumPath returns how an all-reduce sum of dt runs on c.
-func (c *Comm) SumPath(dt DataType) SumPath {
-	p := SumPath{Wire: dt, Ring: append([]int(nil), c.cfg.ring.Order...), Backwards: c.cfg.variant == ring.Bidirectional}
-	if c.hier != nil {
-		h, _ := ring.NewHierarchy(c.cfg.ring, c.hier.size)
-		p.Groups = h.Groups
-	}
-	if _, w, err := c.variantFor(CollAllReduce, dt, OpSum); err == nil && w != nil {
-		p.Wire = w.On()
-	}
-	return p
-}
-
 // variantFor returns the variant call runs with, and the wire sum of a
 // precision variant. A precision variant applies to the sums of all-reduces
 // of its buffer types (float32 for bf16wire; float16 and bfloat16 for

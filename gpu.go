@@ -73,9 +73,6 @@ func (p DevPtr[T]) CopyTo(dst []T) error {
 	return copyDtoH(p.dev, mem.Bytes(dst), p.addr)
 }
 
-// GPUName returns GPU dev's product name.
-func GPUName(dev int) (string, error) { return gpuName(dev) }
-
 // Stream is a CUDA stream of one GPU. The Stream returned by DefaultStream
 // is the GPU's legacy default stream.
 type Stream struct {

@@ -211,11 +211,3 @@ func checkDevicePtr(dev int, p uintptr, n int64) (base, size uintptr, err error)
 	}
 	return uintptr(b), uintptr(sz), nil
 }
-
-func gpuName(dev int) (string, error) {
-	d, err := open(dev)
-	if err != nil {
-		return "", err
-	}
-	return d.Name(), nil
-}

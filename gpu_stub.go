@@ -32,5 +32,3 @@ func destroyStream(int, uintptr) error                             { return noCU
 func syncStream(int, uintptr) error                                { return noCUDA() }
 func streamOwned(int, uintptr) (bool, error)                       { return false, noCUDA() }
 func checkDevicePtr(int, uintptr, int64) (uintptr, uintptr, error) { return 0, 0, noCUDA() }
-
-func gpuName(int) (string, error) { return "", noCUDA() }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/internal/commhook"
 	"github.com/ringo-ccl/ringo/reduce"
 )
 
@@ -257,7 +258,7 @@ func (rr *rankRun) check(l *layout, k reduce.OpKind, seed uint64, e *errSums) (i
 	} else if l.coll == ringo.CollAllReduce && k == reduce.Sum {
 		// Partial sums that travel in a narrower type (a precision
 		// variant's wire) must be exact there too.
-		if w := rr.c.SumPath(t).Wire; exactLimit(w) < exactLimit(t) {
+		if w := commhook.SumPathOf(rr.c, t).Wire; exactLimit(w) < exactLimit(t) {
 			gen = func(_ ringo.DataType, k reduce.OpKind, n, rank int, i int64, seed uint64) float64 {
 				return value(w, k, n, rank, i, seed)
 			}
@@ -346,10 +347,10 @@ func (rr *rankRun) relErr(e errSums) (float64, error) {
 
 // checkSums is check's error mode for an all-reduce sum: every output
 // element must equal the sum of one rotation of the ring as the
-// communicator computes it (SumPath), and its distance to the exact sum
-// goes into e. It returns the elements that match no rotation.
+// communicator computes it (commhook.SumPath), and its distance to the
+// exact sum goes into e. It returns the elements that match no rotation.
 func (rr *rankRun) checkSums(t ringo.DataType, out []byte, input func(q int, i int64) float64, e *errSums) int64 {
-	path := rr.c.SumPath(t)
+	path := commhook.SumPathOf(rr.c, t)
 	orders := [][]int{path.Ring}
 	if path.Backwards {
 		rev := make([]int, len(path.Ring))
@@ -388,7 +389,7 @@ func (rr *rankRun) checkSums(t ringo.DataType, out []byte, input func(q int, i i
 }
 
 // sumOrder is the order and rounding of a communicator's all-reduce sums
-// (SumPath) as one checking worker reproduces them: each hop adds in
+// (commhook.SumPath) as one checking worker reproduces them: each hop adds in
 // float32, as the executors do, then rounds once to the wire type (the
 // float64 sum of two values rounded to float32 is float32's correctly
 // rounded sum; a float32 input added to a bfloat16 partial sum can round

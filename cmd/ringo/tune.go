@@ -11,6 +11,7 @@ import (
 
 	"github.com/ringo-ccl/ringo"
 	"github.com/ringo-ccl/ringo/bench"
+	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/tune"
 )
@@ -51,7 +52,7 @@ func tuneMain(args []string) error {
 		protos = append(protos, p)
 	}
 	n := len(gpus)
-	name, err := ringo.GPUName(gpus[0])
+	name, err := cuda.DeviceName(gpus[0])
 	if err != nil {
 		return err
 	}
