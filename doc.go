@@ -14,7 +14,8 @@
 // Collectives are generic over the element type (int8 … float64 and ringo's
 // Float16, BFloat16, Float8E4M3 and Float8E5M2), so a float16 buffer cannot
 // be passed as float32. Comm.Do takes untyped byte buffers with a DataType
-// for callers that learn the type at run time.
+// for callers that learn the type at run time; each DataType is named after
+// its element type (TypeFloat32, TypeFloat16, …; TypeOf[T]() gives T's).
 //
 // # Concurrency
 //
