@@ -172,10 +172,7 @@ func (c *Comm) check(a *args) error {
 		s, r := a.addrs()
 		overlap := s < r+uintptr(out*elt) && r < s+uintptr(in*elt)
 		seg := uintptr(int64(c.rank) * a.count * elt)
-		// Device calls have always also taken send = recv as in place for
-		// reduce-scatter and all-gather, which host calls refuse (they are
-		// the same only at rank 0).
-		if overlap && !inPlace(a.coll, s, r, seg) && !(a.device && s == r) {
+		if overlap && !inPlace(a.coll, s, r, seg) {
 			return bad("send and recv overlap without being in place")
 		}
 	}
