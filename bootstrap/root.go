@@ -439,18 +439,28 @@ func (r *rootServer) connectedLocked() []*rootMember {
 	return out
 }
 
-// leave handles m's bye. Before the table is out, m's rank becomes missing
-// again (its Join gave up; a retry may take its place).
-func (r *rootServer) leave(m *rootMember) {
-	r.mu.Lock()
+// departLocked marks m gone and wakes whoever waits for a departure, or
+// reports false when m is already gone or the root has stopped. r.mu is
+// held.
+func (r *rootServer) departLocked(m *rootMember) bool {
 	if r.stopped || m.gone {
-		r.mu.Unlock()
-		return
+		return false
 	}
 	m.gone = true
 	r.connected--
 	close(r.departed)
 	r.departed = make(chan struct{})
+	return true
+}
+
+// leave handles m's bye. Before the table is out, m's rank becomes missing
+// again (its Join gave up; a retry may take its place).
+func (r *rootServer) leave(m *rootMember) {
+	r.mu.Lock()
+	if !r.departLocked(m) {
+		r.mu.Unlock()
+		return
+	}
 	if !r.formed {
 		r.members[m.rank] = nil
 		r.joined--
@@ -467,14 +477,10 @@ func (r *rootServer) leave(m *rootMember) {
 // it also fails the communicator: later hellos are refused.
 func (r *rootServer) lose(m *rootMember, reason string) {
 	r.mu.Lock()
-	if r.stopped || m.gone {
+	if !r.departLocked(m) {
 		r.mu.Unlock()
 		return
 	}
-	m.gone = true
-	r.connected--
-	close(r.departed)
-	r.departed = make(chan struct{})
 	if !r.formed && r.failed == "" {
 		r.failed = fmt.Sprintf("rank %d lost: %s", m.rank, reason)
 	}
