@@ -22,7 +22,7 @@
 #                   TCP (iperf3) between them, same run (root; installs iperf3)
 #   make bench-cpu-vs-mpi  ringo bench next to Open MPI's MPI_Allreduce, same sizes,
 #                   and a ratio table (installs Open MPI if missing; bench/anchors/)
-#   make mpi-deps   install Open MPI (openmpi-bin, libopenmpi-dev) if mpicc is missing
+#   make mpi-deps   install Open MPI (openmpi-bin, libopenmpi-dev) if its wrapper or header is missing
 #   make fuzz       every fuzz target for FUZZTIME each
 #   make generate   regenerate generated code (stringer)
 

@@ -4,9 +4,9 @@
 #   bench/anchors/cpu_vs_mpi.sh [-b 8 -e 128M -f 2 -n 20 -w 5 -c 1 ...]
 #   bench/anchors/cpu_vs_mpi.sh --deps     only install Open MPI if missing
 #
-# Installs Open MPI (Debian: openmpi-bin, libopenmpi-dev) when mpicc or
-# mpirun is missing, builds mpi_allreduce.c with mpicc into build/anchors/,
-# runs it under mpirun with NP ranks, then runs ringo's benchmark with the
+# Installs Open MPI (Debian: openmpi-bin, libopenmpi-dev) when its wrapper,
+# header or launcher is missing, builds mpi_allreduce.c with mpicc.openmpi
+# into build/anchors/, runs it under mpirun.openmpi with NP ranks, then runs ringo's benchmark with the
 # same flags, saves both outputs in build/anchors/ and prints both tables and
 # a comparison of their out-of-place columns, matched by size.
 #
@@ -27,9 +27,26 @@ RINGO_BENCH_CMD=${RINGO_BENCH_CMD:-"bin/ringo bench --ranks $NP"}
 MPIRUN_ARGS=${MPIRUN_ARGS:-}
 OUT=build/anchors
 
-# ensure_mpi installs Open MPI's compiler wrapper and launcher when missing.
+# Open MPI's own wrapper and launcher: plain mpicc and mpirun are Debian
+# alternatives that MPICH (installed for the launcher tests) may hold.
+MPICC=mpicc.openmpi
+MPIRUN=mpirun.openmpi
+
+# have_openmpi reports whether Open MPI's wrapper, launcher and header
+# (libopenmpi-dev) are installed.
+have_openmpi() {
+	command -v $MPICC >/dev/null 2>&1 && command -v $MPIRUN >/dev/null 2>&1 || return 1
+	local d
+	for d in $($MPICC -showme:incdirs 2>/dev/null); do
+		[ -f "$d/mpi.h" ] && return 0
+	done
+	return 1
+}
+
+# ensure_mpi installs Open MPI's compiler wrapper, header and launcher when
+# missing.
 ensure_mpi() {
-	if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
+	if have_openmpi; then
 		return 0
 	fi
 	local sudo=()
@@ -69,16 +86,16 @@ fi
 ensure_mpi
 mkdir -p "$OUT"
 
-mpicc -O2 -Wall -Wextra -std=c11 -o "$OUT/mpi_allreduce" bench/anchors/mpi_allreduce.c -lm
+$MPICC -O2 -Wall -Wextra -std=c11 -o "$OUT/mpi_allreduce" bench/anchors/mpi_allreduce.c -lm
 
 mpi_out=$OUT/mpi_allreduce.out
 ringo_out=$OUT/ringo.out
 mpi_rc=0
 ringo_rc=0
 
-echo "# === Open MPI: mpirun -np $NP $OUT/mpi_allreduce ${flags[*]}"
+echo "# === Open MPI: $MPIRUN -np $NP $OUT/mpi_allreduce ${flags[*]}"
 # shellcheck disable=SC2086 # MPIRUN_ARGS is a list of words
-mpirun --allow-run-as-root --oversubscribe -np "$NP" $MPIRUN_ARGS "$OUT/mpi_allreduce" "${flags[@]}" |
+$MPIRUN --allow-run-as-root --oversubscribe -np "$NP" $MPIRUN_ARGS "$OUT/mpi_allreduce" "${flags[@]}" |
 	tee "$mpi_out" || mpi_rc=$?
 echo
 
