@@ -93,6 +93,21 @@ func sweepGPUs(t *testing.T, gpus []int, cfg *ringo.Config, o bench.Options) []b
 	return rows[0]
 }
 
+// localGPUs makes NewLocalGPUs's communicator, closed when tb ends.
+func localGPUs(tb testing.TB, gpus []int, cfg *ringo.Config) []*ringo.Comm {
+	tb.Helper()
+	comms, err := ringo.NewLocalGPUs(gpus, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		for _, c := range comms {
+			c.Close()
+		}
+	})
+	return comms
+}
+
 // sweepDeadline bounds one sweepGPUs: RINGO_TEST_SWEEP (a duration), else
 // 90 s.
 func sweepDeadline() time.Duration {
@@ -275,15 +290,7 @@ func wantGPUError(t *testing.T, err error, sentinel error, frag string) {
 
 func TestGPUBadInput(t *testing.T) {
 	g := testGPUs(t)
-	comms, err := ringo.NewLocalGPUs(g, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, c := range comms {
-			c.Close()
-		}
-	}()
+	comms := localGPUs(t, g, nil)
 	c := comms[0]
 	ctx := context.Background()
 	s0, err := ringo.NewStream(g[0])
@@ -334,15 +341,7 @@ func TestGPUBadInput(t *testing.T) {
 // communicator refuses further work.
 func TestGPUAbsentRank(t *testing.T) {
 	g := testGPUs(t)
-	comms, err := ringo.NewLocalGPUs(g, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, c := range comms {
-			c.Close()
-		}
-	}()
+	comms := localGPUs(t, g, nil)
 	s, _ := ringo.NewStream(g[0])
 	defer s.Close()
 	buf, _ := ringo.DeviceAlloc[float32](g[0], 1<<20)
@@ -353,7 +352,7 @@ func TestGPUAbsentRank(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	err = comms[0].Wait(ctx, s)
+	err := comms[0].Wait(ctx, s)
 	wantGPUError(t, err, ringo.ErrTimeout, "did not finish")
 	if el := time.Since(start); el > 5*time.Second {
 		t.Fatalf("abort took %v", el)
@@ -366,15 +365,7 @@ func TestGPUAbsentRank(t *testing.T) {
 // waits for an absent peer, and Wait returns, within 100 ms.
 func TestGPUAbortLatency(t *testing.T) {
 	g := testGPUs(t)
-	comms, err := ringo.NewLocalGPUs(g, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, c := range comms {
-			c.Close()
-		}
-	}()
+	comms := localGPUs(t, g, nil)
 	s, _ := ringo.NewStream(g[0])
 	defer s.Close()
 	buf, _ := ringo.DeviceAlloc[float32](g[0], 1<<20)
@@ -387,7 +378,7 @@ func TestGPUAbortLatency(t *testing.T) {
 		aborted.Store(time.Now().UnixNano())
 		comms[0].Abort()
 	})
-	err = comms[0].Wait(context.Background(), s)
+	err := comms[0].Wait(context.Background(), s)
 	el := time.Duration(time.Now().UnixNano() - aborted.Load())
 	t.Logf("Wait returned %v after Abort: %v", el, err)
 	if err == nil || el > 100*time.Millisecond {
@@ -416,15 +407,7 @@ func TestGPUKernels(t *testing.T) {
 // results.
 func TestGPUGraphCapture(t *testing.T) {
 	g := testGPUs(t)
-	comms, err := ringo.NewLocalGPUs(g, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, c := range comms {
-			c.Close()
-		}
-	}()
+	comms := localGPUs(t, g, nil)
 	const count, reps = 100003, 50
 	type rank struct {
 		d      *cuda.Device
@@ -460,6 +443,7 @@ func TestGPUGraphCapture(t *testing.T) {
 		if err := ringo.AllReduceDevice(context.Background(), comms[r], rk.buf, rk.buf, ringo.OpSum, rk.s); err != nil {
 			t.Fatal(err)
 		}
+		var err error
 		if rk.graph, err = rk.d.EndCapture(cuda.Stream(rk.s.Handle())); err != nil {
 			t.Fatal(err)
 		}
@@ -529,15 +513,7 @@ func TestGPUGraphCapture(t *testing.T) {
 // kernels running behind it. Both ranks enqueue from their own goroutines.
 func BenchmarkGPUEnqueue(b *testing.B) {
 	g := []int{0, 1}
-	comms, err := ringo.NewLocalGPUs(g, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		for _, c := range comms {
-			c.Close()
-		}
-	}()
+	comms := localGPUs(b, g, nil)
 	streams := make([]ringo.Stream, len(g))
 	bufs := make([]ringo.DevPtr[float32], len(g))
 	for r := range g {
@@ -802,15 +778,7 @@ func TestGPUSharedGPU(t *testing.T) {
 
 	// Two ranks on one stream would wait for each other forever: the
 	// second is refused, and the first's kernel is aborted.
-	comms, err := ringo.NewLocalGPUs([]int{gpu, gpu}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, c := range comms {
-			c.Close()
-		}
-	}()
+	comms := localGPUs(t, []int{gpu, gpu}, nil)
 	s, err := ringo.NewStream(gpu)
 	if err != nil {
 		t.Fatal(err)
@@ -1137,17 +1105,10 @@ func TestGPUPlanCacheBounded(t *testing.T) {
 }
 
 func testPlanCacheBounded(t *testing.T, g []int) {
-	comms, err := ringo.NewLocalGPUs(g, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, c := range comms {
-			c.Close()
-		}
-	}()
+	comms := localGPUs(t, g, nil)
 	shapes := 3 * device.PlanCache
 	streams, bufs := make([]ringo.Stream, len(g)), make([]ringo.DevPtr[float32], len(g))
+	var err error
 	for r := range g {
 		if streams[r], err = ringo.NewStream(g[r]); err != nil {
 			t.Fatal(err)
