@@ -11,6 +11,7 @@ import (
 // together; a Config that asks for more, or a GPU too small for one
 // channel per rank, is an error naming the GPU and what fits.
 func TestFitShared(t *testing.T) {
+	t.Setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32") // as the GPU build sets it (package queues)
 	for _, tc := range []struct {
 		name      string
 		channels  int

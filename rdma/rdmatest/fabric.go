@@ -81,27 +81,21 @@ func (f *Fabric) Open(name string, port int) (rdma.Device, error) {
 }
 
 // Break moves queue pair qpn to the error state, as a local failure would.
-func (f *Fabric) Break(qpn uint32) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	q, ok := f.qps[qpn]
-	if !ok {
-		return fmt.Errorf("fake rdma: no qp %#x", qpn)
-	}
-	q.toError()
-	return nil
-}
+func (f *Fabric) Break(qpn uint32) error { return f.onQP(qpn, (*fakeQP).toError) }
 
 // Kill makes queue pair qpn a dead peer: it stops answering, and nothing
 // more completes on it.
-func (f *Fabric) Kill(qpn uint32) error {
+func (f *Fabric) Kill(qpn uint32) error { return f.onQP(qpn, func(q *fakeQP) { q.dead = true }) }
+
+// onQP runs do on queue pair qpn with the fabric locked.
+func (f *Fabric) onQP(qpn uint32, do func(*fakeQP)) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	q, ok := f.qps[qpn]
 	if !ok {
 		return fmt.Errorf("fake rdma: no qp %#x", qpn)
 	}
-	q.dead = true
+	do(q)
 	return nil
 }
 

@@ -10,7 +10,8 @@
 // — or a rank's and the legacy stream's synchronous copies — can wait for
 // each other forever (seen: 8 ranks of the hierarchical variant on one
 // H200 hung with 8 queues and passed with 32). Unless the environment sets
-// it, this package sets the most the driver allows.
+// it, this package sets the most the driver allows — in the GPU build only
+// (set.go): a CPU build leaves the environment alone.
 package queues
 
 import (
@@ -27,12 +28,6 @@ const Most = 32
 
 // driverDefault is what CUDA uses when the variable is unset or unusable.
 const driverDefault = 8
-
-func init() {
-	if _, ok := os.LookupEnv(Variable); !ok {
-		os.Setenv(Variable, strconv.Itoa(Most))
-	}
-}
 
 // Connections returns the hardware work queues a context of this process
 // gets: the variable's value in [1, Most], else the driver's default.
