@@ -1,0 +1,181 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/ringo-ccl/ringo/ring"
+)
+
+// Edge names one connection: data from rank From to rank To on channel Ch.
+type Edge struct{ From, To, Ch int }
+
+func (e Edge) String() string { return fmt.Sprintf("%d→%d on channel %d", e.From, e.To, e.Ch) }
+
+// Connector is one way of connecting the ranks of a communicator that live
+// in separate processes — NCCL's ncclTransport, with its canConnect, setup
+// and connect: shared memory (package shm), the network (package network).
+// A Mesh tries its connectors in order and gives each edge to the first
+// that can carry it.
+type Connector interface {
+	// Name is the connector's name in NCCL_DEBUG's channel lines (SHM,
+	// NET/Socket …).
+	Name() string
+	// CanConnect reports whether this connector can carry e. Every rank
+	// answers alike (from what the ranks told each other at init).
+	CanConnect(e Edge) bool
+	// Connect makes this rank's ends of edges. Every rank of the
+	// communicator calls it at the same time with the same edges — every
+	// edge this connector was chosen for, this rank's or not — so setup
+	// can trade handles over the control plane. It returns, for each edge,
+	// this rank's end of it, or nil when this rank is neither end.
+	Connect(ctx context.Context, edges []Edge) ([]*Conn, error)
+	// Close releases every connection the connector made.
+	Close() error
+}
+
+// Mesh is one rank's connections to ranks of other processes, made on
+// demand by its connectors and kept for the communicator's life: any two
+// ranks, both ways, on any channel. Connect is collective; Conn only hands
+// out connections already made, so an executor can ask for them on the hot
+// path without a round of the control plane.
+type Mesh struct {
+	rank  int
+	kinds []Connector
+
+	mu    sync.Mutex
+	conns map[Edge]*Conn
+	via   map[Edge]string // the connector carrying each edge, for NCCL_DEBUG
+}
+
+var _ Transport = (*Mesh)(nil)
+
+// NewMesh returns rank's mesh over kinds, tried in order for each edge.
+func NewMesh(rank int, kinds ...Connector) *Mesh {
+	return &Mesh{rank: rank, kinds: kinds, conns: map[Edge]*Conn{}, via: map[Edge]string{}}
+}
+
+// Connect makes every edge of edges not made yet. Every rank of the
+// communicator calls it at the same time with the same edges (the union of
+// what every rank needs: a plan's, a schedule's), so the ranks agree, edge
+// by edge, on which connector carries it and take part in that connector's
+// setup together. An edge that no connector can carry is an error naming
+// it, before any setup.
+func (m *Mesh) Connect(ctx context.Context, edges []Edge) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	byKind := make([][]Edge, len(m.kinds))
+	seen := map[Edge]bool{}
+	for _, e := range edges {
+		if _, ok := m.conns[e]; ok || seen[e] || e.From == e.To {
+			continue
+		}
+		seen[e] = true
+		k := slices.IndexFunc(m.kinds, func(c Connector) bool { return c.CanConnect(e) })
+		if k < 0 {
+			return fmt.Errorf("no transport can carry the connection %v", e)
+		}
+		byKind[k] = append(byKind[k], e)
+	}
+	for k, es := range byKind {
+		if len(es) == 0 {
+			continue
+		}
+		conns, err := m.kinds[k].Connect(ctx, es)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.kinds[k].Name(), err)
+		}
+		if len(conns) != len(es) {
+			return fmt.Errorf("%s: %d connections for %d edges", m.kinds[k].Name(), len(conns), len(es))
+		}
+		for i, e := range es {
+			if conns[i] == nil {
+				if e.From == m.rank || e.To == m.rank {
+					return fmt.Errorf("%s: no connection %v for rank %d", m.kinds[k].Name(), e, m.rank)
+				}
+				continue
+			}
+			m.conns[e], m.via[e] = conns[i], m.kinds[k].Name()
+		}
+	}
+	return nil
+}
+
+// Conn returns the connection of edge from→to on channel ch, made by an
+// earlier Connect.
+func (m *Mesh) Conn(_ context.Context, from, to, ch int) (*Conn, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.conns[Edge{from, to, ch}]; ok {
+		return c, nil
+	}
+	return nil, fmt.Errorf("rank %d has no connection %v: it was never connected (a plan needing it must be connected by every rank first)", m.rank, Edge{from, to, ch})
+}
+
+// Via returns the name of the connector carrying edge e, "" when e is not
+// connected.
+func (m *Mesh) Via(e Edge) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.via[e]
+}
+
+// Close closes every connector.
+func (m *Mesh) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var errs []error
+	for _, k := range m.kinds {
+		errs = append(errs, k.Close())
+	}
+	m.conns = nil
+	return errors.Join(errs...)
+}
+
+// RingEdges returns the connections nch channels of ring r need when run
+// by variant v: on each channel, every rank to its successor in the
+// channel's direction.
+func RingEdges(r ring.Ring, v ring.Variant, nch int) []Edge {
+	n := r.Size()
+	if n < 2 {
+		return nil
+	}
+	edges := make([]Edge, 0, n*nch)
+	for c := range nch {
+		for _, rank := range r.Order {
+			_, next := ring.Neighbours(r, v, c, rank)
+			edges = append(edges, Edge{rank, next, c})
+		}
+	}
+	return edges
+}
+
+// PlanEdges returns the connections plans use, each once, in the order
+// their steps first name them.
+func PlanEdges(plans ...*ring.Plan) []Edge {
+	var edges []Edge
+	seen := map[Edge]bool{}
+	add := func(e Edge) {
+		if !seen[e] {
+			seen[e] = true
+			edges = append(edges, e)
+		}
+	}
+	for _, p := range plans {
+		me := p.Spec.Rank
+		for c, ch := range p.Channels {
+			for _, st := range ch.Steps {
+				if st.Prim.Recvs() {
+					add(Edge{int(st.RecvPeer), me, c})
+				}
+				if st.Prim.Sends() {
+					add(Edge{me, int(st.SendPeer), c})
+				}
+			}
+		}
+	}
+	return edges
+}
