@@ -12,6 +12,7 @@ import (
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/trace"
+	"github.com/ringo-ccl/ringo/transport"
 )
 
 // Call is one collective with untyped buffers, in NCCL's terms: Count is the
@@ -99,6 +100,53 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 	return err
 }
 
+// RunSchedule runs this rank's program of a schedule — every rank's plans
+// of one collective as ring.Schedule.Plans returns them, made by a tool or
+// by hand rather than by ringo's planner — on this host communicator. Every
+// rank calls it with the same plans; plans[Rank()] is this rank's. Steps may
+// name any peer: the connections the schedule needs that the communicator
+// has not made yet are made first (between processes, by every rank at
+// once) and kept. call gives the buffers, type and operation; its
+// collective, count and root must be the schedule's, and the plans' FIFO
+// size and channels must fit the communicator's connections.
+func (c *Comm) RunSchedule(ctx context.Context, plans []*ring.Plan, call Call) error {
+	op := call.Coll.String()
+	if c.gpu != nil {
+		return errs.At(op, c.rank, fmt.Errorf("%w: RunSchedule on GPU ranks: the kernels connect ring neighbours only", ErrNotSupported))
+	}
+	if len(plans) != c.size || plans[c.rank] == nil {
+		return errs.Invalid(op, c.rank, "a schedule of %d plans for a communicator of %d ranks", len(plans), c.size)
+	}
+	sp := &plans[c.rank].Spec
+	switch {
+	case sp.Coll != call.Coll || sp.Count != call.Count || (sp.Coll.Rooted() && sp.Root != call.Root):
+		return errs.Invalid(op, c.rank, "the call (%v of %d, root %d) is not the schedule's (%v of %d, root %d)", call.Coll, call.Count, call.Root, sp.Coll, sp.Count, sp.Root)
+	case sp.Rank != c.rank || sp.Ring.Size() != c.size:
+		return errs.Invalid(op, c.rank, "plans[%d] is rank %d's plan of %d ranks", c.rank, sp.Rank, sp.Ring.Size())
+	case sp.EltSize != call.Type.Size() || sp.Variant.Precision():
+		return errs.Invalid(op, c.rank, "the schedule moves %d-byte elements (variant %v), the call %v", sp.EltSize, sp.Variant, call.Type)
+	case sp.Channels > c.cfg.channels || (sp.Proto != ring.Simple && sp.Proto != ring.LL) || sp.BuffSize > c.cfg.buffSize(sp.Proto):
+		return errs.Invalid(op, c.rank, "the schedule's %d channels of %v with %d-byte FIFOs do not fit this communicator's connections (%d channels, FIFOs of %d bytes)",
+			sp.Channels, sp.Proto, sp.BuffSize, c.cfg.channels, c.cfg.buffSize(sp.Proto))
+	}
+	a := call.args()
+	if err := c.enter(ctx, &a); err != nil {
+		return err
+	}
+	defer c.busy.Store(false)
+	err := c.group.connect(ctx, transport.PlanEdges(plans...))
+	if err == nil {
+		err = c.execute(ctx, plans[c.rank], &call, nil)
+	} else {
+		err = errs.At(op, c.rank, err)
+	}
+	c.group.leave(c.rank)
+	if err != nil {
+		c.group.fail(err)
+	}
+	return err
+}
+
 // run plans and executes a validated call.
 func (c *Comm) run(ctx context.Context, call *Call) error {
 	if call.Count == 0 {
@@ -151,7 +199,12 @@ func (c *Comm) runRing(ctx context.Context, call *Call) error {
 	if err := c.plan.Build(spec); err != nil {
 		return errs.InvalidErr(call.Coll.String(), c.rank, err)
 	}
-	job := host.Job{Plan: &c.plan, In: call.Send, Out: call.Recv, Wait: &c.wait, Wire: wire, Trace: c.trace, Seq: c.seq}
+	return c.execute(ctx, &c.plan, call, wire)
+}
+
+// execute runs plan p of a checked call on the host executor.
+func (c *Comm) execute(ctx context.Context, p *ring.Plan, call *Call, wire *reduce.Wire) error {
+	job := host.Job{Plan: p, In: call.Send, Out: call.Recv, Wait: &c.wait, Wire: wire, Trace: c.trace, Seq: c.seq}
 	if call.Coll.Reduces() {
 		f, err := c.funcs.get(call.Type, call.Op, c.size)
 		if err != nil {

@@ -62,10 +62,14 @@ type group interface {
 	// proxied reports whether net proxies run in this process, so waits
 	// must not yield (transport.Waiter.SleepSoon).
 	proxied() bool
+	// connect makes the connections of edges the host ranks do not have
+	// yet; every rank calls it at once with the same edges.
+	connect(ctx context.Context, edges []transport.Edge) error
 }
 
-// newComm binds rank's host executor to its connections in tr; tr is nil
-// for GPU ranks, which have no host executor.
+// newComm gives rank a host executor taking its connections from tr as
+// its plans need them; tr is nil for GPU ranks, which have no host
+// executor.
 func newComm(rank, size int, s settings, g group, tr transport.Transport) (*Comm, error) {
 	c := &Comm{rank: rank, size: size, cfg: s, group: g}
 	if !s.untraced { // a hierarchical communicator's part: its parent records the calls
@@ -79,19 +83,7 @@ func newComm(rank, size int, s settings, g group, tr transport.Transport) (*Comm
 	if tr == nil {
 		return c, nil
 	}
-	links := make([]host.Links, s.channels)
-	if size > 1 {
-		for c := range links {
-			prev, next := ring.Neighbours(s.ring, s.variant, c, rank)
-			send, err1 := tr.Conn(context.Background(), rank, next, c)
-			recv, err2 := tr.Conn(context.Background(), prev, rank, c)
-			if err := errors.Join(err1, err2); err != nil {
-				return nil, &Error{Op: "init", Rank: rank, Peer: -1, Channel: c, Step: -1, Err: err}
-			}
-			links[c] = host.Links{Send: send, Recv: recv}
-		}
-	}
-	c.exec = host.New(rank, links, ring.SlotPayload(ring.LL, s.sizes.LL))
+	c.exec = host.New(rank, tr, s.channels, ring.SlotPayload(ring.LL, s.sizes.LL))
 	return c, nil
 }
 

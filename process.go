@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -195,9 +197,6 @@ func connectProcs(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *s
 	if err != nil {
 		return nil, err
 	}
-	if err := s.placeVariant(bs.Size(), true, "host processes' connections (shared memory, network)"); err != nil {
-		return nil, err
-	}
 	if !s.ringGiven {
 		s.ring = hostRing(peers)
 	}
@@ -207,17 +206,14 @@ func connectProcs(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *s
 		go g.routineWatch()
 		return g, nil
 	}
-	me := s.ring.Index(rank)
-	prev, next := s.ring.At(me, -1), s.ring.At(me, 1)
-	// Which of this rank's links — and whether any link of the ring — go
-	// through shared memory or the network; every rank computes the same.
+	// Which edges go through shared memory, and whether any goes over the
+	// network; every rank computes the same.
 	shmLink := func(from, to int) bool { return !peers[from].ShmOff && peers[from].sameHost(peers[to]) }
-	anyShm, anyNet := false, false
-	for i := range n {
-		l := shmLink(s.ring.At(i, 0), s.ring.At(i, 1))
-		anyShm, anyNet = anyShm || l, anyNet || !l
+	edges := transport.RingEdges(s.ring, ring.Bidirectional, 1) // both ways round: what any variant's channels use
+	anyNet := slices.ContainsFunc(edges, func(e transport.Edge) bool { return !shmLink(e.From, e.To) })
+	if err := s.placeVariant(n, anyNet, "the network transport's connections"); err != nil {
+		return nil, err
 	}
-	recvShm, sendShm := shmLink(prev, rank), shmLink(rank, next)
 	if anyNet && !s.channelsGiven {
 		// A net connection is bound by its proxies' and the executor's
 		// round trips, not by one core: channels run side by side.
@@ -227,42 +223,27 @@ func connectProcs(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *s
 		}
 		s.channels = min(max(s.channels, hostNetChannels(cpus)), s.channelsMax)
 	}
-	trs := transport.Pair{Rank: rank}
-	if anyShm {
-		t, err := shm.Connect(ctx, bs, tag, prev, next, s.channels, s.sizes, recvShm, sendShm)
-		if err != nil {
-			return nil, err
+	sc, err := shm.NewConnector(bs, tag, s.sizes, shmLink)
+	if err != nil {
+		return nil, err
+	}
+	mesh := transport.NewMesh(rank, sc, &ringNet{g: g, s: s})
+	ringEdges := transport.RingEdges(s.ring, s.variant, s.channels)
+	if err := mesh.Connect(ctx, ringEdges); err != nil {
+		mesh.Close()
+		return nil, err
+	}
+	for _, e := range ringEdges {
+		if e.From != rank && e.To != rank {
+			continue
 		}
-		if recvShm {
-			trs.Recv = t
-		}
-		if sendShm {
-			trs.Send = t
-		}
-		if !recvShm && !sendShm {
-			t.Close()
+		via := mesh.Via(e)
+		g.net = g.net || strings.HasPrefix(via, "NET")
+		if e.From == rank {
+			env.Info(env.SubInit|env.SubShm|env.SubNet, "Channel %02d : %d -> %d via %s", e.Ch, rank, e.To, via)
 		}
 	}
-	via := "SHM"
-	if anyNet {
-		nt, kind, err := connectNet(ctx, g, prev, next, s, !recvShm, !sendShm)
-		if err != nil {
-			trs.Close()
-			return nil, err
-		}
-		if !recvShm {
-			trs.Recv = nt
-		}
-		if !sendShm {
-			trs.Send = nt
-			via = "NET/" + kind
-		}
-		g.net = !recvShm || !sendShm
-	}
-	for c := range s.channels {
-		env.Info(env.SubInit|env.SubShm|env.SubNet, "Channel %02d : %d -> %d via %s", c, rank, next, via)
-	}
-	g.tr = trs
+	g.tr = mesh
 	go g.routineWatch()
 	return g, nil
 }
@@ -356,7 +337,16 @@ func (g *procGroup) stalled(seq uint64) string {
 }
 
 func (g *procGroup) broken() *transport.Abort { return &g.abort }
-func (g *procGroup) proxied() bool            { return g.net }
+
+// connect makes the host ranks' missing connections through the mesh.
+func (g *procGroup) connect(ctx context.Context, edges []transport.Edge) error {
+	m, ok := g.tr.(*transport.Mesh)
+	if !ok {
+		return fmt.Errorf("%w: this communicator's ranks have no host connections", ErrNotSupported)
+	}
+	return m.Connect(ctx, edges)
+}
+func (g *procGroup) proxied() bool { return g.net }
 
 // fail breaks the group and stops this rank's kernels, if it has any.
 func (g *procGroup) fail(cause error) {

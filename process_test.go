@@ -13,8 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringo-ccl/ringo"
 	"github.com/ringo-ccl/ringo/bootstrap"
+	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/ring/ringtest"
 	"github.com/ringo-ccl/ringo/shm"
 )
 
@@ -127,6 +132,17 @@ func childMain(mode string) int {
 		}
 		fmt.Println("ok")
 		return 0
+	case "schedule":
+		if err := runDirect(ctx, c); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			return 5
+		}
+		if err := checkEvery(ctx, c, n, rank); err != nil { // the ring after, on the same communicator
+			fmt.Fprintln(os.Stderr, "child:", err)
+			return 5
+		}
+		fmt.Println("ok")
+		return 0
 	case "mismatch": // rank 1 all-reduces one element more than the others
 		buf := make([]float32, 1000+rank%2)
 		if err := ringo.AllReduce(ctx, c, buf, buf, ringo.OpSum); err != nil {
@@ -158,6 +174,36 @@ func childMain(mode string) int {
 		}
 	}
 	return 2
+}
+
+// runDirect runs a schedule that is no ring — a direct all-gather, every
+// rank sending to every other — through RunSchedule with both protocols,
+// and checks what arrives.
+func runDirect(ctx context.Context, c *ringo.Comm) error {
+	n, rank := c.Size(), c.Rank()
+	for _, proto := range []ring.Protocol{ring.Simple, ring.LL} {
+		const count = 500
+		plans, err := ringtest.DirectAllGather(ring.Spec{Coll: ring.AllGather, Ring: ring.Identity(n), Count: count,
+			EltSize: 4, Channels: 1, Proto: proto, BuffSize: 8 * 4096})
+		if err != nil {
+			return err
+		}
+		send, recv := make([]int32, count), make([]int32, count*n)
+		for i := range send {
+			send[i] = int32(rank*count + i)
+		}
+		call := ringo.Call{Coll: ringo.CollAllGather, Count: count, Type: ringo.TypeInt32,
+			Send: mem.Bytes(send), Recv: mem.Bytes(recv)}
+		if err := c.RunSchedule(ctx, plans, call); err != nil {
+			return fmt.Errorf("%v: %w", proto, err)
+		}
+		for i, v := range recv {
+			if v != int32(i) {
+				return fmt.Errorf("%v: element %d = %d, want %d", proto, i, v, i)
+			}
+		}
+	}
+	return nil
 }
 
 // testCount is RINGO_TEST_COUNT, or 2¹⁸.
@@ -311,6 +357,26 @@ func noLeftovers(t *testing.T, id ringo.UniqueID) {
 	t.Helper()
 	if left, err := shm.Leftovers(id.Tag()); err != nil || len(left) > 0 {
 		t.Fatalf("/dev/shm holds %v (err %v)", left, err)
+	}
+}
+
+// TestProcessesAnyPeer: ranks in separate processes connect any two of
+// them, both ways — a bidirectional ring (every collective) and a schedule
+// that is no ring (RunSchedule), each followed by the others on the same
+// communicator — through shared memory and through sockets.
+func TestProcessesAnyPeer(t *testing.T) {
+	for _, tc := range []struct{ name, mode, env string }{
+		{"bidirectional shm", "every", "RINGO_VARIANT=bidirectional NCCL_MIN_NCHANNELS=2"},
+		{"schedule shm", "schedule", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id, kids := startRanksEnv(t, 4, func(int) string { return tc.mode }, func(int) []string { return strings.Fields(tc.env) })
+			for r, k := range kids {
+				require.NoError(t, waitExit(t, k, 90*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
+				require.NotContains(t, k.stderr.String(), "using ring", "rank %d fell back from the variant", r)
+			}
+			noLeftovers(t, id)
+		})
 	}
 }
 

@@ -166,3 +166,54 @@ type netTransport struct {
 }
 
 func (t *netTransport) Close() error { return errors.Join(t.Net.Close(), t.after()) }
+
+// ringNet carries a ring's net edges over connectNet: on every channel at
+// most one edge into this rank, from one predecessor, and one out of it, to
+// one successor.
+type ringNet struct {
+	g    *procGroup
+	s    *settings
+	nt   transport.Transport
+	kind string
+}
+
+func (r *ringNet) Name() string                   { return "NET/" + r.kind }
+func (r *ringNet) CanConnect(transport.Edge) bool { return true }
+func (r *ringNet) Close() error {
+	if r.nt == nil {
+		return nil
+	}
+	return r.nt.Close()
+}
+
+func (r *ringNet) Connect(ctx context.Context, edges []transport.Edge) ([]*transport.Conn, error) {
+	if r.nt != nil {
+		return nil, fmt.Errorf("net transport: connected once already")
+	}
+	rank := r.g.bs.Rank()
+	prev, next, recv, send := -1, -1, false, false
+	for _, e := range edges {
+		switch {
+		case e.To == rank && (prev < 0 || prev == e.From):
+			prev, recv = e.From, true
+		case e.From == rank && (next < 0 || next == e.To):
+			next, send = e.To, true
+		case e.To == rank || e.From == rank:
+			return nil, fmt.Errorf("net transport: rank %d's net connections go to more than one successor or come from more than one predecessor", rank)
+		}
+	}
+	nt, kind, err := connectNet(ctx, r.g, max(prev, 0), max(next, 0), r.s, recv, send)
+	if err != nil {
+		return nil, err
+	}
+	r.nt, r.kind = nt, kind
+	conns := make([]*transport.Conn, len(edges))
+	for i, e := range edges {
+		if e.From == rank || e.To == rank {
+			if conns[i], err = nt.Conn(ctx, e.From, e.To, e.Ch); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return conns, nil
+}

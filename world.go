@@ -1,6 +1,7 @@
 package ringo
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"strings"
@@ -204,3 +205,6 @@ func (w *world) release(int) error {
 	}
 	return nil
 }
+
+// connect does nothing: in-memory connections are made on first use.
+func (w *world) connect(context.Context, []transport.Edge) error { return nil }

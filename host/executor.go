@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -10,12 +11,6 @@ import (
 	"github.com/ringo-ccl/ringo/trace"
 	"github.com/ringo-ccl/ringo/transport"
 )
-
-// Links are one channel's connections: Send to the ring successor, Recv from
-// the predecessor. Both are nil on a communicator of one rank.
-type Links struct {
-	Send, Recv *transport.Conn
-}
 
 // Job is one call: a plan and the memory it runs over.
 type Job struct {
@@ -34,18 +29,33 @@ type Job struct {
 // concurrently.
 type Executor struct {
 	rank  int
+	tr    transport.Transport // where connections come from, on first use
 	chans []channel
 	job   Job
+	jobs  uint64 // jobs run, to align each connection once per Simple job
+	first uint64 // step counters' start on new connections (tests: 0)
 
 	workers []*worker // index = channel; nil until first needed
 	wg      sync.WaitGroup
 }
 
-// channel is one rank's state on one channel.
+// channel is one rank's state on one channel: its ends of the
+// connections its plans have used, in the order first used (a ring step
+// finds its two at once), and scratch for the LL protocol.
 type channel struct {
-	Links
-	sendStep, recvStep uint64 // FIFO steps this rank has produced / consumed
-	scratch            []byte // one LL slot's payload, for received data being reduced
+	ends    []*end
+	scratch []byte // one LL slot's payload, for received data being reduced
+}
+
+// end is this rank's end of one connection: its FIFO step counter (steps
+// produced into it, or consumed from it), which persists across jobs as
+// NCCL's conn->step does.
+type end struct {
+	peer    int
+	send    bool
+	conn    *transport.Conn
+	step    uint64
+	aligned uint64 // the job whose Simple steps this end was last aligned for
 }
 
 type worker struct {
@@ -53,14 +63,45 @@ type worker struct {
 	done  chan error
 }
 
-// New returns an executor for rank with one Links per channel. llSlotPayload
-// is the data bytes of one LL slot (see ring.SlotPayload).
-func New(rank int, links []Links, llSlotPayload int) *Executor {
-	e := &Executor{rank: rank, chans: make([]channel, len(links)), workers: make([]*worker, len(links))}
-	for i, l := range links {
-		e.chans[i] = channel{Links: l, scratch: make([]byte, llSlotPayload)}
+// New returns an executor for rank running plans of up to nch channels,
+// whose steps may name any peer: the connection to or from a peer on a
+// channel comes from tr the first time a step uses it, and is kept.
+// llSlotPayload is the data bytes of one LL slot (see ring.SlotPayload).
+func New(rank int, tr transport.Transport, nch, llSlotPayload int) *Executor {
+	e := &Executor{rank: rank, tr: tr, chans: make([]channel, nch), workers: make([]*worker, nch)}
+	for i := range e.chans {
+		e.chans[i] = channel{scratch: make([]byte, llSlotPayload)}
 	}
 	return e
+}
+
+// end returns this rank's end of the connection with peer on channel c, in
+// direction send, asking the transport for it on first use.
+func (e *Executor) end(c, peer int, send bool) (*end, error) {
+	ch := &e.chans[c]
+	for _, x := range ch.ends {
+		if x.peer == peer && x.send == send {
+			return x, nil
+		}
+	}
+	from, to := peer, e.rank
+	if send {
+		from, to = e.rank, peer
+	}
+	if e.tr == nil {
+		return nil, fmt.Errorf("rank %d has no connections", e.rank)
+	}
+	conn, err := e.tr.Conn(context.Background(), from, to, c)
+	if err != nil {
+		return nil, err
+	}
+	x := &end{peer: peer, send: send, conn: conn, step: e.first}
+	if e.first != 0 { // tests only (setSteps): both ends start the shared counters there
+		conn.Tail().Store(e.first)
+		conn.Head().Store(e.first)
+	}
+	ch.ends = append(ch.ends, x)
+	return x, nil
 }
 
 // Run executes job and returns the first failure, an *errs.Error naming the
@@ -74,6 +115,7 @@ func (e *Executor) Run(job Job) error {
 		return errs.Invalid(p.Spec.Coll.String(), e.rank, "variant %v needs a matching wire sum", p.Spec.Variant)
 	}
 	e.job = job
+	e.jobs++
 	for c := 1; c < len(p.Channels); c++ {
 		if len(p.Channels[c].Steps) == 0 {
 			continue
@@ -131,10 +173,9 @@ func (e *Executor) runChannel(c int) error {
 		return nil
 	}
 	ch := &e.chans[c]
-	var run func(ch *channel, st *ring.Step) (string, error)
+	var run func(ch *channel, c int, st *ring.Step) (string, error)
 	switch p.Spec.Proto {
 	case ring.Simple:
-		ch.alignSteps(uint64(p.SlotsPerStep()))
 		run = e.simpleStep
 	case ring.LL:
 		run = e.llStep
@@ -152,7 +193,7 @@ func (e *Executor) runChannel(c int) error {
 		if tr != nil {
 			t0 = tr.Now()
 		}
-		what, err := run(ch, st)
+		what, err := run(ch, c, st)
 		if tr != nil {
 			tr.Add(st.Prim.String(), "step", t0, e.rank, c+1,
 				trace.EventArgs{Seq: e.job.Seq, Step: i, Recv: int(st.RecvPeer), Send: int(st.SendPeer), Count: st.Count})
@@ -169,21 +210,38 @@ func (e *Executor) runChannel(c int) error {
 	return nil
 }
 
-// alignSteps rounds both step counters up to a multiple of per, as NCCL's
-// Simple primitives do at construction, so a multi-slot slice never wraps the
-// FIFO, and returns the skipped slots to the sender as credit.
-func (ch *channel) alignSteps(per uint64) {
-	ch.sendStep = (ch.sendStep + per - 1) / per * per
-	if ch.Recv != nil {
-		ch.recvStep = (ch.recvStep + per - 1) / per * per
-		ch.Recv.PostHead(ch.recvStep)
+// ends returns the step's receive and send ends (nil where it has none).
+// For Simple (align > 0), each end's counter is rounded up to a multiple of
+// align the first time the job uses it, as NCCL's Simple primitives do at
+// construction, so a multi-slot slice never wraps the FIFO; a receiving end
+// returns the skipped slots to the sender as credit. Both ends of a
+// connection are used by the same job, so both round alike.
+func (e *Executor) ends(c int, st *ring.Step, align uint64) (recv, send *end, what string, err error) {
+	if st.Prim.Recvs() {
+		if recv, err = e.end(c, int(st.RecvPeer), false); err != nil {
+			return nil, nil, connecting, err
+		}
+		if align > 0 && recv.aligned != e.jobs {
+			recv.aligned, recv.step = e.jobs, (recv.step+align-1)/align*align
+			recv.conn.PostHead(recv.step)
+		}
 	}
+	if st.Prim.Sends() {
+		if send, err = e.end(c, int(st.SendPeer), true); err != nil {
+			return nil, nil, connecting, err
+		}
+		if align > 0 && send.aligned != e.jobs {
+			send.aligned, send.step = e.jobs, (send.step+align-1)/align*align
+		}
+	}
+	return recv, send, "", nil
 }
 
 // What a failed step was waiting for.
 const (
 	waitData   = "waiting for data"
 	waitCredit = "waiting for credit"
+	connecting = "finding the connection"
 )
 
 // slices of the job's buffers for a step's range.

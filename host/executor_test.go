@@ -13,7 +13,10 @@ import (
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/ring/ringtest"
 	"github.com/ringo-ccl/ringo/transport"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // world is n executors joined by a loopback transport.
@@ -33,18 +36,7 @@ func newWorld(t testing.TB, n, nch int, sizes transport.Sizes) *world {
 	}
 	w := &world{n: n, nch: nch, sizes: sizes, tr: tr}
 	for r := range n {
-		links := make([]Links, nch)
-		if n > 1 {
-			for c := range nch {
-				s, err1 := tr.Conn(context.Background(), r, (r+1)%n, c)
-				rv, err2 := tr.Conn(context.Background(), (r+n-1)%n, r, c)
-				if err1 != nil || err2 != nil {
-					t.Fatal(err1, err2)
-				}
-				links[c] = Links{Send: s, Recv: rv}
-			}
-		}
-		w.execs = append(w.execs, New(r, links, ring.SlotPayload(ring.LL, sizes.LL)))
+		w.execs = append(w.execs, New(r, tr, nch, ring.SlotPayload(ring.LL, sizes.LL)))
 	}
 	t.Cleanup(func() {
 		for _, e := range w.execs {
@@ -311,5 +303,48 @@ func TestAbortStopsWaits(t *testing.T) {
 	errsOut := w.run(t, s, reduce.Float32, reduce.OpSum, bufs, bufs, time.Minute, 1)
 	if !errors.Is(errsOut[0], errs.ErrAborted) || !errors.Is(errsOut[0], cause) {
 		t.Fatalf("got %v, want ErrAborted wrapping the cause", errsOut[0])
+	}
+}
+
+// TestAnyPeer: the executor runs plans whose steps name any rank, not only
+// ring neighbours — a direct all-gather, every pair connected both ways —
+// with both protocols, and ring plans after it on the same connections.
+func TestAnyPeer(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, proto := range []ring.Protocol{ring.Simple, ring.LL} {
+		const n, count = 4, 60
+		w := newWorld(t, n, 2, transport.Sizes{Simple: 1 << 16, LL: 1 << 14})
+		s := w.spec(ring.AllGather, proto, count, 4)
+		plans, err := ringtest.DirectAllGather(s)
+		require.NoError(t, err)
+		for round := range 3 {
+			ins := make([][]int32, n)
+			inb, outb := make([][]byte, n), make([][]byte, n)
+			for r := range n {
+				ins[r] = make([]int32, count)
+				for i := range ins[r] {
+					ins[r][i] = rng.Int32N(1000)
+				}
+				inb[r], outb[r] = mem.Bytes(ins[r]), make([]byte, 4*count*n)
+			}
+			errsOut := make([]error, n)
+			var wg sync.WaitGroup
+			for r := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var wt transport.Waiter
+					wt.Reset(context.Background(), 10*time.Second)
+					errsOut[r] = w.execs[r].Run(Job{Plan: plans[r], In: inb[r], Out: outb[r], Wait: &wt})
+				}()
+			}
+			wg.Wait()
+			want := expected(ring.AllGather, n, count, 0, ins)
+			for r := range n {
+				require.NoError(t, errsOut[r], "%v round %d rank %d", proto, round, r)
+				assert.Equal(t, want[r], mem.Slice[int32](outb[r]), "%v round %d rank %d", proto, round, r)
+			}
+			checkRun(t, fmt.Sprintf("%v ring after direct, round %d", proto, round), w, w.spec(ring.AllReduce, proto, 333, 4), rng, true)
+		}
 	}
 }

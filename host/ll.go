@@ -8,7 +8,7 @@ import (
 // per call, data read word by word as its flags arrive, results written with
 // their flags; credits return through head. The data of the call is staged
 // in the channel's scratch only when it must be combined before it moves on.
-func (e *Executor) llStep(ch *channel, st *ring.Step) (string, error) {
+func (e *Executor) llStep(ch *channel, c int, st *ring.Step) (string, error) {
 	w := e.job.Wait
 	f := e.job.Func
 	n := st.Count
@@ -23,6 +23,10 @@ func (e *Executor) llStep(ch *channel, st *ring.Step) (string, error) {
 		apply(st.Prim, f, nil, nil, in, out)
 		return "", nil
 	}
+	recvEnd, sendEnd, what, err := e.ends(c, st, 0)
+	if err != nil {
+		return what, err
+	}
 	nb := n * int64(e.job.Plan.Spec.EltSize)
 	var data []byte // what goes out on the send connection
 	if st.Prim.Recvs() {
@@ -30,11 +34,11 @@ func (e *Executor) llStep(ch *channel, st *ring.Step) (string, error) {
 		if st.Prim == ring.Recv || st.Prim == ring.RecvCopySend {
 			recv = out // nothing to combine: land the data in place
 		}
-		if err := ch.Recv.ReadLL(ch.recvStep, recv, w); err != nil {
+		if err := recvEnd.conn.ReadLL(recvEnd.step, recv, w); err != nil {
 			return waitData, err
 		}
-		ch.recvStep++
-		ch.Recv.PostHead(ch.recvStep)
+		recvEnd.step++
+		recvEnd.conn.PostHead(recvEnd.step)
 		switch st.Prim {
 		case ring.RecvReduceSend:
 			f.Reduce(recv, recv, in)
@@ -61,11 +65,11 @@ func (e *Executor) llStep(ch *channel, st *ring.Step) (string, error) {
 		}
 	}
 	if st.Prim.Sends() {
-		if err := ch.Send.WaitCredit(ch.sendStep, 1, w); err != nil {
+		if err := sendEnd.conn.WaitCredit(sendEnd.step, 1, w); err != nil {
 			return waitCredit, err
 		}
-		ch.Send.WriteLL(ch.sendStep, data)
-		ch.sendStep++
+		sendEnd.conn.WriteLL(sendEnd.step, data)
+		sendEnd.step++
 	}
 	return "", nil
 }

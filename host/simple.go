@@ -11,7 +11,7 @@ import (
 // move the data straight between FIFO slots and user buffers, then publish
 // head (consumed) and tail (produced). Empty slices are posted too, so both
 // ends count the same FIFO steps.
-func (e *Executor) simpleStep(ch *channel, st *ring.Step) (string, error) {
+func (e *Executor) simpleStep(_ *channel, c int, st *ring.Step) (string, error) {
 	p := e.job.Plan
 	w := e.job.Wait
 	sps := p.SlotsPerSlice
@@ -20,22 +20,25 @@ func (e *Executor) simpleStep(ch *channel, st *ring.Step) (string, error) {
 		apply(st.Prim, e.job.Func, nil, nil, e.in(st, 0, st.Count), e.out(st, 0, st.Count))
 		return "", nil
 	}
-	recvs, sends := st.Prim.Recvs(), st.Prim.Sends()
+	recv, send, what, err := e.ends(c, st, uint64(p.SlotsPerStep()))
+	if err != nil {
+		return what, err
+	}
 	for k := range p.SlicesPerStep {
 		off, n := st.Slice(k)
 		nb := n * wire // bytes in the FIFO
 		var src, dst, in, out []byte
-		if recvs {
-			if err := ch.Recv.WaitData(ch.recvStep+uint64(sps), w); err != nil {
+		if recv != nil {
+			if err := recv.conn.WaitData(recv.step+uint64(sps), w); err != nil {
 				return waitData, err
 			}
-			src = ch.Recv.SimpleSlots(ch.recvStep, sps)[:nb]
+			src = recv.conn.SimpleSlots(recv.step, sps)[:nb]
 		}
-		if sends {
-			if err := ch.Send.WaitCredit(ch.sendStep, sps, w); err != nil {
+		if send != nil {
+			if err := send.conn.WaitCredit(send.step, sps, w); err != nil {
 				return waitCredit, err
 			}
-			dst = ch.Send.SimpleSlots(ch.sendStep, sps)[:nb]
+			dst = send.conn.SimpleSlots(send.step, sps)[:nb]
 		}
 		if st.Prim.ReadsInput() {
 			in = e.in(st, off, n)
@@ -48,13 +51,13 @@ func (e *Executor) simpleStep(ch *channel, st *ring.Step) (string, error) {
 		} else {
 			apply(st.Prim, e.job.Func, src, dst, in, out)
 		}
-		if recvs {
-			ch.recvStep += uint64(sps)
-			ch.Recv.PostHead(ch.recvStep)
+		if recv != nil {
+			recv.step += uint64(sps)
+			recv.conn.PostHead(recv.step)
 		}
-		if sends {
-			ch.Send.PostSimple(ch.sendStep, ch.sendStep+uint64(sps), int(nb))
-			ch.sendStep += uint64(sps)
+		if send != nil {
+			send.conn.PostSimple(send.step, send.step+uint64(sps), int(nb))
+			send.step += uint64(sps)
 		}
 	}
 	return "", nil

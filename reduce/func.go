@@ -190,14 +190,14 @@ func (f *Func) Op() Op { return f.op }
 
 // HasPre reports whether f's pre-operation is not the identity (PreMulSum,
 // and Avg on float types), so that Load must run instead of a plain copy.
-func (f *Func) HasPre() bool { return f.pre != nil }
+func (f *Func) HasPre() bool { return f != nil && f.pre != nil }
 
 // Load sets dst = pre(in): the local input as it goes out on a ring's first
-// send.
+// send. A nil f (a collective that does not reduce) copies.
 func (f *Func) Load(dst, in []byte) {
 	check(dst, in)
 	switch {
-	case f.pre != nil:
+	case f.HasPre():
 		f.pre(dst, in)
 	case !mem.Same(dst, in):
 		copy(dst, in)

@@ -275,7 +275,9 @@ func TestVerifyCatchesBrokenPlans(t *testing.T) {
 		}, ""},
 		{"wrong length", func(p []*Plan) { p[1].Channels[0].Steps[0].Count-- }, ""},
 		{"misaligned", func(p []*Plan) { p[1].Channels[0].Steps[0].SliceLen = 3 }, "slice length"},
-		{"wrong peer", func(p []*Plan) { p[0].Channels[0].Steps[0].SendPeer = 2 }, "ring successor"},
+		{"wrong peer", func(p []*Plan) { p[0].Channels[0].Steps[0].SendPeer = 2 }, ""},
+		{"self", func(p []*Plan) { p[0].Channels[0].Steps[0].SendPeer = 0 }, "not another rank"},
+		{"out of range", func(p []*Plan) { p[1].Channels[0].Steps[1].RecvPeer = 3 }, "not another rank"},
 	}
 	for _, b := range breaks {
 		plans := plansFor(t, s)

@@ -12,7 +12,7 @@ import (
 // simulated (ringo sim) and written by hand or by other tools. Its fields
 // are those of Spec, Plan, Channel and Step, with enums by name:
 //
-//	{"format": "ringo-schedule", "version": 1,
+//	{"format": "ringo-schedule", "version": 2,
 //	 "collective": "allreduce", "variant": "ring", "ring": [0, 1], "root": 0,
 //	 "count": 1024, "elt_size": 4, "proto": "Simple", "buff_size": 4194304, "channels": 1,
 //	 "ranks": [{"rank": 0, "channels": [{"offset": 0, "count": 1024, "steps": [
@@ -21,14 +21,17 @@ import (
 //	   …]}
 //
 // A step's counts and offsets are in elements; "recv" and "send" are the
-// ranks it receives from and sends to (-1: none); "slice" is the elements of
-// each of the plan's slices. The derived geometry (slot and slice sizes)
+// ranks it receives from and sends to (-1: none), any rank but itself;
+// "slice" is the elements of each of the plan's slices. Version 1, still
+// read, is the same document whose steps name only the channel's ring
+// neighbours (its executors connected no others); Plans holds a version-1
+// document to that. The derived geometry (slot and slice sizes)
 // follows from the spec fields, as in Plan.Build. Schedule.Plans checks a
 // document completely — fields, then Verify over all ranks — so a schedule
 // that would deadlock or compute a wrong result is refused, not run.
 const (
 	ScheduleFormat  = "ringo-schedule"
-	ScheduleVersion = 1
+	ScheduleVersion = 2
 )
 
 // MaxScheduleElems bounds the elements, all ranks' buffers together, of a
@@ -119,8 +122,8 @@ func (d *Schedule) Plans() ([]*Plan, error) {
 	bad := func(format string, a ...any) ([]*Plan, error) {
 		return nil, fmt.Errorf("schedule: %s", fmt.Sprintf(format, a...))
 	}
-	if d.Format != ScheduleFormat || d.Version != ScheduleVersion {
-		return bad("format %q version %d, want %q version %d", d.Format, d.Version, ScheduleFormat, ScheduleVersion)
+	if d.Format != ScheduleFormat || d.Version < 1 || d.Version > ScheduleVersion {
+		return bad("format %q version %d, want %q version 1 to %d", d.Format, d.Version, ScheduleFormat, ScheduleVersion)
 	}
 	coll, err := ParseCollective(d.Collective)
 	if err != nil {
@@ -165,6 +168,11 @@ func (d *Schedule) Plans() ([]*Plan, error) {
 				}
 				if !peerOK(ss.Recv, prim.Recvs(), len(d.Ranks)) || !peerOK(ss.Send, prim.Sends(), len(d.Ranks)) {
 					return bad("rank %d channel %d step %d: %v with recv %d, send %d", r, c, i, prim, ss.Recv, ss.Send)
+				}
+				if prev, next := Neighbours(spec.Ring, variant, c, r); d.Version == 1 &&
+					((prim.Recvs() && int(ss.Recv) != prev) || (prim.Sends() && int(ss.Send) != next)) {
+					return bad("rank %d channel %d step %d: a version-1 schedule names only ring neighbours (%d, %d), not recv %d, send %d",
+						r, c, i, prev, next, ss.Recv, ss.Send)
 				}
 				if ss.Count < 0 || ss.In < 0 || ss.Out < 0 || ss.Slice < 0 || (ss.Count > 0 && ss.Slice == 0) {
 					return bad("rank %d channel %d step %d: negative offset or count, or no slice length", r, c, i)

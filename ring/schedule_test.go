@@ -81,7 +81,8 @@ func TestScheduleRefusesBadDocuments(t *testing.T) {
 		mod  func(d *Schedule)
 		want string
 	}{
-		{"version", func(d *Schedule) { d.Version = 2 }, "version 2"},
+		{"version", func(d *Schedule) { d.Version = 3 }, "version 3"},
+		{"version 0", func(d *Schedule) { d.Version = 0 }, "version 0"},
 		{"collective", func(d *Schedule) { d.Collective = "alltoall" }, `unknown name "alltoall"`},
 		{"proto", func(d *Schedule) { d.Proto = "LL64" }, `proto: unknown name "LL64"`},
 		{"variant", func(d *Schedule) { d.Variant = "tree" }, "unknown variant"},

@@ -1,15 +1,18 @@
 // Package shm is ringo's shared-memory transport between processes of one
-// host: every rank places its receive connections — head, tail, bells,
-// Simple slots and LL lines, the layout of transport.Conn — in a segment in
-// /dev/shm, and its ring predecessor maps that segment to send into it.
+// host (NCCL's src/transport/shm.cc): every rank places its receive
+// connections — head, tail, bells, Simple slots and LL lines, the layout of
+// transport.Conn — in a segment in /dev/shm, and each connection's sender
+// maps that segment to send into it. Any two ranks of a host may be
+// connected, both ways, on any channel, in as many rounds as the
+// communicator's plans need (Connector).
 //
-// Lifecycle: a rank creates its segment (mode 0600, named after the
-// communicator's tag and its rank), the ranks exchange names through the
-// bootstrap, each maps its successor's, and after a barrier every rank
-// unlinks its own name, so from then on nothing is left in /dev/shm even if
-// a process is killed. When setup fails half-way, every surviving rank
-// unlinks all the communicator's names, its dead peers' included. The
-// mappings are released by Close.
+// Lifecycle of a round: a rank creates its segment (mode 0600, named after
+// the communicator's tag, its rank and the round), the ranks exchange names
+// through the bootstrap, each maps its receivers', and after a barrier
+// every rank unlinks its own name, so from then on nothing is left in
+// /dev/shm even if a process is killed. When setup fails half-way, every
+// surviving rank unlinks all the round's names, its dead peers' included.
+// The mappings are released by Close.
 package shm
 
 import (
@@ -21,16 +24,19 @@ import (
 	"github.com/ringo-ccl/ringo/transport"
 )
 
-// Transport is one rank's shared-memory connections: from its ring
-// predecessor on every channel (in its own segment) and to its successor
-// (in the successor's segment).
-type Transport struct {
-	rank, prev, next int
-	own, peer        *sys.Segment
-	recv, send       []*transport.Conn // by channel
+// Connector is one rank's shared-memory connections (transport.Connector),
+// made in rounds: each Connect places this rank's receiving ends of that
+// round's edges in one new segment, which each edge's sender maps.
+type Connector struct {
+	ex    transport.Exchanger
+	tag   string
+	sizes transport.Sizes
+	can   func(from, to int) bool
+	round int
+	segs  []*sys.Segment // own and mapped segments of every round, to unmap on Close
 }
 
-var _ transport.Transport = (*Transport)(nil)
+var _ transport.Connector = (*Connector)(nil)
 
 // SegmentName returns the /dev/shm name of rank's segment in the
 // communicator tagged tag.
@@ -42,104 +48,123 @@ func SegmentName(tag string, rank int) string {
 // communicator tagged tag.
 func SegmentPrefix(tag string) string { return "ringo-" + tag + "-r" }
 
-// Connect sets up this rank's (ex.Rank()) connections for nch channels of
-// a ring in which it receives from prev (when recv) and sends to next (when
-// send); the others go through another transport. Every rank of the
-// communicator calls it at the same time with the same tag, nch and sizes.
-func Connect(ctx context.Context, ex transport.Exchanger, tag string, prev, next, nch int, sizes transport.Sizes, recv, send bool) (t *Transport, err error) {
-	nranks, rank := ex.Size(), ex.Rank()
+// roundName is the name of rank's segment of connection round k.
+func roundName(tag string, rank, k int) string {
+	return fmt.Sprintf("%s.%d", SegmentName(tag, rank), k)
+}
+
+// NewConnector returns the shared-memory connector of rank ex.Rank() of
+// the communicator tagged tag, with FIFOs of the given sizes; can reports
+// which edges it may carry (sender and receiver on one host, shared memory
+// on): every rank's can must answer alike.
+func NewConnector(ex transport.Exchanger, tag string, sizes transport.Sizes, can func(from, to int) bool) (*Connector, error) {
 	if err := sizes.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("shm: %w", err)
 	}
-	if nch < 1 || rank < 0 || rank >= nranks || prev < 0 || prev >= nranks || next < 0 || next >= nranks {
-		return nil, fmt.Errorf("shm: bad ring: rank %d of %d, prev %d, next %d, %d channels", rank, nranks, prev, next, nch)
+	return &Connector{ex: ex, tag: tag, sizes: sizes, can: can}, nil
+}
+
+// Name is the connector's name in NCCL_DEBUG's channel lines.
+func (t *Connector) Name() string { return "SHM" }
+
+// CanConnect reports whether shared memory can carry e.
+func (t *Connector) CanConnect(e transport.Edge) bool { return t.can(e.From, e.To) }
+
+// Connect makes this rank's ends of edges. Every rank calls it at once with
+// the same edges. Each receiver creates one segment (mode 0600, named after
+// the communicator's tag, its rank and the round) holding its incoming
+// edges' connections in the order of edges; the ranks exchange names
+// through ex, each sender maps its receivers' segments, and after a
+// barrier every rank unlinks its own name, so nothing is left in /dev/shm
+// even if a process is killed. When setup fails half-way, every surviving
+// rank unlinks all the round's names, its dead peers' included.
+func (t *Connector) Connect(ctx context.Context, edges []transport.Edge) (conns []*transport.Conn, err error) {
+	nranks, rank := t.ex.Size(), t.ex.Rank()
+	k := t.round
+	t.round++
+	slot := make([]int, len(edges)) // each edge's place in its receiver's segment
+	incoming := make([]int, nranks)
+	for i, e := range edges {
+		if e.From < 0 || e.From >= nranks || e.To < 0 || e.To >= nranks || e.From == e.To || e.Ch < 0 {
+			return nil, fmt.Errorf("shm: no connection %v among %d ranks", e, nranks)
+		}
+		slot[i] = incoming[e.To]
+		incoming[e.To]++
 	}
-	t = &Transport{rank: rank, prev: prev, next: next}
-	size := nch * sizes.Bytes()
-	name := SegmentName(tag, rank)
+	var made []*sys.Segment
 	defer func() {
 		if err != nil {
-			// Leave nothing behind: our own name, and those of peers that
-			// may have died before unlinking theirs.
 			for r := range nranks {
-				sys.Unlink(SegmentName(tag, r))
+				sys.Unlink(roundName(t.tag, r, k))
 			}
-			t.Close()
-			t = nil
+			for _, sg := range made {
+				sg.Close()
+			}
+			conns = nil
 		}
 	}()
+	per := t.sizes.Bytes()
+	name := roundName(t.tag, rank, k)
+	var own *sys.Segment
 	var announce []byte
-	if recv {
-		if t.own, err = sys.CreateSegment(name, size); err != nil {
-			return t, fmt.Errorf("shm: %w", err)
+	if incoming[rank] > 0 {
+		if own, err = sys.CreateSegment(name, incoming[rank]*per); err != nil {
+			return nil, fmt.Errorf("shm: %w", err)
 		}
-		announce = []byte(name)
+		made, announce = append(made, own), []byte(name)
 	}
-	names, err := ex.AllGather(ctx, announce)
+	names, err := t.ex.AllGather(ctx, announce)
 	if err != nil {
-		return t, fmt.Errorf("shm: exchanging segment names: %w", err)
+		return nil, fmt.Errorf("shm: exchanging segment names: %w", err)
 	}
-	if send {
-		if want := SegmentName(tag, next); string(names[next]) != want {
-			return t, fmt.Errorf("shm: rank %d announced segment %q, expected %q", next, names[next], want)
+	peers := map[int]*sys.Segment{}
+	for _, e := range edges {
+		if e.From != rank || peers[e.To] != nil {
+			continue
 		}
-		if t.peer, err = sys.OpenSegment(string(names[next]), size); err != nil {
-			return t, fmt.Errorf("shm: mapping rank %d's segment: %w", next, err)
+		if want := roundName(t.tag, e.To, k); string(names[e.To]) != want {
+			return nil, fmt.Errorf("shm: rank %d announced segment %q, expected %q", e.To, names[e.To], want)
 		}
+		sg, err := sys.OpenSegment(string(names[e.To]), incoming[e.To]*per)
+		if err != nil {
+			return nil, fmt.Errorf("shm: mapping rank %d's segment: %w", e.To, err)
+		}
+		made, peers[e.To] = append(made, sg), sg
 	}
-	if err = ex.Barrier(ctx); err != nil {
-		return t, fmt.Errorf("shm: waiting for every rank to map its successor's segment: %w", err)
+	if err = t.ex.Barrier(ctx); err != nil {
+		return nil, fmt.Errorf("shm: waiting for every rank to map its peers' segments: %w", err)
 	}
-	per := sizes.Bytes()
-	if recv {
+	if own != nil {
 		if err = sys.Unlink(name); err != nil {
-			return t, err
-		}
-		for c := range nch {
-			r, err := transport.NewConn(t.own.Mem[c*per:(c+1)*per], sizes)
-			if err != nil {
-				return t, fmt.Errorf("shm: %w", err)
-			}
-			t.recv = append(t.recv, r)
+			return nil, err
 		}
 	}
-	if send {
-		for c := range nch {
-			s, err := transport.NewConn(t.peer.Mem[c*per:(c+1)*per], sizes)
-			if err != nil {
-				return t, fmt.Errorf("shm: %w", err)
-			}
-			t.send = append(t.send, s)
+	conns = make([]*transport.Conn, len(edges))
+	for i, e := range edges {
+		var sg *sys.Segment
+		switch rank {
+		case e.To:
+			sg = own
+		case e.From:
+			sg = peers[e.To]
+		default:
+			continue
+		}
+		if conns[i], err = transport.NewConn(sg.Mem[slot[i]*per:(slot[i]+1)*per], t.sizes); err != nil {
+			return nil, fmt.Errorf("shm: %w", err)
 		}
 	}
-	return t, nil
+	t.segs = append(t.segs, made...)
+	return conns, nil
 }
 
-// Conn returns the connection of channel ch from rank from to rank to:
-// this rank's receive connection (from its predecessor) or send connection
-// (to its successor).
-func (t *Transport) Conn(_ context.Context, from, to, ch int) (*transport.Conn, error) {
-	switch {
-	case from == t.prev && to == t.rank && ch >= 0 && ch < len(t.recv):
-		return t.recv[ch], nil
-	case from == t.rank && to == t.next && ch >= 0 && ch < len(t.send):
-		return t.send[ch], nil
-	}
-	return nil, fmt.Errorf("shm: rank %d has no connection %d→%d on channel %d", t.rank, from, to, ch)
-}
-
-// Close unmaps both segments. Connections must not be used afterwards.
-func (t *Transport) Close() error {
-	if t == nil {
-		return nil
-	}
+// Close unmaps every segment. Connections must not be used afterwards.
+func (t *Connector) Close() error {
 	var errs []error
-	for _, s := range []*sys.Segment{t.own, t.peer} {
-		if s != nil {
-			errs = append(errs, s.Close())
-		}
+	for _, s := range t.segs {
+		errs = append(errs, s.Close())
 	}
-	t.recv, t.send = nil, nil
+	t.segs = nil
 	return errors.Join(errs...)
 }
 

@@ -8,7 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/transport"
 )
 
@@ -66,20 +70,27 @@ func (r fakeRank) Barrier(ctx context.Context) error {
 
 var sizes = transport.Sizes{Simple: 8 * 1024, LL: 8 * 256}
 
-func connectAll(t *testing.T, f *fakeExchange, tag string, nch int) ([]*Transport, []error) {
+// connectAll connects every rank of f on the edges of a bidirectional ring
+// of nch channels (each pair of neighbours both ways) through meshes over
+// the shared-memory connector.
+func connectAll(t *testing.T, f *fakeExchange, tag string, nch int) ([]*transport.Mesh, []error) {
 	n := f.n
-	ts := make([]*Transport, n)
+	edges := transport.RingEdges(ring.Identity(n), ring.Bidirectional, nch)
+	ms := make([]*transport.Mesh, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := range n {
+		c, err := NewConnector(fakeRank{f, r}, tag, sizes, func(int, int) bool { return true })
+		require.NoError(t, err)
+		ms[r] = transport.NewMesh(r, c)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ts[r], errs[r] = Connect(context.Background(), fakeRank{f, r}, tag, (r+n-1)%n, (r+1)%n, nch, sizes, true, true)
+			errs[r] = ms[r].Connect(context.Background(), edges)
 		}()
 	}
 	wg.Wait()
-	return ts, errs
+	return ms, errs
 }
 
 func TestConnectSharesMemoryAndLeavesNothing(t *testing.T) {
@@ -98,11 +109,11 @@ func TestConnectSharesMemoryAndLeavesNothing(t *testing.T) {
 	if left, _ := Leftovers(tag); len(left) != 0 {
 		t.Fatalf("segments left in /dev/shm after setup: %v", left)
 	}
-	// Rank 0's send connection on channel 1 is rank 1's receive
+	// Rank 0's send connection on channel 0 is rank 1's receive
 	// connection: different mappings of the same bytes.
 	ctx := context.Background()
-	send, _ := ts[0].Conn(ctx, 0, 1, 1)
-	recv, _ := ts[1].Conn(ctx, 0, 1, 1)
+	send, _ := ts[0].Conn(ctx, 0, 1, 0)
+	recv, _ := ts[1].Conn(ctx, 0, 1, 0)
 	if send == recv {
 		t.Fatal("the two ends must be separate views")
 	}
@@ -124,6 +135,15 @@ func TestConnectSharesMemoryAndLeavesNothing(t *testing.T) {
 	if _, err := ts[0].Conn(ctx, 1, 2, 0); err == nil {
 		t.Fatal("rank 0 handed out a connection it does not have")
 	}
+	// Channel 1 runs backwards: rank 1 sends to rank 0 there, through its
+	// own mapping of rank 0's segment.
+	back, err1 := ts[1].Conn(ctx, 1, 0, 1)
+	backRecv, err2 := ts[0].Conn(ctx, 1, 0, 1)
+	require.NoError(t, errors.Join(err1, err2))
+	copy(back.SimpleSlots(0, 1), "back")
+	back.PostSimple(0, 1, 4)
+	require.NoError(t, backRecv.WaitData(1, &w))
+	assert.Equal(t, "back", string(backRecv.SimpleSlots(0, 1)[:4]))
 	if !mem.Aligned(send.SimpleSlots(0, 1), 128) {
 		t.Fatal("slots are not aligned")
 	}
@@ -146,11 +166,13 @@ func TestFailedSetupLeavesNothing(t *testing.T) {
 	}
 }
 
-func TestConnectRejectsBadRing(t *testing.T) {
-	if _, err := Connect(context.Background(), fakeRank{newFake(2), 0}, "x", 5, 1, 1, sizes, true, true); err == nil {
-		t.Fatal("prev 5 of 2 accepted")
+func TestConnectRejectsBadEdges(t *testing.T) {
+	c, err := NewConnector(fakeRank{newFake(2), 0}, "x", sizes, func(int, int) bool { return true })
+	require.NoError(t, err)
+	for _, e := range []transport.Edge{{From: 5, To: 1}, {From: 0, To: 0}, {From: 0, To: 1, Ch: -1}} {
+		_, err := c.Connect(context.Background(), []transport.Edge{e})
+		assert.ErrorContains(t, err, "no connection", "%v", e)
 	}
-	if _, err := Connect(context.Background(), fakeRank{newFake(2), 0}, "x", 1, 1, 1, transport.Sizes{}, true, true); err == nil {
-		t.Fatal("zero sizes accepted")
-	}
+	_, err = NewConnector(fakeRank{newFake(2), 0}, "x", transport.Sizes{}, func(int, int) bool { return true })
+	assert.Error(t, err, "zero sizes")
 }

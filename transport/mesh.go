@@ -48,7 +48,7 @@ type Mesh struct {
 
 	mu    sync.Mutex
 	conns map[Edge]*Conn
-	via   map[Edge]string // the connector carrying each edge, for NCCL_DEBUG
+	via   map[Edge]string // the connector carrying each edge — every rank's, not only this one's
 }
 
 var _ Transport = (*Mesh)(nil)
@@ -70,7 +70,7 @@ func (m *Mesh) Connect(ctx context.Context, edges []Edge) error {
 	byKind := make([][]Edge, len(m.kinds))
 	seen := map[Edge]bool{}
 	for _, e := range edges {
-		if _, ok := m.conns[e]; ok || seen[e] || e.From == e.To {
+		if _, ok := m.via[e]; ok || seen[e] || e.From == e.To {
 			continue
 		}
 		seen[e] = true
@@ -92,13 +92,13 @@ func (m *Mesh) Connect(ctx context.Context, edges []Edge) error {
 			return fmt.Errorf("%s: %d connections for %d edges", m.kinds[k].Name(), len(conns), len(es))
 		}
 		for i, e := range es {
-			if conns[i] == nil {
-				if e.From == m.rank || e.To == m.rank {
-					return fmt.Errorf("%s: no connection %v for rank %d", m.kinds[k].Name(), e, m.rank)
-				}
-				continue
+			m.via[e] = m.kinds[k].Name()
+			switch {
+			case conns[i] != nil:
+				m.conns[e] = conns[i]
+			case e.From == m.rank || e.To == m.rank:
+				return fmt.Errorf("%s: no connection %v for rank %d", m.kinds[k].Name(), e, m.rank)
 			}
-			m.conns[e], m.via[e] = conns[i], m.kinds[k].Name()
 		}
 	}
 	return nil
@@ -115,8 +115,8 @@ func (m *Mesh) Conn(_ context.Context, from, to, ch int) (*Conn, error) {
 	return nil, fmt.Errorf("rank %d has no connection %v: it was never connected (a plan needing it must be connected by every rank first)", m.rank, Edge{from, to, ch})
 }
 
-// Via returns the name of the connector carrying edge e, "" when e is not
-// connected.
+// Via returns the name of the connector carrying edge e — any rank's —
+// or "" when e is not connected.
 func (m *Mesh) Via(e Edge) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
