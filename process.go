@@ -15,6 +15,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/sys"
+	"github.com/ringo-ccl/ringo/network"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/shm"
 	"github.com/ringo-ccl/ringo/transport"
@@ -225,7 +226,7 @@ func connectProcs(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *s
 		for _, p := range peers {
 			cpus = min(cpus, p.CPUs)
 		}
-		s.channels = min(max(s.channels, hostNetChannels(cpus)), s.channelsMax)
+		s.channels = min(max(s.channels, network.HostChannels(cpus)), s.channelsMax)
 	}
 	trs := transport.Pair{Rank: rank}
 	if anyShm {
@@ -245,10 +246,27 @@ func connectProcs(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *s
 	}
 	via := "SHM"
 	if anyNet {
-		nt, kind, err := connectNet(ctx, g, prev, next, s, !recvShm, !sendShm)
+		var edges []transport.Edge // this rank's net connections
+		for c := range s.channels {
+			if !recvShm {
+				edges = append(edges, transport.Edge{From: prev, To: rank, Ch: c})
+			}
+			if !sendShm {
+				edges = append(edges, transport.Edge{From: rank, To: next, Ch: c})
+			}
+		}
+		ends, err := network.Ends(rank, edges, s.sizes)
 		if err != nil {
 			trs.Close()
 			return nil, err
+		}
+		nt, kind, err := network.Start(ctx, bs, ends, s.sizes, g.fail, &g.abort)
+		if err != nil {
+			trs.Close()
+			return nil, err
+		}
+		if recvShm && sendShm {
+			nt.Close() // this rank only took part in the exchanges
 		}
 		if !recvShm {
 			trs.Recv = nt
