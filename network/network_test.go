@@ -68,19 +68,23 @@ func noRDMA(t *testing.T) {
 	t.Cleanup(func() { hardware = hw })
 }
 
+// wires are the wires the tests run over: sockets (no RDMA here) and the
+// fake RDMA fabric, and the start of each one's name.
+var wires = []struct {
+	wire, kind string
+	setup      func(*testing.T)
+}{
+	{"sockets", "Socket", noRDMA},
+	{"rdma", "IB/fake_", fakeRDMA},
+}
+
 // TestStartAnyEdges: three ranks start their ends of a bidirectional ring
 // (each sends to and receives from both neighbours on every channel) with
 // Start, over sockets and over the fake RDMA fabric, and every connection
 // carries wiretest's scripts at once; the wire is named as NCCL_DEBUG
 // shows it.
 func TestStartAnyEdges(t *testing.T) {
-	for _, tc := range []struct {
-		wire, kind string
-		setup      func(*testing.T)
-	}{
-		{"sockets", "Socket", noRDMA},
-		{"rdma", "IB/fake_", fakeRDMA},
-	} {
+	for _, tc := range wires {
 		t.Run(tc.wire, func(t *testing.T) {
 			tc.setup(t)
 			const n = 3
@@ -112,13 +116,7 @@ func TestStartAnyEdges(t *testing.T) {
 // ones made) — carries scripts on every edge; Close stops every
 // connection, those of both calls.
 func TestConnectorGrows(t *testing.T) {
-	for _, tc := range []struct {
-		wire, name string
-		setup      func(*testing.T)
-	}{
-		{"sockets", "NET/Socket", noRDMA},
-		{"rdma", "NET/IB/fake_", fakeRDMA},
-	} {
+	for _, tc := range wires {
 		t.Run(tc.wire, func(t *testing.T) {
 			tc.setup(t)
 			const n = 3
@@ -132,7 +130,7 @@ func TestConnectorGrows(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				assert.Contains(t, c.Name(), tc.name)
+				assert.Contains(t, c.Name(), "NET/"+tc.kind)
 				assert.True(t, c.CanConnect(transport.Edge{From: 0, To: 2}))
 				m := transport.NewMesh(r, c)
 				meshes[r] = m

@@ -114,21 +114,20 @@ func Connect(ctx context.Context, ex transport.Exchanger, p Provider, port Port,
 		}
 		return b, nil
 	}
-	for i, x := range senders {
-		b, err := theirs(sends[i].To, sends[i])
+	join := func(peer int, e transport.Edge, connect func([]byte) error) error {
+		b, err := theirs(peer, e)
 		if err != nil {
-			return w, err
+			return err
 		}
-		if err := x.Connect(b); err != nil {
+		return connect(b)
+	}
+	for i, x := range senders {
+		if err := join(sends[i].To, sends[i], x.Connect); err != nil {
 			return w, err
 		}
 	}
 	for i, x := range receivers {
-		b, err := theirs(recvs[i].From, recvs[i])
-		if err != nil {
-			return w, err
-		}
-		if err := x.Connect(b); err != nil {
+		if err := join(recvs[i].From, recvs[i], x.Connect); err != nil {
 			return w, err
 		}
 	}

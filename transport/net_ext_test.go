@@ -21,20 +21,26 @@ func TestSocketsCarryEveryPost(t *testing.T) {
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprint(n, "ranks"), func(t *testing.T) {
 			const nch = 2
-			nets, fails := wiretest.Connect(t, n, func(ctx context.Context, ex transport.Exchanger, r int, fail func(error)) (*transport.Net, error) {
-				se, re := wiretest.Split(r, wiretest.RingEdges(n, nch))
-				sends, recvs, err := transport.ConnectSockets(ctx, ex, se, re, 3)
-				if err != nil {
-					return nil, err
-				}
-				ends, err := wiretest.Ends(se, re, sends, recvs, sizes)
-				if err != nil {
-					return nil, err
-				}
-				return transport.NewNet(r, ends, fail, nil)
-			})
+			nets, fails := wiretest.Connect(t, n, socketNet(wiretest.RingEdges(n, nch), 3, sizes))
 			wiretest.Ring(t, nets, nch, 400, sizes, fails)
 		})
+	}
+}
+
+// socketNet returns a wiretest.Connect builder making each rank's ends of
+// edges over sockets, nsock per connection.
+func socketNet(edges []transport.Edge, nsock int, sizes transport.Sizes) func(context.Context, transport.Exchanger, int, func(error)) (*transport.Net, error) {
+	return func(ctx context.Context, ex transport.Exchanger, r int, fail func(error)) (*transport.Net, error) {
+		se, re := wiretest.Split(r, edges)
+		sends, recvs, err := transport.ConnectSockets(ctx, ex, se, re, nsock)
+		if err != nil {
+			return nil, err
+		}
+		ends, err := wiretest.Ends(se, re, sends, recvs, sizes)
+		if err != nil {
+			return nil, err
+		}
+		return transport.NewNet(r, ends, fail, nil)
 	}
 }
 
@@ -72,18 +78,7 @@ func TestSocketsAnyEdges(t *testing.T) {
 		{"mesh 3", 3, full(3, 1)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			nets, fails := wiretest.Connect(t, tc.n, func(ctx context.Context, ex transport.Exchanger, r int, fail func(error)) (*transport.Net, error) {
-				se, re := wiretest.Split(r, tc.edges)
-				sends, recvs, err := transport.ConnectSockets(ctx, ex, se, re, 2)
-				if err != nil {
-					return nil, err
-				}
-				ends, err := wiretest.Ends(se, re, sends, recvs, sizes)
-				if err != nil {
-					return nil, err
-				}
-				return transport.NewNet(r, ends, fail, nil)
-			})
+			nets, fails := wiretest.Connect(t, tc.n, socketNet(tc.edges, 2, sizes))
 			ts := make([]transport.Transport, len(nets))
 			for r, x := range nets {
 				ts[r] = x
