@@ -10,6 +10,7 @@ import (
 
 	"github.com/ringo-ccl/ringo/internal/cuda/nvtx"
 	"github.com/ringo-ccl/ringo/internal/env"
+	"github.com/ringo-ccl/ringo/network"
 	"github.com/ringo-ccl/ringo/p2p"
 	"github.com/ringo-ccl/ringo/rdma"
 	"github.com/ringo-ccl/ringo/ring"
@@ -372,7 +373,7 @@ func (s *settings) readSwitches() error {
 			return err
 		}
 	}
-	if _, err := netWire(); err != nil { // as NCCL, whatever the transports
+	if _, err := network.Wire(); err != nil { // as NCCL, whatever the transports
 		return err
 	}
 	if _, err := rdma.ParamsFromEnv(); err != nil { // whether or not RDMA carries the data

@@ -18,7 +18,9 @@ import (
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/internal/sys"
+	"github.com/ringo-ccl/ringo/network"
 	"github.com/ringo-ccl/ringo/p2p"
+	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/shm"
 	"github.com/ringo-ccl/ringo/transport"
 )
@@ -160,7 +162,7 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 	if net && !s.channelsGiven {
 		// As for host ranks: a few channels keep the socket connections
 		// busy; 64 would be 256 sockets and as many polling proxies.
-		s.channels = min(s.channels, netChannels)
+		s.channels = min(s.channels, network.GPUChannels)
 		s.minChannels = min(s.minChannels, s.channels)
 	}
 	layout := s.layout()
@@ -177,7 +179,7 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 		self, prevBase, nextBase, g.cleanup, err = shareShm(ctx, bs, tag, dev, layout, prev, next)
 	default: // as NCCL: p2p, then shm, then the network
 		var kind string
-		self, nextBase, kind, g.cleanup, err = shareNet(ctx, g, dev, layout, prev, next)
+		self, nextBase, kind, g.cleanup, err = shareNet(ctx, g, dev, layout, s.ring, s.variant)
 		via = "NET/" + kind
 	}
 	if err != nil {
@@ -390,19 +392,21 @@ func shareShm(ctx context.Context, bs *bootstrap.Bootstrap, tag string, dev *cud
 
 // shareNet connects this rank's GPU to its neighbours through the net
 // transport: two regions of host memory registered with CUDA — its own
-// (the receive side, which the proxy from prev fills) and a mirror of the
-// neighbours' (which the kernel fills and the proxy to next forwards) —
-// driven by proxies (startNet; an RDMA wire registers the regions' channel
-// parts: the FIFOs are staged in host memory, GPUDirect is not done). It
-// returns the regions' device addresses for p2p.Layout.NetConns.
-func shareNet(ctx context.Context, g *procGroup, dev *cuda.Device, l p2p.Layout, prev, next int) (self, mirror uint64, kind string, cleanup func() error, err error) {
+// (the receive side, which the proxy from each channel's predecessor
+// fills) and a mirror of the neighbours' (which the kernel fills and the
+// proxy to each channel's successor forwards) — driven by proxies
+// (network.Start; an RDMA wire registers the regions' channel parts: the
+// FIFOs are staged in host memory, GPUDirect is not done). Each channel's
+// neighbours are those variant v gives it on ring r. It returns the
+// regions' device addresses for p2p.Layout.NetConns.
+func shareNet(ctx context.Context, g *procGroup, dev *cuda.Device, l p2p.Layout, r ring.Ring, v ring.Variant) (self, mirror uint64, kind string, cleanup func() error, err error) {
 	own, mir := mem.Alloc(int(l.Bytes()), 4096), mem.Alloc(int(l.Bytes()), 4096)
 	send, recv, err := l.NetViews(own, mir)
 	if err != nil {
 		return 0, 0, "", nil, err
 	}
 	var registered [][]byte
-	var nt transport.Transport
+	var nt *network.Net
 	cleanup = func() error {
 		var errs []error
 		if nt != nil {
@@ -424,12 +428,16 @@ func shareNet(ctx context.Context, g *procGroup, dev *cuda.Device, l p2p.Layout,
 		}
 		registered, bases[i] = append(registered, m), uint64(p)
 	}
-	var sm, rm [][]byte
+	me := g.bs.Rank()
+	var ends []network.End
 	for c := range l.Channels {
-		sm, rm = append(sm, l.ChannelRegion(mir, c)), append(rm, l.ChannelRegion(own, c))
+		prev, next := ring.Neighbours(r, v, c, me)
+		ends = append(ends,
+			network.End{Edge: transport.Edge{From: me, To: next, Ch: c}, Conn: send[c], Mem: l.ChannelRegion(mir, c)},
+			network.End{Edge: transport.Edge{From: prev, To: me, Ch: c}, Conn: recv[c], Mem: l.ChannelRegion(own, c)})
 	}
 	sizes := transport.Sizes{Simple: l.SimpleBytes, LL: l.LLBytes}
-	if nt, kind, err = startNet(ctx, g, prev, next, l.Channels, sizes, send, sm, recv, rm); err != nil {
+	if nt, kind, err = network.Start(ctx, g.bs, ends, sizes, g.fail, &g.abort); err != nil {
 		cleanup()
 		return 0, 0, "", nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/sys"
+	"github.com/ringo-ccl/ringo/network"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/shm"
 	"github.com/ringo-ccl/ringo/transport"
@@ -211,7 +212,7 @@ func connectProcs(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *s
 	shmLink := func(from, to int) bool { return !peers[from].ShmOff && peers[from].sameHost(peers[to]) }
 	edges := transport.RingEdges(s.ring, ring.Bidirectional, 1) // both ways round: what any variant's channels use
 	anyNet := slices.ContainsFunc(edges, func(e transport.Edge) bool { return !shmLink(e.From, e.To) })
-	if err := s.placeVariant(n, anyNet, "the network transport's connections"); err != nil {
+	if err := s.placeVariant(n, false, "the network transport's connections"); err != nil {
 		return nil, err
 	}
 	if anyNet && !s.channelsGiven {
@@ -221,13 +222,21 @@ func connectProcs(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *s
 		for _, p := range peers {
 			cpus = min(cpus, p.CPUs)
 		}
-		s.channels = min(max(s.channels, hostNetChannels(cpus)), s.channelsMax)
+		s.channels = min(max(s.channels, network.HostChannels(cpus)), s.channelsMax)
 	}
 	sc, err := shm.NewConnector(bs, tag, s.sizes, shmLink)
 	if err != nil {
 		return nil, err
 	}
-	mesh := transport.NewMesh(rank, sc, &ringNet{g: g, s: s})
+	kinds := []transport.Connector{sc}
+	if anyNet {
+		nc, err := network.NewConnector(ctx, bs, s.sizes, g.fail, &g.abort)
+		if err != nil {
+			return nil, err
+		}
+		kinds = append(kinds, nc)
+	}
+	mesh := transport.NewMesh(rank, kinds...)
 	ringEdges := transport.RingEdges(s.ring, s.variant, s.channels)
 	if err := mesh.Connect(ctx, ringEdges); err != nil {
 		mesh.Close()

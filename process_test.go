@@ -367,7 +367,9 @@ func noLeftovers(t *testing.T, id ringo.UniqueID) {
 func TestProcessesAnyPeer(t *testing.T) {
 	for _, tc := range []struct{ name, mode, env string }{
 		{"bidirectional shm", "every", "RINGO_VARIANT=bidirectional NCCL_MIN_NCHANNELS=2"},
+		{"bidirectional sockets", "every", "RINGO_VARIANT=bidirectional NCCL_SHM_DISABLE=1"},
 		{"schedule shm", "schedule", ""},
+		{"schedule sockets", "schedule", "NCCL_SHM_DISABLE=1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id, kids := startRanksEnv(t, 4, func(int) string { return tc.mode }, func(int) []string { return strings.Fields(tc.env) })

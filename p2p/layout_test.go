@@ -63,7 +63,8 @@ func TestNetViewsCarryPosts(t *testing.T) {
 	sizes := transport.Sizes{Simple: netLayout.SimpleBytes, LL: netLayout.LLBytes}
 	t.Run("sockets", func(t *testing.T) {
 		viewsRing(t, func(ctx context.Context, ex transport.Exchanger, r int, _, _ []byte) ([]transport.SendWire, []transport.RecvWire, error) {
-			return transport.ConnectSockets(ctx, ex, 1-r, 1-r, netLayout.Channels, 2, true, true)
+			se, re := viewEdges(r)
+			return transport.ConnectSockets(ctx, ex, se, re, 2)
 		})
 	})
 	t.Run("rdma", func(t *testing.T) {
@@ -73,7 +74,8 @@ func TestNetViewsCarryPosts(t *testing.T) {
 			for c := range netLayout.Channels {
 				sm, rm = append(sm, netLayout.ChannelRegion(mirror, c)), append(rm, netLayout.ChannelRegion(own, c))
 			}
-			w, err := rdma.Connect(ctx, ex, fabric, rdma.Port{Device: fmt.Sprint("fake_", r), Port: 1}, 1-r, 1-r, sizes, sm, rm, nil)
+			se, re := viewEdges(r)
+			w, err := rdma.Connect(ctx, ex, fabric, rdma.Port{Device: fmt.Sprint("fake_", r), Port: 1}, se, re, sizes, sm, rm, nil)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -97,9 +99,24 @@ func viewsRing(t *testing.T, wires func(ctx context.Context, ex transport.Exchan
 		if err != nil {
 			return nil, err
 		}
-		return transport.NewNet(r, 1-r, 1-r, send, sw, recv, rw, fail, nil)
+		se, re := viewEdges(r)
+		var ends []transport.NetEnd
+		for c := range netLayout.Channels {
+			ends = append(ends, transport.NetEnd{Edge: se[c], Conn: send[c], Send: sw[c]}, transport.NetEnd{Edge: re[c], Conn: recv[c], Recv: rw[c]})
+		}
+		return transport.NewNet(r, ends, fail, nil)
 	})
 	wiretest.Ring(t, nets, netLayout.Channels, 200, sizes, fails)
+}
+
+// viewEdges returns rank r's (of two) edges on every channel of
+// netLayout: to the other rank, and from it.
+func viewEdges(r int) (sends, recvs []transport.Edge) {
+	for c := range netLayout.Channels {
+		sends = append(sends, transport.Edge{From: r, To: 1 - r, Ch: c})
+		recvs = append(recvs, transport.Edge{From: 1 - r, To: r, Ch: c})
+	}
+	return sends, recvs
 }
 
 func addrOf[T any](p *T) uintptr { return mem.AddrOf(p) }

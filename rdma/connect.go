@@ -12,8 +12,8 @@ import (
 // Wires are one rank's RDMA wires, ready for transport.NewNet, and what
 // Close must release after them: the device port they share.
 type Wires struct {
-	Sends []transport.SendWire // to next, one per channel (none when the rank does not send over RDMA)
-	Recvs []transport.RecvWire // from prev
+	Sends []transport.SendWire // one per send edge, in order
+	Recvs []transport.RecvWire // one per receive edge
 	dev   Device
 }
 
@@ -26,13 +26,30 @@ func (w *Wires) Close() error {
 	return w.dev.Close()
 }
 
-// Connect makes the RDMA wires of this rank's net connections over port of p:
-// a Sender per channel over sendMem (to next) and a Receiver per channel
-// over recvMem (from prev), each connection's two ends joined by blobs
-// that every rank exchanges through ex at the same time. Either memory may
-// be empty (that side is not RDMA). abort, if not nil, ends the wires'
-// waits.
-func Connect(ctx context.Context, ex transport.Exchanger, p Provider, port Port, prev, next int, s transport.Sizes, sendMem, recvMem [][]byte, abort *transport.Abort) (w *Wires, err error) {
+// Connect makes the RDMA wires of this rank's net connections over port of
+// p: a Sender per edge of sends (each from this rank) over sendMem[i], and
+// a Receiver per edge of recvs (each to it) over recvMem[i]. Every rank of
+// the communicator calls it at the same time, each with its own edges:
+// each connection's two ends are joined by blobs that every rank exchanges
+// through ex, each naming its edge, so a rank may have any number of
+// connections to and from any peers. A rank with no edges only takes part
+// in the exchanges. abort, if not nil, ends the wires' waits.
+func Connect(ctx context.Context, ex transport.Exchanger, p Provider, port Port, sends, recvs []transport.Edge, s transport.Sizes, sendMem, recvMem [][]byte, abort *transport.Abort) (w *Wires, err error) {
+	rank, n := ex.Rank(), ex.Size()
+	if len(sendMem) != len(sends) || len(recvMem) != len(recvs) {
+		return nil, fmt.Errorf("rdma: %d send regions for %d edges, %d receive regions for %d edges", len(sendMem), len(sends), len(recvMem), len(recvs))
+	}
+	for i, es := range [][]transport.Edge{sends, recvs} {
+		for _, e := range es {
+			mine, peer := e.From, e.To
+			if i == 1 {
+				mine, peer = e.To, e.From
+			}
+			if mine != rank || peer == rank || peer < 0 || peer >= n || e.Ch < 0 || uint64(e.Ch) > 1<<31 {
+				return nil, fmt.Errorf("rdma: rank %d of %d given the edge %v", rank, n, e)
+			}
+		}
+	}
 	w = &Wires{}
 	defer func() {
 		if err != nil {
@@ -51,54 +68,67 @@ func Connect(ctx context.Context, ex transport.Exchanger, p Provider, port Port,
 			return w, fmt.Errorf("rdma: opening %s:%d: %w", port.Device, port.Port, err)
 		}
 	}
-	// This rank's blob: its senders' blobs, then its receivers', each
-	// behind its length.
+	// This rank's blob: one entry per end, its edge then its blob.
 	var mine []byte
-	add := func(b []byte) { mine = append(binary.LittleEndian.AppendUint32(mine, uint32(len(b))), b...) }
-	mine = binary.LittleEndian.AppendUint32(mine, uint32(len(sendMem)))
-	mine = binary.LittleEndian.AppendUint32(mine, uint32(len(recvMem)))
+	add := func(e transport.Edge, b []byte) {
+		for _, v := range []int{e.From, e.To, e.Ch, len(b)} {
+			mine = binary.LittleEndian.AppendUint32(mine, uint32(v))
+		}
+		mine = append(mine, b...)
+	}
+	mine = binary.LittleEndian.AppendUint32(mine, uint32(len(sends)+len(recvs)))
 	var senders []*Sender
 	var receivers []*Receiver
-	for ch, m := range sendMem {
-		x, err := NewSender(w.dev, m, s, Config{Peer: next, Channel: ch, Abort: abort})
+	for i, e := range sends {
+		x, err := NewSender(w.dev, sendMem[i], s, Config{Peer: e.To, Channel: e.Ch, Abort: abort})
 		if err != nil {
 			return w, err
 		}
 		senders, w.Sends = append(senders, x), append(w.Sends, x)
-		add(x.Blob())
+		add(e, x.Blob())
 	}
-	for ch, m := range recvMem {
-		x, err := NewReceiver(w.dev, m, s, Config{Peer: prev, Channel: ch, Abort: abort})
+	for i, e := range recvs {
+		x, err := NewReceiver(w.dev, recvMem[i], s, Config{Peer: e.From, Channel: e.Ch, Abort: abort})
 		if err != nil {
 			return w, err
 		}
 		receivers, w.Recvs = append(receivers, x), append(w.Recvs, x)
-		add(x.Blob())
+		add(e, x.Blob())
 	}
 	all, err := ex.AllGather(ctx, mine)
 	if err != nil {
 		return w, fmt.Errorf("rdma: exchanging connection blobs: %w", err)
 	}
-	if len(senders) > 0 {
-		_, theirRecvs, err := splitBlobs(all[next])
-		if err != nil || len(theirRecvs) != len(senders) {
-			return w, errors.Join(fmt.Errorf("rdma: rank %d offers %d receiving ends for our %d channels", next, len(theirRecvs), len(senders)), err)
-		}
-		for ch, x := range senders {
-			if err := x.Connect(theirRecvs[ch]); err != nil {
-				return w, err
+	parsed := map[int]map[transport.Edge][]byte{} // the peers' blobs, parsed once
+	theirs := func(peer int, e transport.Edge) ([]byte, error) {
+		if parsed[peer] == nil {
+			m, err := splitBlobs(all[peer])
+			if err != nil {
+				return nil, fmt.Errorf("rdma: rank %d's blob: %w", peer, err)
 			}
+			parsed[peer] = m
+		}
+		b, ok := parsed[peer][e]
+		if !ok {
+			return nil, fmt.Errorf("rdma: rank %d offers no end of the connection %v", peer, e)
+		}
+		return b, nil
+	}
+	join := func(peer int, e transport.Edge, connect func([]byte) error) error {
+		b, err := theirs(peer, e)
+		if err != nil {
+			return err
+		}
+		return connect(b)
+	}
+	for i, x := range senders {
+		if err := join(sends[i].To, sends[i], x.Connect); err != nil {
+			return w, err
 		}
 	}
-	if len(receivers) > 0 {
-		theirSends, _, err := splitBlobs(all[prev])
-		if err != nil || len(theirSends) != len(receivers) {
-			return w, errors.Join(fmt.Errorf("rdma: rank %d offers %d sending ends for our %d channels", prev, len(theirSends), len(receivers)), err)
-		}
-		for ch, x := range receivers {
-			if err := x.Connect(theirSends[ch]); err != nil {
-				return w, err
-			}
+	for i, x := range receivers {
+		if err := join(recvs[i].From, recvs[i], x.Connect); err != nil {
+			return w, err
 		}
 	}
 	// Nobody sends before both ends of every connection are connected.
@@ -108,28 +138,36 @@ func Connect(ctx context.Context, ex transport.Exchanger, p Provider, port Port,
 	return w, nil
 }
 
-// splitBlobs parses a rank's blob into its senders' and receivers' blobs.
-func splitBlobs(b []byte) (sends, recvs [][]byte, err error) {
-	if len(b) < 8 {
-		return nil, nil, fmt.Errorf("rdma: a blob of %d bytes", len(b))
+// splitBlobs parses a rank's blob into its ends' blobs, by edge. Every
+// length is checked against what is left before it is used.
+func splitBlobs(b []byte) (map[transport.Edge][]byte, error) {
+	if len(b) < 4 {
+		return nil, fmt.Errorf("a blob of %d bytes", len(b))
 	}
-	ns, nr := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
-	b = b[8:]
-	for i := range ns + nr {
-		if len(b) < 4 || uint64(len(b)-4) < uint64(binary.LittleEndian.Uint32(b)) {
-			return nil, nil, fmt.Errorf("rdma: truncated blob (entry %d)", i)
+	n := binary.LittleEndian.Uint32(b)
+	b = b[4:]
+	if uint64(n) > uint64(len(b))/16 {
+		return nil, fmt.Errorf("a blob of %d bytes claims %d entries", len(b)+4, n)
+	}
+	ends := make(map[transport.Edge][]byte, n)
+	for i := range n {
+		if len(b) < 16 {
+			return nil, fmt.Errorf("truncated blob (entry %d)", i)
 		}
-		n := binary.LittleEndian.Uint32(b)
-		x := b[4 : 4+n]
-		b = b[4+n:]
-		if i < ns {
-			sends = append(sends, x)
-		} else {
-			recvs = append(recvs, x)
+		u := func(k int) uint32 { return binary.LittleEndian.Uint32(b[4*k:]) }
+		e := transport.Edge{From: int(int32(u(0))), To: int(int32(u(1))), Ch: int(int32(u(2)))}
+		size := u(3)
+		b = b[16:]
+		if uint64(len(b)) < uint64(size) {
+			return nil, fmt.Errorf("truncated blob (entry %d)", i)
 		}
+		if _, dup := ends[e]; dup {
+			return nil, fmt.Errorf("blob entry %d: the connection %v twice", i, e)
+		}
+		ends[e], b = b[:size], b[size:]
 	}
 	if len(b) != 0 {
-		return nil, nil, fmt.Errorf("rdma: %d bytes after a blob's entries", len(b))
+		return nil, errors.New("bytes after a blob's entries")
 	}
-	return sends, recvs, nil
+	return ends, nil
 }

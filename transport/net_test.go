@@ -46,7 +46,11 @@ func netRingB(t testing.TB, n, nch, nsock int, wrap func(r int, sends []SendWire
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			prev, next := (r+n-1)%n, (r+1)%n
-			sends, recvs, err := ConnectSockets(ctx, bs[r], prev, next, nch, nsock, true, true)
+			var se, re []Edge
+			for ch := range nch {
+				se, re = append(se, Edge{r, next, ch}), append(re, Edge{prev, r, ch})
+			}
+			sends, recvs, err := ConnectSockets(ctx, bs[r], se, re, nsock)
 			if err != nil {
 				errc[r] = err
 				return
@@ -54,10 +58,13 @@ func netRingB(t testing.TB, n, nch, nsock int, wrap func(r int, sends []SendWire
 			if wrap != nil {
 				wrap(r, sends, recvs)
 			}
-			sm, rm := NetMem(nch, netSizes), NetMem(nch, netSizes)
-			sc, _ := NetConns(sm, netSizes)
-			rc, _ := NetConns(rm, netSizes)
-			nets[r], errc[r] = NewNet(r, prev, next, sc, sends, rc, recvs, func(err error) { fails[r] <- err }, nil)
+			sc, _ := NetConns(NetMem(nch, netSizes), netSizes)
+			rc, _ := NetConns(NetMem(nch, netSizes), netSizes)
+			var ends []NetEnd
+			for ch := range nch {
+				ends = append(ends, NetEnd{Edge: se[ch], Conn: sc[ch], Send: sends[ch]}, NetEnd{Edge: re[ch], Conn: rc[ch], Recv: recvs[ch]})
+			}
+			nets[r], errc[r] = NewNet(r, ends, func(err error) { fails[r] <- err }, nil)
 		}()
 	}
 	wg.Wait()
@@ -132,11 +139,11 @@ func TestNetNoAllocation(t *testing.T) {
 // lost peer.
 func TestNetPeerGone(t *testing.T) {
 	nets, fails := netRing(t, 3, 2, 2)
-	for _, w := range nets[1].sendW {
-		closeAll(w.(*sockSend).socks)
+	for _, s := range nets[1].sends {
+		closeAll(s.w.(*sockSend).socks)
 	}
-	for _, w := range nets[1].recvW {
-		closeAll(w.(*sockRecv).socks)
+	for _, r := range nets[1].recvs {
+		closeAll(r.w.(*sockRecv).socks)
 	}
 	for _, r := range []int{0, 2} {
 		select {
@@ -307,51 +314,86 @@ func TestSocketBadHeaders(t *testing.T) {
 	}
 }
 
-// TestSocketRefusesStrangers: a dialer with the wrong token, or claiming
-// to be another rank, is closed, and the real predecessor still connects.
+// TestSocketRefusesStrangers: a dialer with the wrong token, claiming to
+// be another rank, or claiming an edge the acceptor does not expect (a
+// channel it does not receive on from that rank, or from a rank it
+// receives from on another channel) is closed, and the real senders still
+// connect.
 func TestSocketRefusesStrangers(t *testing.T) {
 	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ln.Close()
 	token := [sockTokenLen]byte{1, 2, 3}
 	addr := ln.Addr().(*net.TCPAddr).AddrPort()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	want := []Edge{{4, 0, 0}, {6, 0, 1}} // rank 0 receives from 4 on channel 0, from 6 on channel 1
 	done := make(chan error, 1)
 	var socks [][]net.Conn
 	go func() {
 		var err error
-		socks, err = acceptSockets(ctx, ln, token, 4, 1)
+		socks, err = acceptSockets(ctx, ln, token, want)
 		done <- err
 	}()
 	for _, bad := range []struct {
-		token [sockTokenLen]byte
-		rank  int
-	}{{[sockTokenLen]byte{9}, 4}, {token, 5}} {
+		token    [sockTokenLen]byte
+		rank, ch int
+	}{
+		{[sockTokenLen]byte{9}, 4, 0}, // wrong token
+		{token, 5, 0},                 // a rank that sends nothing here
+		{token, 4, 1},                 // an expected sender on another's channel
+		{token, 6, 0},
+		{token, 4, 7}, // a channel nobody sends on
+	} {
 		c, err := net.Dial("tcp", addr.String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := greet(ctx, c, bad.token, bad.rank, 0, 0, 1); err == nil {
-			t.Errorf("a stranger (rank %d) was accepted", bad.rank)
-		}
+		require.NoError(t, err)
+		assert.Error(t, greet(ctx, c, bad.token, bad.rank, bad.ch, 0, 1), "a stranger (rank %d, channel %d) was accepted", bad.rank, bad.ch)
 		c.Close()
 	}
-	cs, err := dialSockets(ctx, addr, token, 4, 0, 0, 2)
-	if err != nil {
-		t.Fatal(err)
+	for _, e := range want {
+		cs, err := dialSockets(ctx, addr, token, e, 2)
+		require.NoError(t, err)
+		closeAll(cs)
 	}
-	closeAll(cs)
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	require.NoError(t, <-done)
+	require.Len(t, socks, 2)
+	for k := range socks {
+		assert.Len(t, socks[k], 2)
+		closeAll(socks[k])
 	}
-	if len(socks) != 1 || len(socks[0]) != 2 {
-		t.Fatalf("accepted %v", socks)
-	}
-	closeAll(socks[0])
 }
+
+// TestConnectSocketsChecksEdges: an edge that is not the rank's own, to
+// itself or out of range, or given twice, is refused before any exchange.
+func TestConnectSocketsChecksEdges(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		sends, recvs []Edge
+	}{
+		{"not mine", []Edge{{1, 2, 0}}, nil},
+		{"recv not mine", nil, []Edge{{1, 2, 0}}},
+		{"self", []Edge{{0, 0, 0}}, nil},
+		{"out of range", []Edge{{0, 3, 0}}, nil},
+		{"channel", nil, []Edge{{1, 0, -1}}},
+		{"twice", []Edge{{0, 1, 0}, {0, 1, 0}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := ConnectSockets(context.Background(), failingExchanger{}, tc.sends, tc.recvs, 1)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "edge")
+		})
+	}
+}
+
+// failingExchanger is rank 0 of 3 and fails every exchange.
+type failingExchanger struct{}
+
+func (failingExchanger) Rank() int { return 0 }
+func (failingExchanger) Size() int { return 3 }
+func (failingExchanger) AllGather(context.Context, []byte) ([][]byte, error) {
+	return nil, errors.New("no exchange expected")
+}
+func (failingExchanger) Barrier(context.Context) error { return errors.New("no exchange expected") }
 
 // TestSocketsPerConn: the product of the two variables, each 1 when only
 // the other is set; as NCCL, more than 16 threads are 16 and a product above

@@ -12,10 +12,10 @@ import (
 	"github.com/ringo-ccl/ringo/ring"
 )
 
-// Net is one rank's net connections: to its ring successor and from its
-// predecessor on every channel, each a Conn in this process's memory that
-// the local executor uses as it would any other, driven by proxy goroutines
-// over a wire (wire.go):
+// Net is one rank's net connections — any edges, to and from any peers,
+// on any channels — each a Conn in this process's memory that the local
+// executor uses as it would any other, driven by proxy goroutines over a
+// wire (wire.go). Each end has its own:
 //
 //   - send: waits for the executor's posts (tail, and the post entry that
 //     says what the steps carry) and hands each to the wire;
@@ -29,13 +29,12 @@ import (
 // goroutines and calls fail with an error naming the peer and channel; the
 // communicator aborts, so every wait on the connection ends.
 type Net struct {
-	rank, prev, next int
-	send, recv       []*Conn // by channel; empty on the side that is not net
-	sendW            []SendWire
-	sendAt           []sendProgress // by channel
-	recvW            []RecvWire
-	fail             func(error)
-	stop             *Abort
+	rank  int
+	sends []*netSend
+	recvs []*netRecv
+	conns map[Edge]*Conn // every end's, for Conn
+	fail  func(error)
+	stop  *Abort
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -46,10 +45,30 @@ type Net struct {
 
 var _ Transport = (*Net)(nil)
 
-// sendProgress is how far a send connection has got: the steps handed to
+// NetEnd is this rank's end of one net connection, for NewNet: the edge,
+// the Conn the executor uses, and the wire carrying it — Send when the
+// rank is the edge's sender, Recv when it is its receiver.
+type NetEnd struct {
+	Edge Edge
+	Conn *Conn
+	Send SendWire
+	Recv RecvWire
+}
+
+// netSend is a sending end and how far it has got: the steps handed to
 // the wire (whose Send has returned) and the receiver's last credit.
-type sendProgress struct {
+type netSend struct {
+	Edge
+	c                   *Conn
+	w                   SendWire
 	forwarded, credited atomic.Uint64
+}
+
+// netRecv is a receiving end.
+type netRecv struct {
+	Edge
+	c *Conn
+	w RecvWire
 }
 
 // NetMem allocates the memory of nch net connections of sizes s: one
@@ -76,50 +95,58 @@ func NetConns(m [][]byte, s Sizes) ([]*Conn, error) {
 	return cs, nil
 }
 
-// NewNet starts the proxies of rank's net connections: send and sendWires
-// (one per channel, or none when rank's sends are not net) to next, recv
-// and recvWires from prev. The connections are this process's (NetConns:
-// their bells then park) or views of a GPU's (NewConnView: polled). fail
-// is called at most once per broken connection, never after Close; once
-// stop (the communicator's abort, may be nil) is set, Close no longer
-// waits for posts to leave.
-func NewNet(rank, prev, next int, send []*Conn, sendWires []SendWire, recv []*Conn, recvWires []RecvWire, fail func(error), stop *Abort) (*Net, error) {
-	if len(send) != len(sendWires) || len(recv) != len(recvWires) {
-		return nil, fmt.Errorf("net: %d send connections for %d wires, %d receive connections for %d wires", len(send), len(sendWires), len(recv), len(recvWires))
-	}
+// NewNet starts the proxies of rank's net connections, one set per end
+// of ends. The connections are this process's (NetConns: their bells then
+// park) or views of a GPU's (NewConnView: polled). fail is called at most
+// once per broken connection, never after Close; once stop (the
+// communicator's abort, may be nil) is set, Close no longer waits for
+// posts to leave. An end that is not rank's, lacks its Conn or its wire,
+// or comes twice is an error naming it; no proxy starts then.
+func NewNet(rank int, ends []NetEnd, fail func(error), stop *Abort) (*Net, error) {
 	if stop == nil {
 		stop = new(Abort)
 	}
-	n := &Net{rank: rank, prev: prev, next: next, send: send, sendW: sendWires, recv: recv, recvW: recvWires, fail: fail, stop: stop}
-	for _, c := range append(append([]*Conn(nil), send...), recv...) {
+	n := &Net{rank: rank, conns: make(map[Edge]*Conn, len(ends)), fail: fail, stop: stop}
+	for _, e := range ends {
+		switch {
+		case e.Conn == nil:
+			return nil, fmt.Errorf("net: rank %d: the connection %v has no Conn", rank, e.Edge)
+		case n.conns[e.Edge] != nil:
+			return nil, fmt.Errorf("net: rank %d: the connection %v given twice", rank, e.Edge)
+		case e.Edge.From == rank && e.Edge.To != rank && e.Send != nil && e.Recv == nil:
+			n.sends = append(n.sends, &netSend{Edge: e.Edge, c: e.Conn, w: e.Send})
+		case e.Edge.To == rank && e.Edge.From != rank && e.Recv != nil && e.Send == nil:
+			n.recvs = append(n.recvs, &netRecv{Edge: e.Edge, c: e.Conn, w: e.Recv})
+		default:
+			return nil, fmt.Errorf("net: rank %d: the connection %v needs its sender's wire (from this rank) or its receiver's (to it), one of them", rank, e.Edge)
+		}
+		n.conns[e.Edge] = e.Conn
+	}
+	for _, c := range n.conns {
 		if c.data.seq != nil {
 			c.parkingBells()
 		}
 	}
-	n.sendAt = make([]sendProgress, len(n.send))
 	n.ctx, n.cancel = context.WithCancel(context.Background())
-	for ch := range n.send {
+	for _, s := range n.sends {
 		n.wg.Add(2)
-		go n.routineSend(ch)
-		go n.routineSendCredit(ch)
+		go n.routineSend(s)
+		go n.routineSendCredit(s)
 	}
-	for ch := range n.recv {
+	for _, r := range n.recvs {
 		n.wg.Add(2)
-		go n.routineRecv(ch)
-		go n.routineRecvCredit(ch)
+		go n.routineRecv(r)
+		go n.routineRecvCredit(r)
 	}
 	return n, nil
 }
 
-// Conn returns this rank's connection to next or from prev on channel ch.
+// Conn returns this rank's end of the connection from→to on channel ch.
 func (n *Net) Conn(_ context.Context, from, to, ch int) (*Conn, error) {
-	switch {
-	case from == n.rank && to == n.next && ch >= 0 && ch < len(n.send):
-		return n.send[ch], nil
-	case to == n.rank && from == n.prev && ch >= 0 && ch < len(n.recv):
-		return n.recv[ch], nil
+	if c, ok := n.conns[Edge{from, to, ch}]; ok {
+		return c, nil
 	}
-	return nil, fmt.Errorf("net: rank %d has no net connection %d→%d on channel %d", n.rank, from, to, ch)
+	return nil, fmt.Errorf("net: rank %d has no net connection %v", n.rank, Edge{from, to, ch})
 }
 
 // Close lets the send proxies forward what the executor has posted — a
@@ -131,19 +158,19 @@ func (n *Net) Close() error {
 		return nil
 	}
 	deadline := time.Now().Add(drainWait)
-	for ch, c := range n.send {
-		for n.sendAt[ch].forwarded.Load() < c.tail.Load() && !n.broken.Load() && !n.stop.IsSet() && time.Now().Before(deadline) {
+	for _, s := range n.sends {
+		for s.forwarded.Load() < s.c.tail.Load() && !n.broken.Load() && !n.stop.IsSet() && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Microsecond)
 		}
 	}
 	n.cancel()
 	// All at once: a wire's Close may wait a moment for its peer's.
 	var ws []interface{ Close() error }
-	for _, w := range n.sendW {
-		ws = append(ws, w)
+	for _, s := range n.sends {
+		ws = append(ws, s.w)
 	}
-	for _, w := range n.recvW {
-		ws = append(ws, w)
+	for _, r := range n.recvs {
+		ws = append(ws, r.w)
 	}
 	errc := make(chan error, len(ws))
 	for _, w := range ws {
@@ -182,15 +209,15 @@ func (n *Net) waiter() *Waiter {
 	return w
 }
 
-// routineSend forwards channel ch's posts, in order, to the wire.
-func (n *Net) routineSend(ch int) {
+// routineSend forwards s's posts, in order, to the wire.
+func (n *Net) routineSend(s *netSend) {
 	defer n.wg.Done()
-	c, w := n.send[ch], n.sendW[ch]
+	c, w := s.c, s.w
 	wt := n.waiter()
 	var sent uint64 // steps handed to the wire
 	for {
 		if err := wt.WaitAtLeast(c.tail, sent+1, c.data); err != nil {
-			n.broke("to", n.next, ch, err)
+			n.broke("to", s.To, s.Ch, err)
 			return
 		}
 		p, data, err := c.pending(sent)
@@ -198,12 +225,12 @@ func (n *Net) routineSend(ch int) {
 			err = w.Send(p, data)
 		}
 		if err != nil {
-			n.broke("to", n.next, ch, err)
+			n.broke("to", s.To, s.Ch, err)
 			return
 		}
 		sent += uint64(p.Slots)
-		n.sendAt[ch].forwarded.Store(sent)
-		n.release(ch)
+		s.forwarded.Store(sent)
+		n.release(s)
 	}
 }
 
@@ -214,9 +241,9 @@ func (n *Net) routineSend(ch int) {
 // has not posted — those it skipped when aligning its counter — which the
 // sender gets with its next post. Both proxy goroutines call it; head only
 // grows.
-func (n *Net) release(ch int) {
-	at, c := &n.sendAt[ch], n.send[ch]
-	h := min(at.credited.Load(), at.forwarded.Load())
+func (n *Net) release(s *netSend) {
+	c := s.c
+	h := min(s.credited.Load(), s.forwarded.Load())
 	for {
 		cur := c.head.Load()
 		if h <= cur {
@@ -274,24 +301,23 @@ func (c *Conn) checkPost(p Post) error {
 }
 
 // routineSendCredit posts the receiver's credit reports as head.
-func (n *Net) routineSendCredit(ch int) {
+func (n *Net) routineSendCredit(s *netSend) {
 	defer n.wg.Done()
-	w := n.sendW[ch]
 	for {
-		head, err := w.Credit()
+		head, err := s.w.Credit()
 		if err != nil {
-			n.broke("to", n.next, ch, err)
+			n.broke("to", s.To, s.Ch, err)
 			return
 		}
-		n.sendAt[ch].credited.Store(head)
-		n.release(ch)
+		s.credited.Store(head)
+		n.release(s)
 	}
 }
 
-// routineRecv lands channel ch's posts in its FIFO.
-func (n *Net) routineRecv(ch int) {
+// routineRecv lands r's posts in its FIFO.
+func (n *Net) routineRecv(r *netRecv) {
 	defer n.wg.Done()
-	c, w := n.recv[ch], n.recvW[ch]
+	c, w := r.c, r.w
 	staging := mem.Alloc(8*c.llSlot, 8) // an LL post's words, stored one by one after
 	var want uint64                     // the step the next post starts at
 	place := func(p Post) ([]byte, error) {
@@ -313,7 +339,7 @@ func (n *Net) routineRecv(ch int) {
 	for {
 		p, err := w.Recv(place)
 		if err != nil {
-			n.broke("from", n.prev, ch, err)
+			n.broke("from", r.From, r.Ch, err)
 			return
 		}
 		if ring.Protocol(p.Proto) == ring.LL {
@@ -338,9 +364,9 @@ func (n *Net) routineRecv(ch int) {
 // ahead of the proxy. A failed report ends it quietly: credit shares its
 // connection with the posts, and routineRecv tells a peer that said
 // goodbye (whose unread data may still be on the way) from a lost one.
-func (n *Net) routineRecvCredit(ch int) {
+func (n *Net) routineRecvCredit(r *netRecv) {
 	defer n.wg.Done()
-	c, w := n.recv[ch], n.recvW[ch]
+	c, w := r.c, r.w
 	wt := n.waiter()
 	var reported uint64
 	for {
@@ -349,7 +375,7 @@ func (n *Net) routineRecvCredit(ch int) {
 			err = wt.WaitAtLeast(c.tail, reported+1, c.credit)
 		}
 		if err != nil {
-			n.broke("from", n.prev, ch, err)
+			n.broke("from", r.From, r.Ch, err)
 			return
 		}
 		reported = min(c.head.Load(), c.tail.Load())

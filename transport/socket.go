@@ -108,19 +108,26 @@ func SocketsPerConn() (int, error) {
 }
 
 // ConnectSockets makes the socket wires of this rank's (ex.Rank()) net
-// connections, one per channel: to next when send, from prev when recv.
-// Every rank of the communicator calls it at the same time (it exchanges
-// listener addresses through ex). nsock is the sockets of each connection
-// this rank dials.
-func ConnectSockets(ctx context.Context, ex Exchanger, prev, next, nch, nsock int, send, recv bool) (sends []SendWire, recvs []RecvWire, err error) {
+// connections: one per edge of sends (each from this rank) and of recvs
+// (each to it), returned in their order. Every rank of the communicator
+// calls it at the same time, each with its own edges (it exchanges
+// listener addresses through ex): a rank with edges to receive listens,
+// and each sender dials its edge's receiver with a hello naming the
+// edge's sender, channel and socket, which the receiver accepts only for
+// an edge it expects. nsock is the sockets of each connection this rank
+// dials.
+func ConnectSockets(ctx context.Context, ex Exchanger, sends, recvs []Edge, nsock int) (sendWires []SendWire, recvWires []RecvWire, err error) {
 	rank, n := ex.Rank(), ex.Size()
-	if nch < 1 || nsock < 1 || nsock > maxSockets || prev < 0 || prev >= n || next < 0 || next >= n {
-		return nil, nil, fmt.Errorf("socket transport: rank %d of %d, prev %d, next %d, %d channels, %d sockets", rank, n, prev, next, nch, nsock)
+	if nsock < 1 || nsock > maxSockets {
+		return nil, nil, fmt.Errorf("socket transport: rank %d: %d sockets per connection (want 1 to %d)", rank, nsock, maxSockets)
+	}
+	if err := checkEdges(rank, n, sends, recvs); err != nil {
+		return nil, nil, fmt.Errorf("socket transport: %w", err)
 	}
 	var ln *net.TCPListener
 	var blob []byte
 	var token [sockTokenLen]byte
-	if recv {
+	if len(recvs) > 0 {
 		ip, err := tcp.ListenIP()
 		if err != nil {
 			return nil, nil, fmt.Errorf("socket transport: %w", err)
@@ -137,72 +144,97 @@ func ConnectSockets(ctx context.Context, ex Exchanger, prev, next, nch, nsock in
 	if err != nil {
 		return nil, nil, fmt.Errorf("socket transport: exchanging addresses: %w", err)
 	}
-	var socks [][]net.Conn // by channel, as accepted
+	var socks [][]net.Conn // by edge of recvs, as accepted
 	accepted := make(chan error, 1)
-	if recv {
+	if len(recvs) > 0 {
 		go func() {
 			var err error
-			socks, err = acceptSockets(ctx, ln, token, prev, nch)
+			socks, err = acceptSockets(ctx, ln, token, recvs)
 			accepted <- err
 		}()
 	}
 	defer func() {
 		if err != nil {
-			for _, w := range sends {
+			for _, w := range sendWires {
 				w.Close()
 			}
-			for _, w := range recvs {
+			for _, w := range recvWires {
 				w.Close()
 			}
-			sends, recvs = nil, nil
+			sendWires, recvWires = nil, nil
 		}
 	}()
-	if send {
-		b := blobs[next]
+	for _, e := range sends {
+		b := blobs[e.To]
 		if len(b) != 18+sockTokenLen {
-			err = fmt.Errorf("socket transport: rank %d announced no listener (%d bytes)", next, len(b))
+			err = fmt.Errorf("socket transport: rank %d announced no listener (%d bytes) for %v", e.To, len(b), e)
+			break
 		}
-		for ch := 0; ch < nch && err == nil; ch++ {
-			var cs []net.Conn
-			cs, err = dialSockets(ctx, tcp.DecodeAddr(b), [sockTokenLen]byte(b[18:]), rank, next, ch, nsock)
-			if err == nil {
-				sends = append(sends, newSockSend(cs))
-			}
+		var cs []net.Conn
+		if cs, err = dialSockets(ctx, tcp.DecodeAddr(b), [sockTokenLen]byte(b[18:]), e, nsock); err != nil {
+			break
 		}
+		sendWires = append(sendWires, newSockSend(cs))
 	}
-	if recv {
+	if len(recvs) > 0 {
 		if err != nil {
 			ln.Close() // ends the accept loop
 			<-accepted
 			for _, cs := range socks {
 				closeAll(cs)
 			}
-			return sends, nil, err // the deferred clean-up closes the send wires
+			return sendWires, nil, err // the deferred clean-up closes the send wires
 		}
 		if err = <-accepted; err != nil {
-			return sends, nil, err
+			return sendWires, nil, err
 		}
 		for _, cs := range socks {
-			recvs = append(recvs, newSockRecv(cs))
+			recvWires = append(recvWires, newSockRecv(cs))
 		}
 	}
-	return sends, recvs, err
+	return sendWires, recvWires, err
 }
 
-// dialSockets opens connection ch's nsock sockets to rank next at addr.
-func dialSockets(ctx context.Context, addr netip.AddrPort, token [sockTokenLen]byte, rank, next, ch, nsock int) ([]net.Conn, error) {
+// checkEdges checks rank's edges of a net connector: sends from rank,
+// recvs to it, each to or from another rank of n, on a channel ≥ 0, none
+// twice.
+func checkEdges(rank, n int, sends, recvs []Edge) error {
+	seen := map[Edge]bool{}
+	for i, es := range [][]Edge{sends, recvs} {
+		for _, e := range es {
+			peer, mine := e.To, e.From
+			if i == 1 {
+				peer, mine = e.From, e.To
+			}
+			switch {
+			case mine != rank:
+				return fmt.Errorf("rank %d of %d given the edge %v, not its own", rank, n, e)
+			case peer < 0 || peer >= n || peer == rank || e.Ch < 0 || e.Ch > math.MaxInt32:
+				return fmt.Errorf("rank %d of %d given the edge %v", rank, n, e)
+			case seen[e]:
+				return fmt.Errorf("rank %d given the edge %v twice", rank, e)
+			}
+			seen[e] = true
+		}
+	}
+	return nil
+}
+
+// dialSockets opens the nsock sockets of edge e (from this rank) to its
+// receiver, listening at addr.
+func dialSockets(ctx context.Context, addr netip.AddrPort, token [sockTokenLen]byte, e Edge, nsock int) ([]net.Conn, error) {
 	var cs []net.Conn
 	for i := range nsock {
 		c, err := tcp.Dial(ctx, addr.String())
 		if err == nil {
-			err = greet(ctx, c, token, rank, ch, i, nsock)
+			err = greet(ctx, c, token, e.From, e.Ch, i, nsock)
 		}
 		if err != nil {
 			if c != nil {
 				c.Close()
 			}
 			closeAll(cs)
-			return nil, fmt.Errorf("socket transport: connecting to rank %d (%v), channel %d, socket %d: %w", next, addr, ch, i, err)
+			return nil, fmt.Errorf("socket transport: connecting to rank %d (%v), channel %d, socket %d: %w", e.To, addr, e.Ch, i, err)
 		}
 		cs = append(cs, c)
 	}
@@ -233,29 +265,41 @@ func greet(ctx context.Context, c net.Conn, token [sockTokenLen]byte, rank, ch, 
 	return nil
 }
 
-// acceptSockets accepts every socket of rank prev's nch connections. A
-// socket whose hello is wrong — bad token, another rank, a channel or
-// socket out of range, a duplicate — is closed and the wait goes on.
-func acceptSockets(ctx context.Context, ln *net.TCPListener, token [sockTokenLen]byte, prev, nch int) ([][]net.Conn, error) {
+// acceptSockets accepts every socket of the connections of edges (each to
+// this rank), and returns them by edge. A socket whose hello is wrong —
+// bad token, an edge not in edges, a socket out of range, a duplicate — is
+// closed and the wait goes on; nothing is sized from a hello before its
+// token and edge are vetted.
+func acceptSockets(ctx context.Context, ln *net.TCPListener, token [sockTokenLen]byte, edges []Edge) ([][]net.Conn, error) {
 	defer tcp.Bind(ctx, ln)()
-	socks := make([][]net.Conn, nch)
-	missing := nch // channels not yet complete
+	want := make(map[hello]int, len(edges))
+	for k, e := range edges {
+		want[hello{uint32(e.From), uint32(e.Ch)}] = k
+	}
+	socks := make([][]net.Conn, len(edges))
+	missing := len(edges) // connections not yet complete
 	for missing > 0 {
 		c, err := ln.Accept()
 		if err != nil {
+			var waiting []Edge
+			for k, cs := range socks {
+				if cs == nil || !complete(cs) {
+					waiting = append(waiting, edges[k])
+				}
+			}
 			for _, cs := range socks {
 				closeAll(cs)
 			}
-			return nil, fmt.Errorf("socket transport: waiting for rank %d's connections (%d channels incomplete): %w", prev, missing, tcp.EndedBy(ctx, err))
+			return nil, fmt.Errorf("socket transport: waiting for the connections %v: %w", waiting, tcp.EndedBy(ctx, err))
 		}
 		tcp.Tune(c)
-		ch, i, n, ok := vetHello(ctx, c, token, prev, nch)
-		if !ok || (socks[ch] != nil && (len(socks[ch]) != n || socks[ch][i] != nil)) {
+		k, i, n, ok := vetHello(ctx, c, token, want)
+		if !ok || (socks[k] != nil && (len(socks[k]) != n || socks[k][i] != nil)) {
 			c.Close()
 			continue
 		}
-		if socks[ch] == nil {
-			socks[ch] = make([]net.Conn, n)
+		if socks[k] == nil {
+			socks[k] = make([]net.Conn, n)
 		}
 		var a [4]byte
 		binary.LittleEndian.PutUint32(a[:], magicAccept)
@@ -263,28 +307,34 @@ func acceptSockets(ctx context.Context, ln *net.TCPListener, token [sockTokenLen
 			c.Close()
 			continue
 		}
-		socks[ch][i] = c
-		if complete(socks[ch]) {
+		socks[k][i] = c
+		if complete(socks[k]) {
 			missing--
 		}
 	}
 	return socks, nil
 }
 
-// vetHello reads a hello and checks it.
-func vetHello(ctx context.Context, c net.Conn, token [sockTokenLen]byte, prev, nch int) (ch, i, n int, ok bool) {
+// hello is what a hello names of its edge: the sender and the channel (the
+// receiver is the rank that accepts it).
+type hello struct{ from, ch uint32 }
+
+// vetHello reads a hello and checks it: the token, and an edge of want
+// (k, the edge's index there), with socket i of n.
+func vetHello(ctx context.Context, c net.Conn, token [sockTokenLen]byte, want map[hello]int) (k, i, n int, ok bool) {
 	defer unbind(tcp.Bind(ctx, c), c)
 	var h [sockHelloLen]byte
 	if _, err := io.ReadFull(c, h[:]); err != nil {
 		return 0, 0, 0, false
 	}
-	ch, i, n = int(binary.LittleEndian.Uint32(h[24:])), int(binary.LittleEndian.Uint32(h[28:])), int(binary.LittleEndian.Uint32(h[32:]))
-	ok = binary.LittleEndian.Uint32(h[0:]) == magicHello &&
-		binary.LittleEndian.Uint32(h[36:]) == crc32.ChecksumIEEE(h[:36]) &&
-		[sockTokenLen]byte(h[4:20]) == token &&
-		int(binary.LittleEndian.Uint32(h[20:])) == prev &&
-		ch < nch && n >= 1 && n <= maxSockets && i < n
-	return ch, i, n, ok
+	if binary.LittleEndian.Uint32(h[0:]) != magicHello ||
+		binary.LittleEndian.Uint32(h[36:]) != crc32.ChecksumIEEE(h[:36]) ||
+		[sockTokenLen]byte(h[4:20]) != token {
+		return 0, 0, 0, false
+	}
+	k, ok = want[hello{binary.LittleEndian.Uint32(h[20:]), binary.LittleEndian.Uint32(h[24:])}]
+	i, n = int(binary.LittleEndian.Uint32(h[28:])), int(binary.LittleEndian.Uint32(h[32:]))
+	return k, i, n, ok && n >= 1 && n <= maxSockets && i < n
 }
 
 // unbind ends bind's hold on c and clears c's deadline: setup is over, and

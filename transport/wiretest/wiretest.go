@@ -146,24 +146,44 @@ func Run(send, recv *transport.Conn, s transport.Sizes, ops []Op, timeout time.D
 // reports each failure through t; fails carries the nets' own failures.
 func Ring(t testing.TB, nets []*transport.Net, nch, posts int, s transport.Sizes, fails <-chan error) {
 	t.Helper()
-	n := len(nets)
-	var wg sync.WaitGroup
-	for r := range n {
-		next := (r + 1) % n
-		for ch := range nch {
-			send, err1 := nets[r].Conn(context.Background(), r, next, ch)
-			recv, err2 := nets[next].Conn(context.Background(), r, next, ch)
-			if err := errors.Join(err1, err2); err != nil {
-				t.Fatal(err)
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := Run(send, recv, s, Script(uint64(r*10+ch), posts, s), 60*time.Second); err != nil {
-					t.Errorf("%d→%d channel %d: %v", r, next, ch, err)
-				}
-			}()
+	ts := make([]transport.Transport, len(nets))
+	for r, x := range nets {
+		ts[r] = x
+	}
+	Edges(t, ts, RingEdges(len(nets), nch), posts, s, fails)
+}
+
+// RingEdges returns the edges of a ring of n ranks, rank r to r+1, on nch
+// channels.
+func RingEdges(n, nch int) []transport.Edge {
+	var edges []transport.Edge
+	for ch := range nch {
+		for r := range n {
+			edges = append(edges, transport.Edge{From: r, To: (r + 1) % n, Ch: ch})
 		}
+	}
+	return edges
+}
+
+// Edges runs a script of posts on every connection of edges (nets[r] is
+// rank r's Net), all at once, and reports each failure through t; fails
+// carries the nets' own failures.
+func Edges(t testing.TB, nets []transport.Transport, edges []transport.Edge, posts int, s transport.Sizes, fails <-chan error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for i, e := range edges {
+		send, err1 := nets[e.From].Conn(context.Background(), e.From, e.To, e.Ch)
+		recv, err2 := nets[e.To].Conn(context.Background(), e.From, e.To, e.Ch)
+		if err := errors.Join(err1, err2); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := Run(send, recv, s, Script(uint64(e.From*10+e.Ch+1000*i), posts, s), 60*time.Second); err != nil {
+				t.Errorf("%v: %v", e, err)
+			}
+		}()
 	}
 	wg.Wait()
 	select {
@@ -171,6 +191,41 @@ func Ring(t testing.TB, nets []*transport.Net, nch, posts int, s transport.Sizes
 		t.Errorf("a connection failed: %v", err)
 	default:
 	}
+}
+
+// Ends returns rank's ends of sends (from it) and recvs (to it) over the
+// wires sw and rw (one per edge, in order), each with a Conn of sizes s in
+// memory of its own.
+func Ends(sends, recvs []transport.Edge, sw []transport.SendWire, rw []transport.RecvWire, s transport.Sizes) ([]transport.NetEnd, error) {
+	if len(sw) != len(sends) || len(rw) != len(recvs) {
+		return nil, fmt.Errorf("wiretest: %d send wires for %d edges, %d receive wires for %d", len(sw), len(sends), len(rw), len(recvs))
+	}
+	conns, err := transport.NetConns(transport.NetMem(len(sends)+len(recvs), s), s)
+	if err != nil {
+		return nil, err
+	}
+	var ends []transport.NetEnd
+	for i, e := range sends {
+		ends = append(ends, transport.NetEnd{Edge: e, Conn: conns[i], Send: sw[i]})
+	}
+	for i, e := range recvs {
+		ends = append(ends, transport.NetEnd{Edge: e, Conn: conns[len(sends)+i], Recv: rw[i]})
+	}
+	return ends, nil
+}
+
+// Split returns rank's part of edges: those it sends and those it
+// receives.
+func Split(rank int, edges []transport.Edge) (sends, recvs []transport.Edge) {
+	for _, e := range edges {
+		switch rank {
+		case e.From:
+			sends = append(sends, e)
+		case e.To:
+			recvs = append(recvs, e)
+		}
+	}
+	return sends, recvs
 }
 
 // Connect makes the n ranks of a ring in this process, each with its own
