@@ -109,7 +109,7 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 			return nil, err
 		}
 	}
-	err = newHiers(comms, cfg, func(ranks []int, cfg *Config) ([]*Comm, error) { return NewLocal(len(ranks), cfg) })
+	err = newHiers(comms, cfg, localSubs(func(ranks []int, cfg *Config) ([]*Comm, error) { return NewLocal(len(ranks), cfg) }))
 	if err != nil {
 		for _, c := range comms {
 			c.Close()

@@ -62,8 +62,9 @@ type Config struct {
 	// (float32 all-reduce sums travel as bfloat16), "fp32wire" (float16
 	// and bfloat16 all-reduce sums travel as float32) or "hierarchical"
 	// (all-reduce as a reduce-scatter inside groups of Group consecutive
-	// ring ranks, an all-reduce across groups, an all-gather inside; ranks
-	// in one process only). "": RINGO_VARIANT, else "ring".
+	// ring ranks, an all-reduce across groups, an all-gather inside, each
+	// group and column a communicator of its own). "": RINGO_VARIANT, else
+	// "ring".
 	Variant string
 
 	// Group is the hierarchical variant's ranks per group; it must divide
@@ -200,6 +201,9 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 	}
 	if c.subChannels > 0 && s.channels > c.subChannels {
 		s.channels, s.minChannels = c.subChannels, min(s.minChannels, c.subChannels)
+	}
+	if c.subChannels > 0 { // nor may a net transport raise them past it
+		s.channelsMax = min(s.channelsMax, c.subChannels)
 	}
 
 	// usable keeps the protocols of set that this kind of executor has.
@@ -483,14 +487,11 @@ func (s *settings) layout() p2p.Layout {
 // placeVariant checks the variant against a communicator whose ranks are
 // in separate processes, with connections made one way round the ring only
 // when oneWay (naming them in what): the bidirectional variant on more than
-// two ranks needs both ways, and the hierarchical variant makes its
-// sub-communicators in one process. A Config asking for either there is an
-// error; RINGO_VARIANT falls back to the ring with a warning.
+// two ranks needs both ways. A Config asking for it there is an error;
+// RINGO_VARIANT falls back to the ring with a warning.
 func (s *settings) placeVariant(n int, oneWay bool, what string) error {
 	var why string
 	switch {
-	case s.variant == ring.Hierarchical:
-		why = fmt.Sprintf("variant %v makes its group and column communicators in one process, and these ranks are in several", s.variant)
 	case oneWay && n > 2 && s.variant == ring.Bidirectional:
 		why = fmt.Sprintf("variant %v on %d ranks needs connections both ways round the ring, and %s are made one way", s.variant, n, what)
 	default:

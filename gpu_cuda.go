@@ -88,13 +88,13 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		comms[r].traceKernels()
 		w.gpus = append(w.gpus, exec)
 	}
-	err = newHiers(comms, cfg, func(ranks []int, cfg *Config) ([]*Comm, error) {
+	err = newHiers(comms, cfg, localSubs(func(ranks []int, cfg *Config) ([]*Comm, error) {
 		sub := make([]int, len(ranks))
 		for i, r := range ranks {
 			sub[i] = gpus[r]
 		}
 		return NewLocalGPUs(sub, cfg)
-	})
+	}))
 	if err != nil {
 		for _, c := range comms {
 			c.Close()

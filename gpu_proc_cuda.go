@@ -52,6 +52,13 @@ func newGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Co
 		return fail(err)
 	}
 	go g.routineWatch()
+	err = c.procHier(ctx, cfg, func(p splitPart, cfg *Config) (*Comm, error) {
+		return NewGPUComm(ctx, p.id, p.size, p.rank, gpu, cfg)
+	})
+	if err != nil {
+		c.Close()
+		return fail(err)
+	}
 	return c, nil
 }
 

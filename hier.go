@@ -4,15 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
+	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
 )
 
 // hier is a rank's part in the hierarchical variant (ring.Hierarchy): the
-// communicators of its group and of its column, made beside the parent in
-// the same process, and its position in the group (its rank in intra).
+// communicators of its group and of its column — made beside the parent's
+// ranks in its process (NewLocal, NewLocalGPUs), or by each rank in its own
+// process as ncclCommSplit makes them (NewComm, NewGPUComm) — and its
+// position in the group (its rank in intra).
 // An all-reduce of count elements runs as a reduce-scatter of the first
 // count − count%size elements inside the group, landing in this rank's
 // segment of the output; an all-reduce of that segment along the column; an
@@ -36,12 +40,15 @@ func (h *hier) covers(coll Collective, k reduce.OpKind, count int64) bool {
 	return k == reduce.Sum || k == reduce.Prod || k == reduce.Max || k == reduce.Min
 }
 
-// newHiers gives every rank of comms (all of one communicator's ranks, in
-// this process) its group's and its column's communicators, made by mk
-// from the parent ranks they join. Sub-communicators run the plain ring
-// with the parent's other settings and at most its channels.
-func newHiers(comms []*Comm, cfg *Config, mk func(ranks []int, cfg *Config) ([]*Comm, error)) error {
-	s := &comms[0].cfg
+// newHiers gives the ranks of comms — one communicator's ranks of this
+// process, by rank, nil for a rank of another process — their group's and
+// their column's communicators, made by mk, as the variant's hierarchy
+// splits the parent's ranks. Sub-communicators run the plain ring with the
+// parent's other settings and at most its channels. When one cannot be
+// made, the error names its group or column and nothing made is left open.
+func newHiers(comms []*Comm, cfg *Config, mk subMaker) error {
+	i := slices.IndexFunc(comms, func(c *Comm) bool { return c != nil })
+	s := &comms[i].cfg
 	if s.variant != ring.Hierarchical {
 		return nil
 	}
@@ -54,27 +61,114 @@ func newHiers(comms []*Comm, cfg *Config, mk func(ranks []int, cfg *Config) ([]*
 		sub = *cfg
 	}
 	sub.Variant, sub.Ring, sub.Group, sub.sub, sub.subChannels = ring.RingVariant.String(), nil, 0, true, s.channels
-	for i, g := range h.Groups {
-		subs, err := mk(g, &sub)
+	split := func(what string, parts [][]int, set func(r, part, pos int, c *Comm)) error {
+		subs, failed, err := mk(parts, &sub)
 		if err != nil {
 			closeHiers(comms)
-			return fmt.Errorf("group %d %v: %w", i, g, err)
+			return fmt.Errorf("%s %d %v: %w", what, failed, parts[failed], err)
 		}
-		for j, r := range g {
-			comms[r].hier = &hier{intra: subs[j], group: i, pos: j, size: h.Size}
+		for i, part := range parts {
+			for j, r := range part {
+				if comms[r] != nil {
+					set(r, i, j, subs[r])
+				}
+			}
 		}
+		return nil
 	}
-	for j, col := range h.Columns {
-		subs, err := mk(col, &sub)
+	if err := split("group", h.Groups, func(r, i, j int, c *Comm) {
+		comms[r].hier = &hier{intra: c, group: i, pos: j, size: h.Size}
+	}); err != nil {
+		return err
+	}
+	return split("column", h.Columns, func(r, _, _ int, c *Comm) { comms[r].hier.inter = c })
+}
+
+// subMaker makes the communicators of one split of a hierarchy — its
+// groups or its columns, parts[i] the parent ranks of part i — for the
+// parent's ranks in this process: subs[r] is parent rank r's, nil for a
+// rank of another process. When a part cannot be made it returns the
+// part's index with the error, having closed what it made.
+type subMaker func(parts [][]int, cfg *Config) (subs []*Comm, failed int, err error)
+
+// localSubs makes each part's ranks together in this process with mk (the
+// ranks of NewLocal or NewLocalGPUs).
+func localSubs(mk func(ranks []int, cfg *Config) ([]*Comm, error)) subMaker {
+	return func(parts [][]int, cfg *Config) ([]*Comm, int, error) {
+		subs := make([]*Comm, len(parts)*len(parts[0]))
+		for i, part := range parts {
+			made, err := mk(part, cfg)
+			if err != nil {
+				for _, c := range subs {
+					if c != nil {
+						c.Close()
+					}
+				}
+				return nil, i, err
+			}
+			for j, r := range part {
+				subs[r] = made[j]
+			}
+		}
+		return subs, -1, nil
+	}
+}
+
+// splitSubs makes the part of a rank in its own process (whose parent's
+// bootstrap is bs) as NCCL's ncclCommSplit does: a rendezvous of all the
+// parent's ranks (color: the part's index, key: the rank's place in it),
+// then mk makes the rank's communicator from its place in the part, each
+// rank in its process. The ranks then tell each other whether they made
+// theirs, so that all fail together, naming a part that was not made.
+func splitSubs(ctx context.Context, bs *bootstrap.Bootstrap, mk func(p splitPart, cfg *Config) (*Comm, error)) subMaker {
+	return func(parts [][]int, cfg *Config) ([]*Comm, int, error) {
+		rank := bs.Rank()
+		partOf := func(r int) (part, pos int) {
+			for i, p := range parts {
+				if j := slices.Index(p, r); j >= 0 {
+					return i, j
+				}
+			}
+			return -1, 0
+		}
+		color, key := partOf(rank)
+		var sub *Comm
+		p, err := splitRendezvous(ctx, bs, color, key, NewUniqueID)
+		if err == nil {
+			sub, err = mk(p, cfg)
+		}
+		var why []byte
 		if err != nil {
-			closeHiers(comms)
-			return fmt.Errorf("column %d %v: %w", j, col, err)
+			why = []byte(err.Error())
 		}
-		for i, r := range col {
-			comms[r].hier.inter = subs[i]
+		all, gerr := bs.AllGather(ctx, why)
+		if err == nil && gerr != nil {
+			err = fmt.Errorf("learning whether the other ranks made theirs: %w", gerr)
 		}
+		for r := range all {
+			if err == nil && len(all[r]) > 0 {
+				color, _ = partOf(r)
+				err = fmt.Errorf("rank %d could not make its communicator: %s", r, all[r])
+			}
+		}
+		if err != nil {
+			if sub != nil {
+				sub.Close()
+			}
+			return nil, color, err
+		}
+		subs := make([]*Comm, bs.Size())
+		subs[rank] = sub
+		return subs, -1, nil
 	}
-	return nil
+}
+
+// procHier gives c, a rank in its own process, its group's and column's
+// communicators, each made by mk from c's place in it (see splitSubs).
+func (c *Comm) procHier(ctx context.Context, cfg *Config, mk func(p splitPart, cfg *Config) (*Comm, error)) error {
+	comms := make([]*Comm, c.size)
+	comms[c.rank] = c
+	return newHiers(comms, cfg, splitSubs(ctx, c.group.(*procGroup).bs, mk))
 }
 
 // closeHiers closes every sub-communicator of comms.
@@ -159,7 +253,7 @@ func (c *Comm) runHier(ctx context.Context, call *Call) error {
 }
 
 // hierDevice enqueues a GPU all-reduce hierarchically on s: the three
-// phases on the sub-communicators (their ranks are on this rank's GPU), the
+// phases on the sub-communicators (this rank's part of each is on its GPU), the
 // tail on c's ring.
 func (c *Comm) hierDevice(ctx context.Context, call DeviceCall, s Stream) error {
 	h := c.hier

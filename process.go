@@ -111,6 +111,13 @@ func newHostComm(ctx context.Context, nranks, rank int, cfg *Config, join func()
 		g.release(rank)
 		return nil, err
 	}
+	err = c.procHier(ctx, cfg, func(p splitPart, cfg *Config) (*Comm, error) {
+		return NewComm(ctx, p.id, p.size, p.rank, cfg)
+	})
+	if err != nil {
+		c.Close()
+		return nil, errs.At("init", rank, err)
+	}
 	return c, nil
 }
 
