@@ -185,30 +185,31 @@ func TestPlaceVariant(t *testing.T) {
 	}
 }
 
-// TestPlaceHierarchical: the hierarchical variant across processes is an
-// error from a Config and a warning (and the ring) from RINGO_VARIANT, both
-// ways round or not; RINGO_GROUP that does not divide the ranks warns and
-// keeps the default.
+// TestPlaceHierarchical: the hierarchical variant stays across processes
+// (each rank makes its group's and column's communicators), from a Config
+// and from RINGO_VARIANT, over connections made one way or both, without a
+// warning; RINGO_GROUP that does not divide the ranks warns and keeps the
+// default.
 func TestPlaceHierarchical(t *testing.T) {
 	s, err := resolve(&Config{Variant: "hierarchical"}, 4, hostDefaults)
-	if err != nil || s.group != 2 {
-		t.Fatalf("group %d, %v", s.group, err)
-	}
-	if err := s.placeVariant(4, false, "x"); !errors.Is(err, ErrInvalidArgument) ||
-		!strings.Contains(err.Error(), "variant hierarchical makes its group and column communicators in one process") {
-		t.Errorf("Config: %v", err)
+	require.NoError(t, err)
+	assert.Equal(t, 2, s.group)
+	for _, oneWay := range []bool{false, true} {
+		warn := stderrOf(t, func() { err = s.placeVariant(4, oneWay, "x") })
+		assert.NoError(t, err, "Config, one way %v", oneWay)
+		assert.Equal(t, ring.Hierarchical, s.variant, "Config, one way %v", oneWay)
+		assert.Empty(t, warn)
 	}
 	t.Setenv("RINGO_VARIANT", "hierarchical")
 	t.Setenv("RINGO_GROUP", "3")
-	var warn string
-	warn = stderrOf(t, func() { s, err = resolve(nil, 4, hostDefaults) })
-	if err != nil || s.group != 2 || !strings.Contains(warn, `RINGO_GROUP="3": does not divide 4 ranks; using groups of 2`) {
-		t.Fatalf("RINGO_GROUP=3: group %d, %v, warned %q", s.group, err, warn)
-	}
+	warn := stderrOf(t, func() { s, err = resolve(nil, 4, hostDefaults) })
+	require.NoError(t, err)
+	assert.Equal(t, 2, s.group)
+	assert.Contains(t, warn, `RINGO_GROUP="3": does not divide 4 ranks; using groups of 2`)
 	warn = stderrOf(t, func() { err = s.placeVariant(4, true, "x") })
-	if err != nil || s.variant != ring.RingVariant || !strings.Contains(warn, "RINGO_VARIANT: variant hierarchical makes") {
-		t.Errorf("RINGO_VARIANT: %v, variant %v, warned %q", err, s.variant, warn)
-	}
+	assert.NoError(t, err)
+	assert.Equal(t, ring.Hierarchical, s.variant, "RINGO_VARIANT")
+	assert.Empty(t, warn)
 }
 
 // TestResolveEnv: package env's one rule, variable by variable. A value

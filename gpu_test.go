@@ -24,6 +24,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/cuda/nvtx/nvtxtest"
 	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/reduce"
+	"github.com/stretchr/testify/require"
 )
 
 // These tests need GPUs: build with -tags cuda and run on the GPU machine
@@ -550,6 +551,8 @@ func BenchmarkGPUEnqueue(b *testing.B) {
 // r % (number of GPUs). Modes:
 //   - "gpu-check": all-reduce and all-gather known data, verify, exit 0;
 //   - "gpu-loop": report "ready", then all-reduce until an error.
+//
+// A mode ending in "-hier" uses the hierarchical variant in groups of 2.
 func gpuChildMain(mode string) int {
 	fail := func(code int, err error) int {
 		fmt.Fprintln(os.Stderr, "child:", err)
@@ -584,7 +587,11 @@ func gpuChildMain(mode string) int {
 	before := cuda.Outstanding() // the communicator must give back all it takes
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := ringo.NewGPUComm(ctx, id, n, rank, gpu, nil)
+	var cfg *ringo.Config
+	if m, ok := strings.CutSuffix(mode, "-hier"); ok {
+		mode, cfg = m, &ringo.Config{Variant: "hierarchical", Group: 2}
+	}
+	c, err := ringo.NewGPUComm(ctx, id, n, rank, gpu, cfg)
 	if err != nil {
 		return fail(3, err)
 	}
@@ -680,6 +687,26 @@ func TestGPUProcesses(t *testing.T) {
 				if name == "SHM-LL128" && !strings.Contains(k.stderr.String(), "NCCL_PROTO selects only LL128") {
 					t.Errorf("rank %d did not warn that LL128 cannot run over shared memory: %s", r, k.stderr.String())
 				}
+			}
+			noLeftovers(t, id)
+		})
+	}
+}
+
+// TestGPUProcessesHierarchical: 4 GPU ranks, each its own process (on
+// one GPU, ranks share it), with the hierarchical variant in groups of 2:
+// each rank makes its group's and its column's communicators on its GPU,
+// the all-reduces through them are right, and closing gives back all
+// they took — through CUDA IPC and through sockets.
+func TestGPUProcessesHierarchical(t *testing.T) {
+	for name, env := range map[string][]string{
+		"P2P": nil,
+		"NET": {"NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_SOCKET_IFNAME=lo"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			id, kids := startRanksEnv(t, 4, func(int) string { return "gpu-check-hier" }, func(int) []string { return env })
+			for r, k := range kids {
+				require.NoError(t, waitExit(t, k, 120*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
 			}
 			noLeftovers(t, id)
 		})

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Multi-host tests on one machine: network namespaces stand in for hosts,
@@ -122,6 +125,23 @@ func TestHostsOverVeth(t *testing.T) {
 		t.Logf("%s: host b received %d bytes on the chosen interface, %d on the other", proto, alt, main)
 		if alt < 1<<20 || main > alt/4 {
 			t.Errorf("%s: the data did not go over NCCL_SOCKET_IFNAME's interface: %d bytes there, %d on the other", proto, alt, main)
+		}
+	}
+}
+
+// TestHostsHierarchical: two "hosts" of two ranks each, with the
+// hierarchical variant in groups of 2: each group is a host's ranks
+// (shared memory), each column crosses between the hosts (sockets), and
+// every collective is right. Ranks 0 and 2 send to their ring successor
+// through shared memory, so their column's link is the net one they report.
+func TestHostsHierarchical(t *testing.T) {
+	h := newHostsNet(t)
+	kids := h.start(t, 2, "every-hier-env", 29420)
+	for r, k := range kids {
+		require.NoError(t, waitExit(t, k, 90*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
+		assert.Contains(t, k.stderr.String(), "via SHM", "rank %d", r)
+		if r%2 == 0 {
+			assert.Contains(t, k.stderr.String(), "via NET/Socket", "rank %d's column", r)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ringo-ccl/ringo"
 	"github.com/ringo-ccl/ringo/bootstrap"
+	"github.com/ringo-ccl/ringo/internal/commhook"
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/ring/ringtest"
@@ -40,8 +41,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// childMain is one rank process. Modes:
-//   - "check": run every collective once on known data and verify it.
+// childMain is one rank process. Modes (a mode ending in "-env" joins as
+// torchrun's ranks do, NewCommFromEnv; one ending in "-hier", before any
+// "-env", uses the hierarchical variant in groups of 2):
+//   - "check": run an all-reduce and an all-gather on known data and
+//     verify them.
+//   - "every": run every collective at two sizes and verify them
+//     (checkEvery).
 //   - "loop": report "ready" after the first all-reduce, then all-reduce
 //     until an error, which it prints.
 //   - "join-then-die": join the bootstrap, then kill itself (a rank lost
@@ -77,20 +83,29 @@ func childMain(mode string) int {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	}
 	var c *ringo.Comm
-	if m, ok := strings.CutSuffix(mode, "-env"); ok { // launched as torchrun would
-		mode = m
-		c, err = ringo.NewCommFromEnv(ctx, nil)
+	mode, fromEnv := strings.CutSuffix(mode, "-env")
+	mode, hier := strings.CutSuffix(mode, "-hier")
+	var cfg *ringo.Config
+	if hier {
+		cfg = &ringo.Config{Variant: "hierarchical", Group: 2}
+	}
+	if fromEnv { // launched as torchrun would
+		c, err = ringo.NewCommFromEnv(ctx, cfg)
 		if c != nil {
 			n, rank = c.Size(), c.Rank()
 		}
 	} else {
-		c, err = ringo.NewComm(ctx, id, n, rank, nil)
+		c, err = ringo.NewComm(ctx, id, n, rank, cfg)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 3
 	}
 	defer c.Close()
+	if groups := commhook.SumPathOf(c, ringo.TypeFloat32).Groups; hier && len(groups) != n/2 {
+		fmt.Fprintf(os.Stderr, "child: all-reduce runs in groups %v, want %d groups of 2\n", groups, n/2)
+		return 5
+	}
 	switch mode {
 	case "every":
 		if err := checkEvery(ctx, c, n, rank); err != nil {
@@ -390,6 +405,26 @@ func TestProcessesAllReduce(t *testing.T) {
 		}
 	}
 	noLeftovers(t, id)
+}
+
+// TestProcessesHierarchical: 4 ranks, each its own process, with the
+// hierarchical variant in groups of 2: each rank makes its group's and its
+// column's communicators, and every collective is right (all-reduce
+// through them, the others on the flat ring) — through shared memory, and
+// through sockets with NCCL_SHM_DISABLE=1.
+func TestProcessesHierarchical(t *testing.T) {
+	for name, env := range map[string][]string{
+		"shm":     nil,
+		"sockets": {"NCCL_SHM_DISABLE=1", "NCCL_SOCKET_IFNAME=lo"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			id, kids := startRanksEnv(t, 4, func(int) string { return "every-hier" }, func(int) []string { return env })
+			for r, k := range kids {
+				require.NoError(t, waitExit(t, k, 90*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
+			}
+			noLeftovers(t, id)
+		})
+	}
 }
 
 // TestKillMidCollective: kill -9 one rank while all of them are inside

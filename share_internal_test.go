@@ -74,12 +74,17 @@ func TestFitSharedQueues(t *testing.T) {
 // TestSubChannelsCapped: a hierarchical variant's group and column
 // communicators use at most their parent's channels, which were fitted to
 // the ranks sharing a GPU (the groups' kernels run at once, as the
-// parent's ranks' do).
+// parent's ranks' do), and a host communicator's net connections may not
+// raise them past it (channelsMax).
 func TestSubChannelsCapped(t *testing.T) {
 	s, err := resolve(&Config{sub: true, subChannels: 16}, 2, gpuDefaults)
 	require.NoError(t, err)
 	assert.Equal(t, 16, s.channels)
 	assert.LessOrEqual(t, s.minChannels, 16)
+	assert.Equal(t, 16, s.channelsMax)
+	s, err = resolve(&Config{sub: true, subChannels: 1}, 2, hostDefaults)
+	require.NoError(t, err)
+	assert.Equal(t, 1, s.channelsMax)
 	s, err = resolve(&Config{sub: true, subChannels: 16, Channels: 8}, 2, gpuDefaults)
 	require.NoError(t, err)
 	assert.Equal(t, 8, s.channels)
