@@ -152,13 +152,12 @@ type settings struct {
 	ring        ring.Ring
 	ringGiven   bool // ring came from Config.Ring, not the default
 	variant     ring.Variant
-	variantFrom string // what chose variant ("Config.Variant", "RINGO_VARIANT"); "": the default
-	group       int    // the hierarchical variant's ranks per group
-	check       bool   // RINGO_CHECK=1 (transport.CheckData): ranks in separate processes compare every call; the net wires checksum data
-	untraced    bool   // Config.sub: RINGO_TRACE does not apply
-	p2pOff      bool   // NCCL_P2P_DISABLE=1: GPUs do not reach each other's memory
-	shmOff      bool   // NCCL_SHM_DISABLE=1: ranks of one host do not share memory
-	p2pRead     bool   // NCCL_P2P_READ_ENABLE=1: GPU Simple slots at the sender, read by the receiver
+	group       int  // the hierarchical variant's ranks per group
+	check       bool // RINGO_CHECK=1 (transport.CheckData): ranks in separate processes compare every call; the net wires checksum data
+	untraced    bool // Config.sub: RINGO_TRACE does not apply
+	p2pOff      bool // NCCL_P2P_DISABLE=1: GPUs do not reach each other's memory
+	shmOff      bool // NCCL_SHM_DISABLE=1: ranks of one host do not share memory
+	p2pRead     bool // NCCL_P2P_READ_ENABLE=1: GPU Simple slots at the sender, read by the receiver
 
 	channelsGiven bool // channels came from Config.Channels
 	channelsMax   int  // otherwise: NCCL_MAX_NCHANNELS or MaxChannels
@@ -304,7 +303,7 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 		if err != nil {
 			return bad("Variant: %v", err)
 		}
-		s.variant, s.variantFrom = v, "Config.Variant"
+		s.variant = v
 	default:
 		if val, name, ok := envVariant.Lookup(); ok {
 			v, err := ring.ParseVariant(val)
@@ -312,12 +311,12 @@ func resolve(cfg *Config, n int, d defaults) (settings, error) {
 				return settings{}, env.Invalid(name, val, "%v", err)
 			}
 			// A variant that cannot plan for this communicator's ranks
-			// falls back, as placeVariant's do: the variable is the
-			// process's, and other communicators may use it.
+			// falls back: the variable is the process's, and other
+			// communicators may use it.
 			if err := v.ValidFor(n); err != nil {
 				env.Fallback(name, val, "ring", "%v", err)
 			} else {
-				s.variant, s.variantFrom = v, name
+				s.variant = v
 			}
 		}
 	}
@@ -482,27 +481,6 @@ func (s *settings) layout() p2p.Layout {
 		l.LL128Bytes = s.ll128Size
 	}
 	return l
-}
-
-// placeVariant checks the variant against a communicator whose ranks are
-// in separate processes, with connections made one way round the ring only
-// when oneWay (naming them in what): the bidirectional variant on more than
-// two ranks needs both ways. A Config asking for it there is an error;
-// RINGO_VARIANT falls back to the ring with a warning.
-func (s *settings) placeVariant(n int, oneWay bool, what string) error {
-	var why string
-	switch {
-	case oneWay && n > 2 && s.variant == ring.Bidirectional:
-		why = fmt.Sprintf("variant %v on %d ranks needs connections both ways round the ring, and %s are made one way", s.variant, n, what)
-	default:
-		return nil
-	}
-	if s.variantFrom == "Config.Variant" {
-		return fmt.Errorf("%w: config: %s", ErrInvalidArgument, why)
-	}
-	env.Warnf("%s: %s; using ring", s.variantFrom, why)
-	s.variant = ring.RingVariant
-	return nil
 }
 
 // ll128Link is what a GPU communicator's connections mean for LL128.

@@ -154,62 +154,20 @@ func TestVariantFromEnv(t *testing.T) {
 	}
 }
 
-// TestPlaceVariant: the bidirectional variant on more than two ranks over
-// connections made one way is an error from a Config and a warning (and the
-// ring) from RINGO_VARIANT; on two ranks, or with both ways, it stays.
-func TestPlaceVariant(t *testing.T) {
-	s, err := resolve(&Config{Variant: "bidirectional"}, 3, hostDefaults)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.placeVariant(3, true, "host processes' connections"); !errors.Is(err, ErrInvalidArgument) ||
-		!strings.Contains(err.Error(), "variant bidirectional on 3 ranks needs connections both ways round the ring, and host processes' connections are made one way") {
-		t.Errorf("Config, 3 ranks, one way: %v", err)
-	}
-	for _, c := range []struct {
-		n      int
-		oneWay bool
-	}{{2, true}, {3, false}} {
-		if err := s.placeVariant(c.n, c.oneWay, "x"); err != nil || s.variant != ring.Bidirectional {
-			t.Errorf("%d ranks, one way %v: %v, variant %v", c.n, c.oneWay, err, s.variant)
-		}
-	}
-	t.Setenv("RINGO_VARIANT", "bidirectional")
-	s, err = resolve(nil, 4, hostDefaults)
-	if err != nil {
-		t.Fatal(err)
-	}
-	warn := stderrOf(t, func() { err = s.placeVariant(4, true, "the network transport's connections") })
-	if err != nil || s.variant != ring.RingVariant || !strings.Contains(warn, "RINGO_VARIANT: variant bidirectional on 4 ranks") {
-		t.Errorf("RINGO_VARIANT, 4 ranks, one way: %v, variant %v, warned %q", err, s.variant, warn)
-	}
-}
-
-// TestPlaceHierarchical: the hierarchical variant stays across processes
-// (each rank makes its group's and column's communicators), from a Config
-// and from RINGO_VARIANT, over connections made one way or both, without a
-// warning; RINGO_GROUP that does not divide the ranks warns and keeps the
-// default.
-func TestPlaceHierarchical(t *testing.T) {
+// TestResolveGroup: RINGO_GROUP that does not divide the ranks warns and
+// keeps the default.
+func TestResolveGroup(t *testing.T) {
 	s, err := resolve(&Config{Variant: "hierarchical"}, 4, hostDefaults)
 	require.NoError(t, err)
 	assert.Equal(t, 2, s.group)
-	for _, oneWay := range []bool{false, true} {
-		warn := stderrOf(t, func() { err = s.placeVariant(4, oneWay, "x") })
-		assert.NoError(t, err, "Config, one way %v", oneWay)
-		assert.Equal(t, ring.Hierarchical, s.variant, "Config, one way %v", oneWay)
-		assert.Empty(t, warn)
-	}
+	assert.Equal(t, ring.Hierarchical, s.variant)
 	t.Setenv("RINGO_VARIANT", "hierarchical")
 	t.Setenv("RINGO_GROUP", "3")
 	warn := stderrOf(t, func() { s, err = resolve(nil, 4, hostDefaults) })
 	require.NoError(t, err)
 	assert.Equal(t, 2, s.group)
-	assert.Contains(t, warn, `RINGO_GROUP="3": does not divide 4 ranks; using groups of 2`)
-	warn = stderrOf(t, func() { err = s.placeVariant(4, true, "x") })
-	assert.NoError(t, err)
 	assert.Equal(t, ring.Hierarchical, s.variant, "RINGO_VARIANT")
-	assert.Empty(t, warn)
+	assert.Contains(t, warn, `RINGO_GROUP="3": does not divide 4 ranks; using groups of 2`)
 }
 
 // TestResolveEnv: package env's one rule, variable by variable. A value

@@ -163,9 +163,6 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 	if err := s.placeLL128(link); err != nil {
 		return nil, err
 	}
-	if err := s.placeVariant(n, net, "the network transport's connections"); err != nil {
-		return nil, err
-	}
 	if net && !s.channelsGiven {
 		// As for host ranks: a few channels keep the socket connections
 		// busy; 64 would be 256 sockets and as many polling proxies.

@@ -693,6 +693,28 @@ func TestGPUProcesses(t *testing.T) {
 	}
 }
 
+// TestGPUProcessesBidirectional: 4 GPU ranks, each its own process (on
+// one GPU, ranks share it), run the bidirectional ring — odd channels
+// backwards, so every rank is connected both ways — over CUDA IPC, shared
+// memory and sockets, without falling back to the ring.
+func TestGPUProcessesBidirectional(t *testing.T) {
+	for name, env := range map[string][]string{
+		"P2P": nil,
+		"SHM": {"NCCL_P2P_DISABLE=1"},
+		"NET": {"NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_SOCKET_IFNAME=lo"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			env := append([]string{"RINGO_VARIANT=bidirectional", "NCCL_MIN_NCHANNELS=2"}, env...)
+			id, kids := startRanksEnv(t, 4, func(int) string { return "gpu-check" }, func(int) []string { return env })
+			for r, k := range kids {
+				require.NoError(t, waitExit(t, k, 120*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
+				assert.NotContains(t, k.stderr.String(), "using ring", "rank %d", r)
+			}
+			noLeftovers(t, id)
+		})
+	}
+}
+
 // TestGPUProcessesHierarchical: 4 GPU ranks, each its own process (on
 // one GPU, ranks share it), with the hierarchical variant in groups of 2:
 // each rank makes its group's and its column's communicators on its GPU,

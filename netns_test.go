@@ -146,6 +146,24 @@ func TestHostsHierarchical(t *testing.T) {
 	}
 }
 
+// TestHostsAnyPeer: two "hosts" of two ranks each connect both ways round
+// the ring — the bidirectional variant, every collective — and then any
+// pair, a schedule that is no ring (a direct all-gather: every rank sends
+// to every other, inside a host through shared memory, between them over
+// sockets); each rank reports backward channels through both.
+func TestHostsAnyPeer(t *testing.T) {
+	h := newHostsNet(t)
+	for i, mode := range []string{"every-env", "schedule-env"} {
+		kids := h.start(t, 2, mode, 29430+i, "RINGO_VARIANT=bidirectional", "NCCL_MIN_NCHANNELS=2")
+		for r, k := range kids {
+			require.NoError(t, waitExit(t, k, 90*time.Second), "%s: rank %d; stderr: %s", mode, r, k.stderr.String())
+			assert.NotContains(t, k.stderr.String(), "using ring", "%s: rank %d", mode, r)
+			assert.Contains(t, k.stderr.String(), "via SHM", "%s: rank %d", mode, r)
+			assert.Contains(t, k.stderr.String(), "via NET/Socket", "%s: rank %d", mode, r)
+		}
+	}
+}
+
 // TestHostLinkDown: the link between two hosts goes down while their ranks
 // are inside all-reduces; each survivor returns an error naming the other
 // within the timeout, and none hangs.

@@ -219,9 +219,6 @@ func connectProcs(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *s
 	shmLink := func(from, to int) bool { return !peers[from].ShmOff && peers[from].sameHost(peers[to]) }
 	edges := transport.RingEdges(s.ring, ring.Bidirectional, 1) // both ways round: what any variant's channels use
 	anyNet := slices.ContainsFunc(edges, func(e transport.Edge) bool { return !shmLink(e.From, e.To) })
-	if err := s.placeVariant(n, false, "the network transport's connections"); err != nil {
-		return nil, err
-	}
 	if anyNet && !s.channelsGiven {
 		// A net connection is bound by its proxies' and the executor's
 		// round trips, not by one core: channels run side by side.
