@@ -24,6 +24,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/cuda/nvtx/nvtxtest"
 	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/reduce"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
