@@ -39,11 +39,7 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 	if err := s.fitShared(shares); err != nil {
 		return fail(-1, err)
 	}
-	var link ll128Link
-	for i := 0; n > 1 && i < n && link.unsafe == ""; i++ { // a ring of one has no link
-		link.unsafe = p2p.LL128Unsafe(devs[s.ring.At(i, 0)], devs[s.ring.At(i, 1)])
-	}
-	if err := s.placeLL128(link); err != nil {
+	if err := s.placeLL128(ll128Link{unsafe: p2p.RingLL128Unsafe(devs, s.ring)}); err != nil {
 		return fail(-1, err)
 	}
 	pr, err := p2p.Connect(devs, s.ring.Order, p2p.Options{Layout: s.layout(), Disabled: s.p2pOff})

@@ -4,11 +4,8 @@ package ringo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
 	"time"
 
 	"github.com/ringo-ccl/ringo/bootstrap"
@@ -16,13 +13,8 @@ import (
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
-	"github.com/ringo-ccl/ringo/internal/mem"
-	"github.com/ringo-ccl/ringo/internal/sys"
 	"github.com/ringo-ccl/ringo/network"
 	"github.com/ringo-ccl/ringo/p2p"
-	"github.com/ringo-ccl/ringo/ring"
-	"github.com/ringo-ccl/ringo/shm"
-	"github.com/ringo-ccl/ringo/transport"
 )
 
 // newGPUComm is NewGPUComm in a build with the cuda tag.
@@ -62,14 +54,9 @@ func newGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Co
 	return c, nil
 }
 
-// gpuPeer is what GPU ranks tell each other after the first exchange.
-type gpuPeer struct {
-	P2P   bool   // whether this rank's GPU and its successor's reach each other
-	LL128 string // why LL128 is not safe on that link ("" where it is)
-}
-
-// connectGPUs lays out this rank's connections, shares them with its ring
-// neighbours and starts its device executor.
+// connectGPUs fits this rank's settings to the communicator's GPUs, has
+// package p2p choose its transport and connect it to its ring neighbours,
+// and starts its device executor.
 func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev *cuda.Device) (_ *Comm, err error) {
 	bs := g.bs
 	n, rank := bs.Size(), bs.Rank()
@@ -119,106 +106,39 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 			g.sib = sib
 		}
 	}()
-	me := s.ring.Index(rank)
-	prev, next := s.ring.At(me, -1), s.ring.At(me, 1)
 	oneHost := true
 	for _, p := range peers {
 		oneHost = oneHost && p.sameHost(peers[0])
 	}
-	// Can this rank's GPU and its successor's reach each other?
-	p2pOK := !s.p2pOff
-	ll128 := "" // a ring of one has no link
-	if ord := cuda.ByUUID(peers[next].GPU); ord < 0 {
-		p2pOK = false // the successor's GPU is not visible here
-	} else if n > 1 {
-		nd, err := cuda.Open(ord)
-		switch {
-		case err != nil:
-			p2pOK, ll128 = false, err.Error()
-		case p2pOK:
-			p2pOK = p2p.EnablePeers(dev, nd) == nil
-			ll128 = p2p.LL128Unsafe(dev, nd)
-		}
-	}
-	blob, _ := json.Marshal(gpuPeer{P2P: p2pOK, LL128: ll128})
-	blobs, err := bs.AllGather(ctx, blob)
+	me := p2p.Rank{Ex: bs, Dev: dev, Tag: tag, NextGPU: peers[s.ring.At(s.ring.Index(rank), 1)].GPU, OneHost: oneHost,
+		P2PDisabled: s.p2pOff, SHMDisabled: s.shmOff}
+	choice, err := me.Select(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("exchanging peer access: %w", err)
-	}
-	allP2P := true
-	var link ll128Link
-	for r, b := range blobs {
-		var p gpuPeer
-		if err := json.Unmarshal(b, &p); err != nil {
-			return nil, fmt.Errorf("malformed peer access: %v", err)
-		}
-		allP2P = allP2P && p.P2P
-		if link.unsafe == "" && p.LL128 != "" {
-			link.unsafe = fmt.Sprintf("rank %d: %s", r, p.LL128)
-		}
-	}
-	shmOK := oneHost && !s.shmOff
-	link.hostMemory = n > 1 && !(allP2P && oneHost) // shared memory or the network
-	net := link.hostMemory && !shmOK
-	if err := s.placeLL128(link); err != nil {
 		return nil, err
 	}
-	if net && !s.channelsGiven {
+	if err := s.placeLL128(ll128Link{hostMemory: choice.HostMemory, unsafe: choice.LL128Unsafe}); err != nil {
+		return nil, err
+	}
+	if choice.Transport == p2p.Net && !s.channelsGiven {
 		// As for host ranks: a few channels keep the socket connections
 		// busy; 64 would be 256 sockets and as many polling proxies.
 		s.channels = min(s.channels, network.GPUChannels)
 		s.minChannels = min(s.minChannels, s.channels)
 	}
-	layout := s.layout()
-	var self, prevBase, nextBase uint64
-	var via string
-	switch {
-	case n == 1:
-		via = "none"
-	case allP2P && oneHost:
-		via = "P2P/IPC"
-		self, prevBase, nextBase, g.cleanup, err = shareIPC(ctx, bs, dev, layout, prev, next)
-	case shmOK:
-		via = "SHM/direct"
-		self, prevBase, nextBase, g.cleanup, err = shareShm(ctx, bs, tag, dev, layout, prev, next)
-	default: // as NCCL: p2p, then shm, then the network
-		var kind string
-		self, nextBase, kind, g.cleanup, err = shareNet(ctx, g, dev, layout, s.ring, s.variant)
-		via = "NET/" + kind
-	}
+	conns, err := me.Connect(ctx, choice.Transport, s.layout(), s.ring, g.fail, &g.abort)
 	if err != nil {
 		return nil, err
 	}
-	if n == 1 {
-		p, err := dev.Alloc(layout.Bytes())
-		if err != nil {
-			return nil, err
-		}
-		if err := dev.Memset(p, 0, layout.Bytes()); err != nil {
-			return nil, err
-		}
-		self, prevBase, nextBase = uint64(p), uint64(p), uint64(p)
-		g.cleanup = func() error { return dev.Free(p) }
-	}
-	conns := layout.Conns(self, prevBase, nextBase)
-	if net {
-		conns = layout.NetConns(self, nextBase)
-	}
-	table, err := p2p.Upload(dev, conns)
+	g.net = choice.Transport == p2p.Net
+	exec, err := device.New(dev.Ordinal, uintptr(conns.Table), s.channels)
 	if err != nil {
-		g.cleanup()
+		conns.Close()
 		return nil, err
 	}
-	exec, err := device.New(dev.Ordinal, uintptr(table), s.channels)
-	if err != nil {
-		dev.Free(table)
-		g.cleanup()
-		return nil, err
-	}
+	next := s.ring.At(s.ring.Index(rank), 1)
 	for c := range s.channels {
-		env.Info(env.SubInit|env.SubP2P, "Channel %02d : %d[%d] -> %d[%s] via %s", c, rank, dev.Ordinal, next, peers[next].GPU, via)
+		env.Info(env.SubInit|env.SubP2P, "Channel %02d : %d[%d] -> %d[%s] via %s", c, rank, dev.Ordinal, next, peers[next].GPU, conns.Via)
 	}
-	transportCleanup := g.cleanup
 	stop := exec.Abort
 	g.stop.Store(&stop)
 	g.cleanup = func() error {
@@ -230,7 +150,7 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 		bctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		errs = append(errs, bs.Barrier(bctx))
-		errs = append(errs, exec.Close(), dev.Free(table), transportCleanup())
+		errs = append(errs, exec.Close(), conns.Close())
 		return errors.Join(errs...)
 	}
 	c, _ := newComm(rank, n, s, g, nil)
@@ -254,199 +174,6 @@ func syncBounded(sync func() error, timeout time.Duration, stop func()) error {
 		stop()
 		return <-synced
 	}
-}
-
-// regionShare is how a rank shares its connections' region.
-type regionShare struct {
-	Pid    int    `json:"pid"`
-	Addr   uint64 `json:"addr"`   // for ranks of the same process
-	Handle []byte `json:"handle"` // CUDA IPC handle, for the others
-}
-
-// shareIPC places this rank's connections in its GPU's memory and maps its
-// ring neighbours' through CUDA IPC. It returns the three regions' bases as
-// this GPU sees them and what releases them.
-func shareIPC(ctx context.Context, bs *bootstrap.Bootstrap, dev *cuda.Device, l p2p.Layout, prev, next int) (self, prevBase, nextBase uint64, cleanup func() error, err error) {
-	region, err := dev.Alloc(l.Bytes())
-	if err != nil {
-		return 0, 0, 0, nil, err
-	}
-	var opened []cuda.Ptr
-	cleanup = func() error {
-		var errs []error
-		for _, p := range opened {
-			errs = append(errs, dev.CloseIPC(p))
-		}
-		return errors.Join(append(errs, dev.Free(region))...)
-	}
-	fail := func(err error) (uint64, uint64, uint64, func() error, error) {
-		cleanup()
-		return 0, 0, 0, nil, err
-	}
-	if err := dev.Memset(region, 0, l.Bytes()); err != nil {
-		return fail(err)
-	}
-	h, err := dev.ExportIPC(region)
-	if err != nil {
-		return fail(err)
-	}
-	// Ranks in this process (nccl-tests' -g 2, say) use the region's
-	// address itself: a process cannot open its own IPC handles.
-	mine := regionShare{Pid: os.Getpid(), Addr: uint64(region), Handle: h[:]}
-	blob, _ := json.Marshal(mine)
-	blobs, err := bs.AllGather(ctx, blob)
-	if err != nil {
-		return fail(fmt.Errorf("exchanging IPC handles: %w", err))
-	}
-	bases := map[int]uint64{bs.Rank(): uint64(region)}
-	for _, r := range []int{prev, next} {
-		if _, ok := bases[r]; ok {
-			continue
-		}
-		var sh regionShare
-		if err := json.Unmarshal(blobs[r], &sh); err != nil {
-			return fail(fmt.Errorf("rank %d sent malformed connection handles: %v", r, err))
-		}
-		if sh.Pid == mine.Pid {
-			bases[r] = sh.Addr
-			continue
-		}
-		var hr cuda.IPCHandle
-		if len(sh.Handle) != len(hr) {
-			return fail(fmt.Errorf("rank %d sent a %d-byte IPC handle", r, len(sh.Handle)))
-		}
-		copy(hr[:], sh.Handle)
-		p, err := dev.OpenIPC(hr)
-		if err != nil {
-			return fail(fmt.Errorf("mapping rank %d's connections: %w", r, err))
-		}
-		opened = append(opened, p)
-		bases[r] = uint64(p)
-	}
-	if err := bs.Barrier(ctx); err != nil {
-		return fail(err)
-	}
-	return bases[bs.Rank()], bases[prev], bases[next], cleanup, nil
-}
-
-// shareShm places this rank's connections in a /dev/shm segment that its
-// neighbours map; every process registers its mappings with CUDA, so the
-// kernels read and write host memory directly. The segment's name goes
-// away once everyone has mapped it.
-func shareShm(ctx context.Context, bs *bootstrap.Bootstrap, tag string, dev *cuda.Device, l p2p.Layout, prev, next int) (self, prevBase, nextBase uint64, cleanup func() error, err error) {
-	rank := bs.Rank()
-	size := int(l.Bytes())
-	name := shm.SegmentName(tag+"g", rank)
-	var segs []*sys.Segment
-	var registered [][]byte
-	cleanup = func() error {
-		var errs []error
-		for _, m := range registered {
-			errs = append(errs, dev.UnregisterHost(m))
-		}
-		for _, sg := range segs {
-			errs = append(errs, sg.Close())
-		}
-		return errors.Join(errs...)
-	}
-	fail := func(err error) (uint64, uint64, uint64, func() error, error) {
-		for r := range bs.Size() {
-			sys.Unlink(shm.SegmentName(tag+"g", r))
-		}
-		cleanup()
-		return 0, 0, 0, nil, err
-	}
-	own, err := sys.CreateSegment(name, size)
-	if err != nil {
-		return fail(err)
-	}
-	segs = append(segs, own)
-	if err := bs.Barrier(ctx); err != nil {
-		return fail(err)
-	}
-	maps := map[int][]byte{rank: own.Mem}
-	for _, r := range []int{prev, next} {
-		if _, ok := maps[r]; ok {
-			continue
-		}
-		sg, err := sys.OpenSegment(shm.SegmentName(tag+"g", r), size)
-		if err != nil {
-			return fail(fmt.Errorf("mapping rank %d's connections: %w", r, err))
-		}
-		segs = append(segs, sg)
-		maps[r] = sg.Mem
-	}
-	if err := bs.Barrier(ctx); err != nil {
-		return fail(err)
-	}
-	if err := sys.Unlink(name); err != nil {
-		return fail(err)
-	}
-	bases := map[int]uint64{}
-	for r, m := range maps {
-		p, err := dev.RegisterHost(m)
-		if err != nil {
-			return fail(err)
-		}
-		registered = append(registered, m)
-		bases[r] = uint64(p)
-	}
-	return bases[rank], bases[prev], bases[next], cleanup, nil
-}
-
-// shareNet connects this rank's GPU to its neighbours through the net
-// transport: two regions of host memory registered with CUDA — its own
-// (the receive side, which the proxy from each channel's predecessor
-// fills) and a mirror of the neighbours' (which the kernel fills and the
-// proxy to each channel's successor forwards) — driven by proxies
-// (network.Start; an RDMA wire registers the regions' channel parts: the
-// FIFOs are staged in host memory, GPUDirect is not done). Each channel's
-// neighbours are those variant v gives it on ring r. It returns the
-// regions' device addresses for p2p.Layout.NetConns.
-func shareNet(ctx context.Context, g *procGroup, dev *cuda.Device, l p2p.Layout, r ring.Ring, v ring.Variant) (self, mirror uint64, kind string, cleanup func() error, err error) {
-	own, mir := mem.Alloc(int(l.Bytes()), 4096), mem.Alloc(int(l.Bytes()), 4096)
-	send, recv, err := l.NetViews(own, mir)
-	if err != nil {
-		return 0, 0, "", nil, err
-	}
-	var registered [][]byte
-	var nt *network.Net
-	cleanup = func() error {
-		var errs []error
-		if nt != nil {
-			errs = append(errs, nt.Close())
-		}
-		for _, m := range registered {
-			errs = append(errs, dev.UnregisterHost(m))
-		}
-		runtime.KeepAlive(own)
-		runtime.KeepAlive(mir)
-		return errors.Join(errs...)
-	}
-	var bases [2]uint64
-	for i, m := range [][]byte{own, mir} {
-		p, err := dev.RegisterHost(m)
-		if err != nil {
-			cleanup()
-			return 0, 0, "", nil, err
-		}
-		registered, bases[i] = append(registered, m), uint64(p)
-	}
-	me := g.bs.Rank()
-	var ends []network.End
-	for c := range l.Channels {
-		prev, next := ring.Neighbours(r, v, c, me)
-		ends = append(ends,
-			network.End{Edge: transport.Edge{From: me, To: next, Ch: c}, Conn: send[c], Mem: l.ChannelRegion(mir, c)},
-			network.End{Edge: transport.Edge{From: prev, To: me, Ch: c}, Conn: recv[c], Mem: l.ChannelRegion(own, c)})
-	}
-	sizes := transport.Sizes{Simple: l.SimpleBytes, LL: l.LLBytes}
-	if nt, kind, err = network.Start(ctx, g.bs, ends, sizes, g.fail, &g.abort); err != nil {
-		cleanup()
-		return 0, 0, "", nil, err
-	}
-	g.net = true
-	return bases[0], bases[1], kind, cleanup, nil
 }
 
 // split is Split in a build with the cuda tag.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/kernels"
+	"github.com/ringo-ccl/ringo/ring"
 )
 
 // Ring is the connections of every rank of an in-process ring.
@@ -108,6 +109,17 @@ func Connect(devs []*cuda.Device, order []int, opts Options) (*Ring, error) {
 		g.tables = append(g.tables, t)
 	}
 	return g, nil
+}
+
+// RingLL128Unsafe says why LL128 may not run on some link of an in-process
+// ring rg whose rank r runs on devs[r] (LL128Unsafe's
+// reason for the first such link), or "" where it may on every link.
+func RingLL128Unsafe(devs []*cuda.Device, rg ring.Ring) string {
+	n, unsafe := len(devs), ""
+	for i := 0; n > 1 && i < n && unsafe == ""; i++ { // a ring of one has no link
+		unsafe = LL128Unsafe(devs[rg.At(i, 0)], devs[rg.At(i, 1)])
+	}
+	return unsafe
 }
 
 // Table returns the device address of rank r's connection table.
