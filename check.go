@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ringo-ccl/ringo/internal/calls"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/mem"
 )
@@ -88,10 +89,10 @@ func (c *Comm) admit(ctx context.Context, a *args) error {
 		return errs.AtDetail(op, c.rank, "not started", err)
 	}
 	c.seq++
-	rec := callRecord{seq: c.seq, coll: a.coll, count: a.count, dt: a.dt, op: a.op.Kind(), root: a.root,
-		stream: gpuStream{gpu: -1}}
+	rec := calls.Record{Seq: c.seq, Coll: a.coll, Count: a.count, Type: a.dt, Op: a.op.Kind(), Root: a.root,
+		Stream: calls.Stream{GPU: -1}}
 	if a.device {
-		rec.stream = gpuStream{gpu: c.gpu.dev, handle: a.stream.h}
+		rec.Stream = calls.Stream{GPU: c.gpu.dev, Handle: a.stream.h}
 	}
 	if err := c.group.enter(c.rank, rec); err != nil {
 		c.group.fail(err)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ringo-ccl/ringo/host"
+	"github.com/ringo-ccl/ringo/internal/calls"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
@@ -47,7 +48,7 @@ type Comm struct {
 type group interface {
 	// enter records rank's next call and checks it against the other
 	// ranks' where it can; leave marks it finished.
-	enter(rank int, rec callRecord) error
+	enter(rank int, rec calls.Record) error
 	leave(rank int)
 	// stalled describes, for a call that timed out, what it waits for.
 	stalled(seq uint64) string
@@ -101,7 +102,7 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 	if err != nil {
 		return nil, errs.At("init", -1, err)
 	}
-	w := &world{n: n, tr: tr, calls: make([]callRecord, n), open: n, done: tr.Close}
+	w := newWorld(n, tr, tr.Close)
 	comms := make([]*Comm, n)
 	for r := range n {
 		if comms[r], err = newComm(r, n, s, w, tr); err != nil {

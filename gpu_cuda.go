@@ -47,7 +47,7 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		return fail(-1, err)
 	}
 	comms := make([]*Comm, n)
-	w := &world{n: n, calls: make([]callRecord, n), open: n}
+	w := newWorld(n, nil, nil)
 	w.done = func() error {
 		// Kernels may still run on the ranks' streams: let them finish
 		// before freeing their memory — within the timeout, after which

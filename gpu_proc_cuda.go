@@ -13,6 +13,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/peers"
 	"github.com/ringo-ccl/ringo/network"
 	"github.com/ringo-ccl/ringo/p2p"
 )
@@ -64,7 +65,7 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 	if err != nil {
 		return nil, err
 	}
-	peers, err := exchangePeers(ctx, bs, &s, dev.UUID(), resident)
+	ps, err := peers.Exchange(ctx, bs, peers.Local{Settings: s.fingerprint(), ShmOff: s.shmOff, GPU: dev.UUID(), Resident: resident})
 	if err != nil {
 		return nil, err
 	}
@@ -72,10 +73,10 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 	// process, or of several under MPS): fit them all.
 	var shares []gpuShare
 	at := map[string]int{}
-	for _, p := range peers {
+	for _, p := range ps {
 		key := fmt.Sprint(p.Host, p.ShmDev, p.GPU)
 		local := 0
-		if p.Pid == peers[rank].Pid && p.sameHost(peers[rank]) {
+		if p.Pid == ps[rank].Pid && p.SameHost(ps[rank]) {
 			local = 1
 		}
 		if i, ok := at[key]; ok {
@@ -90,27 +91,27 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 		return nil, err
 	}
 	if !s.ringGiven {
-		s.ring = hostRing(peers) // each host's ranks in a row
+		s.ring = peers.Ring(ps) // each host's ranks in a row
 	}
 	local := 0
-	for _, p := range peers {
-		if p.Pid == peers[rank].Pid {
+	for _, p := range ps {
+		if p.Pid == ps[rank].Pid {
 			local++
 		}
 	}
-	sib := joinSiblings(tag, local)
+	sib := peers.JoinSiblings(tag, local)
 	defer func() {
 		if err != nil {
-			sib.close(func() error { return nil }) // a rank that never was
+			sib.Close(func() error { return nil }) // a rank that never was
 		} else {
 			g.sib = sib
 		}
 	}()
 	oneHost := true
-	for _, p := range peers {
-		oneHost = oneHost && p.sameHost(peers[0])
+	for _, p := range ps {
+		oneHost = oneHost && p.SameHost(ps[0])
 	}
-	me := p2p.Rank{Ex: bs, Dev: dev, Tag: tag, NextGPU: peers[s.ring.At(s.ring.Index(rank), 1)].GPU, OneHost: oneHost,
+	me := p2p.Rank{Ex: bs, Dev: dev, Tag: tag, NextGPU: ps[s.ring.At(s.ring.Index(rank), 1)].GPU, OneHost: oneHost,
 		P2PDisabled: s.p2pOff, SHMDisabled: s.shmOff}
 	choice, err := me.Select(ctx)
 	if err != nil {
@@ -137,7 +138,7 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 	}
 	next := s.ring.At(s.ring.Index(rank), 1)
 	for c := range s.channels {
-		env.Info(env.SubInit|env.SubP2P, "Channel %02d : %d[%d] -> %d[%s] via %s", c, rank, dev.Ordinal, next, peers[next].GPU, conns.Via)
+		env.Info(env.SubInit|env.SubP2P, "Channel %02d : %d[%d] -> %d[%s] via %s", c, rank, dev.Ordinal, next, ps[next].GPU, conns.Via)
 	}
 	stop := exec.Abort
 	g.stop.Store(&stop)

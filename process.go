@@ -2,11 +2,8 @@ package ringo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -14,9 +11,10 @@ import (
 	"time"
 
 	"github.com/ringo-ccl/ringo/bootstrap"
+	"github.com/ringo-ccl/ringo/internal/calls"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
-	"github.com/ringo-ccl/ringo/internal/sys"
+	"github.com/ringo-ccl/ringo/internal/peers"
 	"github.com/ringo-ccl/ringo/network"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/shm"
@@ -36,19 +34,6 @@ func NewUniqueID() (UniqueID, error) { return bootstrap.NewUniqueID() }
 // UniqueIDFromString parses the text form of a UniqueID (UniqueID.String),
 // checking its length and checksum.
 func UniqueIDFromString(s string) (UniqueID, error) { return bootstrap.UniqueIDFromString(s) }
-
-var envHostID = env.Var{Name: "HOSTID", NCCL: true}
-
-// hostID names the host this process runs on, for deciding which ranks can
-// share memory: NCCL_HOSTID (RINGO_HOSTID) when set, as NCCL, else the
-// host name.
-func hostID() string {
-	if v, _, ok := envHostID.Lookup(); ok && v != "" {
-		return v
-	}
-	h, _ := os.Hostname()
-	return h
-}
 
 // NewComm makes this process rank rank of the nranks-rank communicator that
 // id names. Every rank calls it, each in its own process, with the same id
@@ -137,8 +122,8 @@ type procGroup struct {
 	// need it).
 	stop    atomic.Pointer[func()]
 	cleanup func() error
-	sib     *siblings // the communicator's ranks in this process, for release
-	net     bool      // this rank has net connections (and their proxies)
+	sib     *peers.Siblings // the communicator's ranks in this process, for release
+	net     bool            // this rank has net connections (and their proxies)
 
 	seq uint64 // the rank's current collective, for leave
 
@@ -150,63 +135,18 @@ type procGroup struct {
 
 var _ group = (*procGroup)(nil)
 
-// peerInfo is what ranks tell each other before connecting.
-type peerInfo struct {
-	Host     string `json:"host"`
-	Pid      int    `json:"pid"`
-	ShmDev   uint64 `json:"shm_dev"`
-	ShmOff   bool   `json:"shm_off"` // NCCL_SHM_DISABLE=1
-	CPUs     int    `json:"cpus"`    // for the channels of a ring with net links
-	Settings string `json:"settings"`
-	GPU      string `json:"gpu,omitempty"`      // a GPU rank's device: its UUID
-	Resident int    `json:"resident,omitempty"` // a GPU rank's device: blocks of ringo's kernels it holds at once
-}
-
-// sameHost reports whether two ranks can share memory.
-func (p peerInfo) sameHost(q peerInfo) bool { return p.Host == q.Host && p.ShmDev == q.ShmDev }
-
-// exchangePeers tells every rank about every other — host, /dev/shm
-// device, GPU — and checks that they agree on their settings.
-func exchangePeers(ctx context.Context, bs *bootstrap.Bootstrap, s *settings, gpu string, resident int) ([]peerInfo, error) {
-	dev, err := sys.ShmDevice()
-	if err != nil {
-		dev = 0 // no /dev/shm: this rank shares memory with nobody
-	}
-	me := peerInfo{Host: hostID(), Pid: os.Getpid(), ShmDev: dev, ShmOff: s.shmOff || dev == 0, CPUs: runtime.NumCPU(),
-		Settings: s.fingerprint(), GPU: gpu, Resident: resident}
-	blob, _ := json.Marshal(me)
-	blobs, err := bs.AllGather(ctx, blob)
-	if err != nil {
-		return nil, fmt.Errorf("exchanging peer information: %w", err)
-	}
-	peers := make([]peerInfo, len(blobs))
-	for r, b := range blobs {
-		p := &peers[r]
-		if err := json.Unmarshal(b, p); err != nil {
-			return nil, fmt.Errorf("rank %d sent malformed peer information: %v", r, err)
-		}
-		switch {
-		case p.Settings != me.Settings:
-			return nil, fmt.Errorf("%w: rank %d resolved its settings to %s, rank %d to %s", ErrInvalidArgument, r, p.Settings, bs.Rank(), me.Settings)
-		case p.ShmOff != me.ShmOff:
-			return nil, fmt.Errorf("%w: rank %d has shared memory off (NCCL_SHM_DISABLE or no /dev/shm), rank %d on: set NCCL_SHM_DISABLE alike everywhere", ErrInvalidArgument, r, bs.Rank())
-		}
-	}
-	return peers, nil
-}
-
 // connectProcs connects host ranks in separate processes: through /dev/shm
 // to a neighbour of the same host, through sockets to one of another host
 // or when shared memory is off. Without a ring order in the
 // configuration, the ring visits each host's ranks in a row, so it
 // crosses between hosts as few times as it can.
 func connectProcs(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *settings) (*procGroup, error) {
-	peers, err := exchangePeers(ctx, bs, s, "", 0)
+	ps, err := peers.Exchange(ctx, bs, peers.Local{Settings: s.fingerprint(), ShmOff: s.shmOff})
 	if err != nil {
 		return nil, err
 	}
 	if !s.ringGiven {
-		s.ring = hostRing(peers)
+		s.ring = peers.Ring(ps)
 	}
 	g := &procGroup{bs: bs, done: make(chan struct{}), check: s.check, timeout: s.timeout}
 	n, rank := bs.Size(), bs.Rank()
@@ -216,14 +156,14 @@ func connectProcs(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *s
 	}
 	// Which edges go through shared memory, and whether any goes over the
 	// network; every rank computes the same.
-	shmLink := func(from, to int) bool { return !peers[from].ShmOff && peers[from].sameHost(peers[to]) }
+	shmLink := func(from, to int) bool { return !ps[from].ShmOff && ps[from].SameHost(ps[to]) }
 	edges := transport.RingEdges(s.ring, ring.Bidirectional, 1) // both ways round: what any variant's channels use
 	anyNet := slices.ContainsFunc(edges, func(e transport.Edge) bool { return !shmLink(e.From, e.To) })
 	if anyNet && !s.channelsGiven {
 		// A net connection is bound by its proxies' and the executor's
 		// round trips, not by one core: channels run side by side.
-		cpus := peers[0].CPUs
-		for _, p := range peers {
+		cpus := ps[0].CPUs
+		for _, p := range ps {
 			cpus = min(cpus, p.CPUs)
 		}
 		s.channels = min(max(s.channels, network.HostChannels(cpus)), s.channelsMax)
@@ -261,34 +201,6 @@ func connectProcs(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *s
 	return g, nil
 }
 
-// hostRing orders the ranks host by host — hosts in the order of their
-// lowest rank, ranks ascending within each — so each host's ranks are
-// contiguous and a ring over h hosts crosses the network h times (once per
-// host boundary: the fewest a ring can).
-func hostRing(peers []peerInfo) ring.Ring {
-	var hosts []peerInfo // one representative per host, in order of first rank
-	byHost := map[int][]int{}
-	for r, p := range peers {
-		h := -1
-		for i, q := range hosts {
-			if p.sameHost(q) {
-				h = i
-				break
-			}
-		}
-		if h < 0 {
-			h = len(hosts)
-			hosts = append(hosts, p)
-		}
-		byHost[h] = append(byHost[h], r)
-	}
-	order := make([]int, 0, len(peers))
-	for h := range hosts {
-		order = append(order, byHost[h]...)
-	}
-	return ring.Ring{Order: order}
-}
-
 // routineWatch turns the loss of a peer into the group's abort, so every
 // wait of this rank ends with ErrPeerLost naming it.
 func (g *procGroup) routineWatch() {
@@ -303,37 +215,18 @@ func (g *procGroup) routineWatch() {
 
 // enter publishes the rank's progress, which the other ranks' stall
 // reports read through the bootstrap root.
-func (g *procGroup) enter(rank int, rec callRecord) error {
-	g.seq = rec.seq
-	g.bs.SetProgress(rec.seq, false)
+func (g *procGroup) enter(rank int, rec calls.Record) error {
+	g.seq = rec.Seq
+	g.bs.SetProgress(rec.Seq, false)
 	if g.sib != nil {
-		if err := g.sib.enter(rank, rec); err != nil {
+		if err := g.sib.Enter(rank, rec); err != nil {
 			return err
 		}
 	}
 	if !g.check {
 		return nil
 	}
-	ctx := context.Background()
-	if g.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, g.timeout)
-		defer cancel()
-	}
-	all, err := g.bs.AllGather(ctx, rec.encode())
-	if err != nil {
-		return fmt.Errorf("RINGO_CHECK: comparing collective #%d with the other ranks: %w", rec.seq, err)
-	}
-	for r, b := range all {
-		o, err := decodeCallRecord(b)
-		if err != nil {
-			return fmt.Errorf("RINGO_CHECK: rank %d's record of collective #%d: %w", r, rec.seq, err)
-		}
-		if err := rec.mismatch(rank, o, r); err != nil {
-			return err
-		}
-	}
-	return nil
+	return calls.Compare(g.bs, rank, rec, g.timeout)
 }
 
 func (g *procGroup) leave(int) { g.bs.SetProgress(g.seq, true) }
@@ -346,7 +239,7 @@ func (g *procGroup) stalled(seq uint64) string {
 	if err != nil {
 		return fmt.Sprintf("collective #%d: the other ranks could not be asked where they are: %v", seq, err)
 	}
-	return stallReport(seq, ps)
+	return calls.StallReport(seq, ps)
 }
 
 func (g *procGroup) broken() *transport.Abort { return &g.abort }
@@ -387,82 +280,8 @@ func (g *procGroup) release(int) error {
 		if g.sib == nil {
 			err = free()
 		} else {
-			err = g.sib.close(free)
+			err = g.sib.Close(free)
 		}
 	})
 	return err
-}
-
-// siblings are the ranks of one communicator that live in this process.
-// They share their memory directly, and one thread may close them one
-// after another (as nccl-tests does) while the last still needs the first
-// one's memory, so none is freed before all are closed: the last to close
-// frees them all, concurrently (each waits in the bootstrap for the ranks
-// of other processes), and returns their errors — as NCCL's ncclCommDestroy
-// defers its frees to the process's last rank of a communicator.
-type siblings struct {
-	mu     sync.Mutex
-	joined int                // ranks that have joined
-	left   int                // ranks not yet closed
-	frees  []func() error     // the closed ranks' releases
-	calls  map[int]callRecord // each rank's latest call, by rank, for sameStream
-}
-
-// enter records rank's call and refuses it when another rank of this
-// process enqueued the same collective on the same stream (sameStream).
-func (s *siblings) enter(rank int, rec callRecord) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for r, o := range s.calls {
-		if r != rank && o.seq == rec.seq {
-			if err := sameStream(rec.seq, r, o.stream, rank, rec.stream); err != nil {
-				return err
-			}
-		}
-	}
-	s.calls[rank] = rec
-	return nil
-}
-
-var (
-	siblingsMu sync.Mutex
-	siblingsOf = map[string]*siblings{} // by communicator, until all have joined
-)
-
-// joinSiblings returns the siblings record of communicator tag, which has
-// n ranks in this process.
-func joinSiblings(tag string, n int) *siblings {
-	siblingsMu.Lock()
-	defer siblingsMu.Unlock()
-	s := siblingsOf[tag]
-	if s == nil {
-		s = &siblings{left: n, calls: map[int]callRecord{}}
-		siblingsOf[tag] = s
-	}
-	if s.joined++; s.joined == n {
-		delete(siblingsOf, tag)
-	}
-	return s
-}
-
-// close records one rank's release; the last rank runs them all.
-func (s *siblings) close(free func() error) error {
-	s.mu.Lock()
-	s.frees = append(s.frees, free)
-	if s.left--; s.left > 0 {
-		s.mu.Unlock()
-		return nil
-	}
-	frees := s.frees
-	s.frees = nil
-	s.mu.Unlock()
-	errc := make(chan error, len(frees))
-	for _, f := range frees {
-		go func() { errc <- f() }()
-	}
-	var errs []error
-	for range frees {
-		errs = append(errs, <-errc)
-	}
-	return errors.Join(errs...)
 }

@@ -89,27 +89,3 @@ func TestSubChannelsCapped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 8, s.channels)
 }
-
-// TestSameStreamRefused: two ranks of one process that enqueue the same
-// collective on one stream of one GPU would wait for each other forever;
-// the second is refused naming both, in a world and among siblings. Other
-// GPUs, other streams, other collectives and host ranks pass.
-func TestSameStreamRefused(t *testing.T) {
-	rec := func(seq uint64, gpu int, h uintptr) callRecord {
-		return callRecord{seq: seq, coll: CollAllReduce, count: 8, dt: TypeFloat32, stream: gpuStream{gpu: gpu, handle: h}}
-	}
-	w := &world{n: 2, calls: make([]callRecord, 2)}
-	sib := &siblings{calls: map[int]callRecord{}}
-	for _, enter := range map[string]func(int, callRecord) error{"world": w.enter, "siblings": sib.enter} {
-		require.NoError(t, enter(0, rec(1, 0, 0x10)))
-		require.NoError(t, enter(1, rec(1, 0, 0x20)), "another stream")
-		require.NoError(t, enter(0, rec(2, 0, 0x10)))
-		require.NoError(t, enter(1, rec(2, 1, 0x10)), "another GPU")
-		require.NoError(t, enter(0, rec(3, -1, 0)))
-		require.NoError(t, enter(1, rec(3, -1, 0)), "host ranks")
-		require.NoError(t, enter(0, rec(4, 0, 0)))
-		err := enter(1, rec(4, 0, 0))
-		require.ErrorIs(t, err, ErrInvalidArgument)
-		assert.Contains(t, err.Error(), "ranks 0 and 1 share GPU 0 and enqueued collective #4 on the same stream (0x0)")
-	}
-}

@@ -1,0 +1,17 @@
+// Package peers holds what the ranks of a communicator in separate
+// processes tell each other before they connect, and what the ranks of one
+// communicator that share this process hold together.
+//
+// Exchange all-gathers every rank's Info (host, process, /dev/shm device,
+// CPUs, GPU, the fingerprint of its settings) over the bootstrap and
+// refuses ranks whose settings or shared-memory switch differ; Ring orders
+// the ranks host by host; HostID names this host (NCCL_HOSTID). Siblings
+// are the ranks of one communicator in this process: they check each
+// other's streams and release their memory together, when the last of
+// them closes.
+//
+// In the path of a communicator's making it sits between the bootstrap's
+// join and the transports' choice (package shm and network for host ranks,
+// package p2p for GPU ranks); Siblings live until the communicator's
+// ranks in this process have closed.
+package peers

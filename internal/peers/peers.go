@@ -1,0 +1,111 @@
+package peers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/ringo-ccl/ringo/internal/env"
+	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/sys"
+	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/transport"
+)
+
+// Info is what ranks tell each other before connecting.
+type Info struct {
+	Host     string `json:"host"`
+	Pid      int    `json:"pid"`
+	ShmDev   uint64 `json:"shm_dev"`
+	ShmOff   bool   `json:"shm_off"` // NCCL_SHM_DISABLE=1
+	CPUs     int    `json:"cpus"`    // for the channels of a ring with net links
+	Settings string `json:"settings"`
+	GPU      string `json:"gpu,omitempty"`      // a GPU rank's device: its UUID
+	Resident int    `json:"resident,omitempty"` // a GPU rank's device: blocks of ringo's kernels it holds at once
+}
+
+// SameHost reports whether two ranks can share memory.
+func (p Info) SameHost(q Info) bool { return p.Host == q.Host && p.ShmDev == q.ShmDev }
+
+// Local is what this rank tells the others beside what Exchange finds out
+// itself (host, process, /dev/shm, CPUs).
+type Local struct {
+	Settings string // the fingerprint of its settings: every rank's must be equal
+	ShmOff   bool   // NCCL_SHM_DISABLE=1
+	GPU      string // a GPU rank's device: its UUID; "" for a host rank
+	Resident int    // a GPU rank's device: blocks of ringo's kernels it holds at once
+}
+
+// Exchange tells every rank about every other — host, /dev/shm device,
+// GPU — and checks that they agree on their settings. Every rank calls it
+// at once; it returns every rank's Info, by rank.
+func Exchange(ctx context.Context, ex transport.Exchanger, l Local) ([]Info, error) {
+	dev, err := sys.ShmDevice()
+	if err != nil {
+		dev = 0 // no /dev/shm: this rank shares memory with nobody
+	}
+	me := Info{Host: HostID(), Pid: os.Getpid(), ShmDev: dev, ShmOff: l.ShmOff || dev == 0, CPUs: runtime.NumCPU(),
+		Settings: l.Settings, GPU: l.GPU, Resident: l.Resident}
+	blob, _ := json.Marshal(me)
+	blobs, err := ex.AllGather(ctx, blob)
+	if err != nil {
+		return nil, fmt.Errorf("exchanging peer information: %w", err)
+	}
+	peers := make([]Info, len(blobs))
+	for r, b := range blobs {
+		p := &peers[r]
+		if err := json.Unmarshal(b, p); err != nil {
+			return nil, fmt.Errorf("rank %d sent malformed peer information: %v", r, err)
+		}
+		switch {
+		case p.Settings != me.Settings:
+			return nil, fmt.Errorf("%w: rank %d resolved its settings to %s, rank %d to %s", errs.ErrInvalidArgument, r, p.Settings, ex.Rank(), me.Settings)
+		case p.ShmOff != me.ShmOff:
+			return nil, fmt.Errorf("%w: rank %d has shared memory off (NCCL_SHM_DISABLE or no /dev/shm), rank %d on: set NCCL_SHM_DISABLE alike everywhere", errs.ErrInvalidArgument, r, ex.Rank())
+		}
+	}
+	return peers, nil
+}
+
+var envHostID = env.Var{Name: "HOSTID", NCCL: true}
+
+// HostID names the host this process runs on, for deciding which ranks can
+// share memory: NCCL_HOSTID (RINGO_HOSTID) when set, as NCCL, else the
+// host name.
+func HostID() string {
+	if v, _, ok := envHostID.Lookup(); ok && v != "" {
+		return v
+	}
+	h, _ := os.Hostname()
+	return h
+}
+
+// Ring orders the ranks host by host — hosts in the order of their lowest
+// rank, ranks ascending within each — so each host's ranks are contiguous
+// and a ring over h hosts crosses the network h times (once per host
+// boundary: the fewest a ring can).
+func Ring(peers []Info) ring.Ring {
+	var hosts []Info // one representative per host, in order of first rank
+	byHost := map[int][]int{}
+	for r, p := range peers {
+		h := -1
+		for i, q := range hosts {
+			if p.SameHost(q) {
+				h = i
+				break
+			}
+		}
+		if h < 0 {
+			h = len(hosts)
+			hosts = append(hosts, p)
+		}
+		byHost[h] = append(byHost[h], r)
+	}
+	order := make([]int, 0, len(peers))
+	for h := range hosts {
+		order = append(order, byHost[h]...)
+	}
+	return ring.Ring{Order: order}
+}
