@@ -125,9 +125,9 @@ func (c *Comm) RunSchedule(ctx context.Context, plans []*ring.Plan, call Call) e
 		return errs.Invalid(op, c.rank, "plans[%d] is rank %d's plan of %d ranks", c.rank, sp.Rank, sp.Ring.Size())
 	case sp.EltSize != call.Type.Size() || sp.Variant.Precision():
 		return errs.Invalid(op, c.rank, "the schedule moves %d-byte elements (variant %v), the call %v", sp.EltSize, sp.Variant, call.Type)
-	case sp.Channels > c.cfg.channels || (sp.Proto != ring.Simple && sp.Proto != ring.LL) || sp.BuffSize > c.cfg.buffSize(sp.Proto):
+	case sp.Channels > c.cfg.Channels || (sp.Proto != ring.Simple && sp.Proto != ring.LL) || sp.BuffSize > c.cfg.BuffSize(sp.Proto):
 		return errs.Invalid(op, c.rank, "the schedule's %d channels of %v with %d-byte FIFOs do not fit this communicator's connections (%d channels, FIFOs of %d bytes)",
-			sp.Channels, sp.Proto, sp.BuffSize, c.cfg.channels, c.cfg.buffSize(sp.Proto))
+			sp.Channels, sp.Proto, sp.BuffSize, c.cfg.Channels, c.cfg.BuffSize(sp.Proto))
 	}
 	a := call.args()
 	if err := c.enter(ctx, &a); err != nil {
@@ -187,13 +187,13 @@ func (c *Comm) runRing(ctx context.Context, call *Call) error {
 	if err != nil {
 		return err
 	}
-	proto := c.cfg.protocol(call.Count * int64(elt))
+	proto := c.cfg.Protocol(call.Count * int64(elt))
 	if wire != nil {
 		proto = ring.Simple
 	}
 	spec := ring.Spec{
-		Coll: call.Coll, Ring: c.cfg.ring, Rank: c.rank, Root: call.Root,
-		Count: call.Count, EltSize: elt, Channels: c.cfg.channels, Proto: proto, BuffSize: c.cfg.buffSize(proto),
+		Coll: call.Coll, Ring: c.cfg.Ring, Rank: c.rank, Root: call.Root,
+		Count: call.Count, EltSize: elt, Channels: c.cfg.Channels, Proto: proto, BuffSize: c.cfg.BuffSize(proto),
 		Variant: variant,
 	}
 	if err := c.plan.Build(spec); err != nil {
@@ -212,7 +212,7 @@ func (c *Comm) execute(ctx context.Context, p *ring.Plan, call *Call, wire *redu
 		}
 		job.Func = f
 	}
-	timeout := c.cfg.timeout
+	timeout := c.cfg.Timeout
 	if timeout < 0 {
 		timeout = 0
 	}
@@ -266,7 +266,7 @@ func (c *Comm) marked(m callMark, err error) {
 // of its buffer types (float32 for bf16wire; float16 and bfloat16 for
 // fp32wire) on two or more ranks; every other call runs the ring, exact.
 func (c *Comm) variantFor(coll Collective, dt DataType, op Op) (ring.Variant, *reduce.Wire, error) {
-	v := c.cfg.variant
+	v := c.cfg.Variant
 	on, carried := reduce.Float32, false
 	switch v {
 	case ring.BF16Wire:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ringo-ccl/ringo/host"
 	"github.com/ringo-ccl/ringo/internal/calls"
+	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
@@ -20,7 +21,7 @@ import (
 type Comm struct {
 	rank  int
 	size  int
-	cfg   settings
+	cfg   config.Settings
 	group group
 
 	busy   atomic.Bool // a call is in progress
@@ -71,9 +72,9 @@ type group interface {
 // newComm gives rank a host executor taking its connections from tr as
 // its plans need them; tr is nil for GPU ranks, which have no host
 // executor.
-func newComm(rank, size int, s settings, g group, tr transport.Transport) (*Comm, error) {
+func newComm(rank, size int, s config.Settings, g group, tr transport.Transport) (*Comm, error) {
 	c := &Comm{rank: rank, size: size, cfg: s, group: g}
-	if !s.untraced { // a hierarchical communicator's part: its parent records the calls
+	if !s.Untraced { // a hierarchical communicator's part: its parent records the calls
 		file := rank
 		if _, inProcess := g.(*world); inProcess {
 			file = -1 // one file for every rank of the process
@@ -84,7 +85,7 @@ func newComm(rank, size int, s settings, g group, tr transport.Transport) (*Comm
 	if tr == nil {
 		return c, nil
 	}
-	c.exec = host.New(rank, tr, s.channels, ring.SlotPayload(ring.LL, s.sizes.LL))
+	c.exec = host.New(rank, tr, s.Channels, ring.SlotPayload(ring.LL, s.Sizes.LL))
 	return c, nil
 }
 
@@ -94,11 +95,11 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 	if n < 1 {
 		return nil, errs.Invalid("init", -1, "communicator of %d ranks, need at least 1", n)
 	}
-	s, err := resolve(cfg, n, hostDefaults)
+	s, err := resolve(cfg, n, config.Host)
 	if err != nil {
 		return nil, errs.At("init", -1, err)
 	}
-	tr, err := transport.NewLoopback(n, s.channels, s.sizes)
+	tr, err := transport.NewLoopback(n, s.Channels, s.Sizes)
 	if err != nil {
 		return nil, errs.At("init", -1, err)
 	}

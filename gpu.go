@@ -232,15 +232,15 @@ func (c *Comm) launch(call DeviceCall, s Stream) error {
 	if err != nil {
 		return err
 	}
-	protos := c.cfg.protos
+	protos := c.cfg.Protos
 	if wire != nil { // a precision variant: Simple, its wire bytes
 		protos = [3]bool{ring.Simple: true}
 		bytes = bytes / int64(call.Type.Size()) * int64(variant.WireSize(call.Type.Size()))
 	}
-	proto, channels := c.cfg.gpuChoice(call.Coll, c.size, bytes, protos)
+	proto, channels := c.cfg.GPUChoice(call.Coll, c.size, bytes, protos)
 	spec := ring.Spec{
-		Coll: call.Coll, Ring: c.cfg.ring, Rank: c.rank, Root: call.Root, Count: call.Count,
-		EltSize: call.Type.Size(), Channels: channels, Proto: proto, BuffSize: c.cfg.buffSize(proto),
+		Coll: call.Coll, Ring: c.cfg.Ring, Rank: c.rank, Root: call.Root, Count: call.Count,
+		EltSize: call.Type.Size(), Channels: channels, Proto: proto, BuffSize: c.cfg.BuffSize(proto),
 		Variant: variant,
 	}
 	if err := c.plan.Build(spec); err != nil {
@@ -280,9 +280,9 @@ func (c *Comm) Wait(ctx context.Context, s Stream) error {
 	if c.gpu == nil {
 		return errs.Invalid("wait", c.rank, "this communicator's ranks are on the host")
 	}
-	if _, ok := ctx.Deadline(); !ok && c.cfg.timeout > 0 {
+	if _, ok := ctx.Deadline(); !ok && c.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.cfg.timeout)
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
 		defer cancel()
 	}
 	if c.hier != nil { // the stream also runs the sub-communicators' kernels

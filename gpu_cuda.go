@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/ringo-ccl/ringo/device"
+	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
@@ -22,7 +23,7 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 	fail := func(rank int, err error) ([]*Comm, error) {
 		return nil, errs.At("init", rank, err)
 	}
-	s, err := resolve(cfg, n, gpuDefaults)
+	s, err := resolve(cfg, n, config.GPU)
 	if err != nil {
 		return fail(-1, err)
 	}
@@ -32,17 +33,17 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 			return fail(r, err)
 		}
 	}
-	shares, err := sharesOf(gpus)
+	shares, err := config.LocalShares(gpus, device.Resident)
 	if err != nil {
 		return fail(-1, err)
 	}
-	if err := s.fitShared(shares); err != nil {
+	if err := s.FitShared(shares); err != nil {
 		return fail(-1, err)
 	}
-	if err := s.placeLL128(ll128Link{unsafe: p2p.RingLL128Unsafe(devs, s.ring)}); err != nil {
+	if err := s.PlaceLL128(config.LL128Link{Unsafe: p2p.RingLL128Unsafe(devs, s.Ring)}); err != nil {
 		return fail(-1, err)
 	}
-	pr, err := p2p.Connect(devs, s.ring.Order, p2p.Options{Layout: s.layout(), Disabled: s.p2pOff})
+	pr, err := p2p.Connect(devs, s.Ring.Order, p2p.Options{Layout: s.Layout(), Disabled: s.P2POff})
 	if err != nil {
 		return fail(-1, err)
 	}
@@ -61,9 +62,9 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 			return errors.Join(errs...)
 		}
 		stop := func() {
-			w.fail(fmt.Errorf("%w: closing with collectives unfinished after %v", ErrAborted, s.timeout))
+			w.fail(fmt.Errorf("%w: closing with collectives unfinished after %v", ErrAborted, s.Timeout))
 		}
-		errs := []error{syncBounded(sync, s.timeout, stop)}
+		errs := []error{syncBounded(sync, s.Timeout, stop)}
 		for _, c := range comms {
 			errs = append(errs, c.gpu.exec.Close())
 		}
@@ -71,7 +72,7 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		return errors.Join(errs...)
 	}
 	for r := range n {
-		exec, err := device.New(gpus[r], uintptr(pr.Table(r)), s.channels)
+		exec, err := device.New(gpus[r], uintptr(pr.Table(r)), s.Channels)
 		if err != nil {
 			for _, c := range comms[:r] {
 				c.gpu.exec.Close()

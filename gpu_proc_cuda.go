@@ -5,11 +5,11 @@ package ringo
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/device"
+	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
@@ -26,7 +26,7 @@ func newGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Co
 	if nranks < 1 || rank < 0 || rank >= nranks {
 		return nil, errs.Invalid("init", rank, "rank %d of a communicator of %d ranks", rank, nranks)
 	}
-	s, err := resolve(cfg, nranks, gpuDefaults)
+	s, err := resolve(cfg, nranks, config.GPU)
 	if err != nil {
 		return fail(err)
 	}
@@ -38,7 +38,7 @@ func newGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Co
 	if err != nil {
 		return fail(err)
 	}
-	g := &procGroup{bs: bs, done: make(chan struct{}), check: s.check, timeout: s.timeout}
+	g := &procGroup{bs: bs, done: make(chan struct{}), check: s.Check, timeout: s.Timeout}
 	c, err := connectGPUs(ctx, g, id.Tag(), s, dev)
 	if err != nil {
 		bs.Close()
@@ -58,40 +58,24 @@ func newGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Co
 // connectGPUs fits this rank's settings to the communicator's GPUs, has
 // package p2p choose its transport and connect it to its ring neighbours,
 // and starts its device executor.
-func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev *cuda.Device) (_ *Comm, err error) {
+func connectGPUs(ctx context.Context, g *procGroup, tag string, s config.Settings, dev *cuda.Device) (_ *Comm, err error) {
 	bs := g.bs
 	n, rank := bs.Size(), bs.Rank()
 	resident, err := device.Resident(dev.Ordinal)
 	if err != nil {
 		return nil, err
 	}
-	ps, err := peers.Exchange(ctx, bs, peers.Local{Settings: s.fingerprint(), ShmOff: s.shmOff, GPU: dev.UUID(), Resident: resident})
+	ps, err := peers.Exchange(ctx, bs, peers.Local{Settings: s.Fingerprint(), ShmOff: s.SHMOff, GPU: dev.UUID(), Resident: resident})
 	if err != nil {
 		return nil, err
 	}
 	// Ranks on one GPU may run their kernels at once (ranks of this
 	// process, or of several under MPS): fit them all.
-	var shares []gpuShare
-	at := map[string]int{}
-	for _, p := range ps {
-		key := fmt.Sprint(p.Host, p.ShmDev, p.GPU)
-		local := 0
-		if p.Pid == ps[rank].Pid && p.SameHost(ps[rank]) {
-			local = 1
-		}
-		if i, ok := at[key]; ok {
-			shares[i].ranks++
-			shares[i].local += local
-			continue
-		}
-		at[key] = len(shares)
-		shares = append(shares, gpuShare{name: "GPU " + p.GPU, ranks: 1, local: local, resident: p.Resident})
-	}
-	if err := s.fitShared(shares); err != nil {
+	if err := s.FitShared(config.PeerShares(ps, rank)); err != nil {
 		return nil, err
 	}
-	if !s.ringGiven {
-		s.ring = peers.Ring(ps) // each host's ranks in a row
+	if !s.RingGiven {
+		s.Ring = peers.Ring(ps) // each host's ranks in a row
 	}
 	local := 0
 	for _, p := range ps {
@@ -111,33 +95,33 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 	for _, p := range ps {
 		oneHost = oneHost && p.SameHost(ps[0])
 	}
-	me := p2p.Rank{Ex: bs, Dev: dev, Tag: tag, NextGPU: ps[s.ring.At(s.ring.Index(rank), 1)].GPU, OneHost: oneHost,
-		P2PDisabled: s.p2pOff, SHMDisabled: s.shmOff}
+	me := p2p.Rank{Ex: bs, Dev: dev, Tag: tag, NextGPU: ps[s.Ring.At(s.Ring.Index(rank), 1)].GPU, OneHost: oneHost,
+		P2PDisabled: s.P2POff, SHMDisabled: s.SHMOff}
 	choice, err := me.Select(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.placeLL128(ll128Link{hostMemory: choice.HostMemory, unsafe: choice.LL128Unsafe}); err != nil {
+	if err := s.PlaceLL128(config.LL128Link{HostMemory: choice.HostMemory, Unsafe: choice.LL128Unsafe}); err != nil {
 		return nil, err
 	}
-	if choice.Transport == p2p.Net && !s.channelsGiven {
+	if choice.Transport == p2p.Net && !s.ChannelsGiven {
 		// As for host ranks: a few channels keep the socket connections
 		// busy; 64 would be 256 sockets and as many polling proxies.
-		s.channels = min(s.channels, network.GPUChannels)
-		s.minChannels = min(s.minChannels, s.channels)
+		s.Channels = min(s.Channels, network.GPUChannels)
+		s.MinChannels = min(s.MinChannels, s.Channels)
 	}
-	conns, err := me.Connect(ctx, choice.Transport, s.layout(), s.ring, g.fail, &g.abort)
+	conns, err := me.Connect(ctx, choice.Transport, s.Layout(), s.Ring, g.fail, &g.abort)
 	if err != nil {
 		return nil, err
 	}
 	g.net = choice.Transport == p2p.Net
-	exec, err := device.New(dev.Ordinal, uintptr(conns.Table), s.channels)
+	exec, err := device.New(dev.Ordinal, uintptr(conns.Table), s.Channels)
 	if err != nil {
 		conns.Close()
 		return nil, err
 	}
-	next := s.ring.At(s.ring.Index(rank), 1)
-	for c := range s.channels {
+	next := s.Ring.At(s.Ring.Index(rank), 1)
+	for c := range s.Channels {
 		env.Info(env.SubInit|env.SubP2P, "Channel %02d : %d[%d] -> %d[%s] via %s", c, rank, dev.Ordinal, next, ps[next].GPU, conns.Via)
 	}
 	stop := exec.Abort
@@ -146,8 +130,8 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s settings, dev 
 		// Let the kernels end — or stop them past the timeout — before
 		// the memory they use goes away; then make sure the ranks of other
 		// processes are done with this rank's memory too (this process's
-		// are: see siblings).
-		errs := []error{syncBounded(dev.Synchronize, s.timeout, exec.Abort)}
+		// are: see peers.Siblings).
+		errs := []error{syncBounded(dev.Synchronize, s.Timeout, exec.Abort)}
 		bctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		errs = append(errs, bs.Barrier(bctx))

@@ -49,10 +49,10 @@ func (h *hier) covers(coll Collective, k reduce.OpKind, count int64) bool {
 func newHiers(comms []*Comm, cfg *Config, mk subMaker) error {
 	i := slices.IndexFunc(comms, func(c *Comm) bool { return c != nil })
 	s := &comms[i].cfg
-	if s.variant != ring.Hierarchical {
+	if s.Variant != ring.Hierarchical {
 		return nil
 	}
-	h, err := ring.NewHierarchy(s.ring, s.group)
+	h, err := ring.NewHierarchy(s.Ring, s.Group)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func newHiers(comms []*Comm, cfg *Config, mk subMaker) error {
 	if cfg != nil {
 		sub = *cfg
 	}
-	sub.Variant, sub.Ring, sub.Group, sub.sub, sub.subChannels = ring.RingVariant.String(), nil, 0, true, s.channels
+	sub.Variant, sub.Ring, sub.Group, sub.sub, sub.subChannels = ring.RingVariant.String(), nil, 0, true, s.Channels
 	split := func(what string, parts [][]int, set func(r, part, pos int, c *Comm)) error {
 		subs, failed, err := mk(parts, &sub)
 		if err != nil {

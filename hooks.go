@@ -14,9 +14,9 @@ func init() {
 // sumPath returns how an all-reduce sum of dt runs on c (see
 // commhook.SumPath).
 func (c *Comm) sumPath(dt DataType) commhook.SumPath {
-	p := commhook.SumPath{Wire: dt, Ring: append([]int(nil), c.cfg.ring.Order...), Backwards: c.cfg.variant == ring.Bidirectional}
+	p := commhook.SumPath{Wire: dt, Ring: append([]int(nil), c.cfg.Ring.Order...), Backwards: c.cfg.Variant == ring.Bidirectional}
 	if c.hier != nil {
-		h, _ := ring.NewHierarchy(c.cfg.ring, c.hier.size)
+		h, _ := ring.NewHierarchy(c.cfg.Ring, c.hier.size)
 		p.Groups = h.Groups
 	}
 	if _, w, err := c.variantFor(CollAllReduce, dt, OpSum); err == nil && w != nil {

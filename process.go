@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/internal/calls"
+	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/peers"
@@ -78,7 +79,7 @@ func NewCommFromEnv(ctx context.Context, cfg *Config) (*Comm, error) {
 // processes, joining its bootstrap with join (which returns the bootstrap
 // and the communicator's id) once cfg has resolved.
 func newHostComm(ctx context.Context, nranks, rank int, cfg *Config, join func() (*bootstrap.Bootstrap, UniqueID, error)) (*Comm, error) {
-	s, err := resolve(cfg, nranks, hostDefaults)
+	s, err := resolve(cfg, nranks, config.Host)
 	if err != nil {
 		return nil, errs.At("init", rank, err)
 	}
@@ -140,15 +141,15 @@ var _ group = (*procGroup)(nil)
 // or when shared memory is off. Without a ring order in the
 // configuration, the ring visits each host's ranks in a row, so it
 // crosses between hosts as few times as it can.
-func connectProcs(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *settings) (*procGroup, error) {
-	ps, err := peers.Exchange(ctx, bs, peers.Local{Settings: s.fingerprint(), ShmOff: s.shmOff})
+func connectProcs(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *config.Settings) (*procGroup, error) {
+	ps, err := peers.Exchange(ctx, bs, peers.Local{Settings: s.Fingerprint(), ShmOff: s.SHMOff})
 	if err != nil {
 		return nil, err
 	}
-	if !s.ringGiven {
-		s.ring = peers.Ring(ps)
+	if !s.RingGiven {
+		s.Ring = peers.Ring(ps)
 	}
-	g := &procGroup{bs: bs, done: make(chan struct{}), check: s.check, timeout: s.timeout}
+	g := &procGroup{bs: bs, done: make(chan struct{}), check: s.Check, timeout: s.Timeout}
 	n, rank := bs.Size(), bs.Rank()
 	if n == 1 {
 		go g.routineWatch()
@@ -157,31 +158,31 @@ func connectProcs(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *s
 	// Which edges go through shared memory, and whether any goes over the
 	// network; every rank computes the same.
 	shmLink := func(from, to int) bool { return !ps[from].ShmOff && ps[from].SameHost(ps[to]) }
-	edges := transport.RingEdges(s.ring, ring.Bidirectional, 1) // both ways round: what any variant's channels use
+	edges := transport.RingEdges(s.Ring, ring.Bidirectional, 1) // both ways round: what any variant's channels use
 	anyNet := slices.ContainsFunc(edges, func(e transport.Edge) bool { return !shmLink(e.From, e.To) })
-	if anyNet && !s.channelsGiven {
+	if anyNet && !s.ChannelsGiven {
 		// A net connection is bound by its proxies' and the executor's
 		// round trips, not by one core: channels run side by side.
 		cpus := ps[0].CPUs
 		for _, p := range ps {
 			cpus = min(cpus, p.CPUs)
 		}
-		s.channels = min(max(s.channels, network.HostChannels(cpus)), s.channelsMax)
+		s.Channels = min(max(s.Channels, network.HostChannels(cpus)), s.ChannelsMax)
 	}
-	sc, err := shm.NewConnector(bs, tag, s.sizes, shmLink)
+	sc, err := shm.NewConnector(bs, tag, s.Sizes, shmLink)
 	if err != nil {
 		return nil, err
 	}
 	kinds := []transport.Connector{sc}
 	if anyNet {
-		nc, err := network.NewConnector(ctx, bs, s.sizes, g.fail, &g.abort)
+		nc, err := network.NewConnector(ctx, bs, s.Sizes, g.fail, &g.abort)
 		if err != nil {
 			return nil, err
 		}
 		kinds = append(kinds, nc)
 	}
 	mesh := transport.NewMesh(rank, kinds...)
-	ringEdges := transport.RingEdges(s.ring, s.variant, s.channels)
+	ringEdges := transport.RingEdges(s.Ring, s.Variant, s.Channels)
 	if err := mesh.Connect(ctx, ringEdges); err != nil {
 		mesh.Close()
 		return nil, err

@@ -75,7 +75,7 @@ func TestProcHierFailure(t *testing.T) {
 			return err
 		}
 		defer c.Close()
-		c.cfg.variant, c.cfg.group = ring.Hierarchical, 2 // groups [0 1] [2 3], columns [0 2] [1 3]
+		c.cfg.Variant, c.cfg.Group = ring.Hierarchical, 2 // groups [0 1] [2 3], columns [0 2] [1 3]
 		calls := 0
 		return c.procHier(ctx, nil, func(p splitPart, cfg *Config) (*Comm, error) {
 			calls++

@@ -1,15 +1,14 @@
-package ringo
+package config
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/ringo-ccl/ringo/internal/env"
+	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/p2p"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/tune"
@@ -21,9 +20,7 @@ import (
 func stderrOf(t *testing.T, f func()) string {
 	t.Helper()
 	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	old := os.Stderr
 	os.Stderr = w
 	defer func() { os.Stderr = old }()
@@ -39,16 +36,16 @@ func stderrOf(t *testing.T, f func()) string {
 // memory — a Config asking for LL128 alone there is an error, NCCL_PROTO
 // falls back with a warning naming it.
 func TestPlaceLL128(t *testing.T) {
-	nvlink := ll128Link{}
-	pcie := ll128Link{unsafe: "GPUs 0 and 1 are not joined by NVLink"}
-	shm := ll128Link{hostMemory: true}
+	nvlink := LL128Link{}
+	pcie := LL128Link{Unsafe: "GPUs 0 and 1 are not joined by NVLink"}
+	shm := LL128Link{HostMemory: true}
 	all := [3]bool{true, true, true}
 	noLL128 := [3]bool{ring.LL: true, ring.Simple: true}
 	cases := []struct {
 		name     string
 		env      string // NCCL_PROTO
 		proto    string // Config.Protocol
-		link     ll128Link
+		link     LL128Link
 		want     [3]bool
 		warn     string
 		errMatch string
@@ -69,29 +66,23 @@ func TestPlaceLL128(t *testing.T) {
 			if c.env == "" {
 				os.Unsetenv("NCCL_PROTO")
 			}
-			s, err := resolve(&Config{Protocol: c.proto}, 2, gpuDefaults)
-			if err != nil {
-				t.Fatal(err)
-			}
-			warn := stderrOf(t, func() { err = s.placeLL128(c.link) })
-			switch {
-			case c.errMatch != "":
-				if err == nil || !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), c.errMatch) {
-					t.Fatalf("got %v, want an error mentioning %q", err, c.errMatch)
-				}
+			s, err := Resolve(Request{Protocol: c.proto}, 2, GPU)
+			require.NoError(t, err)
+			warn := stderrOf(t, func() { err = s.PlaceLL128(c.link) })
+			if c.errMatch != "" {
+				require.ErrorIs(t, err, errs.ErrInvalidArgument)
+				assert.Contains(t, err.Error(), c.errMatch)
 				return
-			case err != nil:
-				t.Fatal(err)
 			}
-			if s.protos != c.want {
-				t.Errorf("protocols %v, want %v", s.protos, c.want)
+			require.NoError(t, err)
+			assert.Equal(t, c.want, s.Protos, "protocols")
+			if c.warn == "" {
+				assert.Empty(t, warn)
+			} else {
+				assert.Contains(t, warn, c.warn)
 			}
-			if (c.warn == "") != (warn == "") || !strings.Contains(warn, c.warn) {
-				t.Errorf("warned %q, want %q", warn, c.warn)
-			}
-			if l := s.layout(); (l.LL128Bytes > 0) != s.protos[ring.LL128] {
-				t.Errorf("layout has %d LL128 bytes with protocols %v", l.LL128Bytes, s.protos)
-			}
+			l := s.Layout()
+			assert.Equal(t, s.Protos[ring.LL128], l.LL128Bytes > 0, "layout has %d LL128 bytes with protocols %v", l.LL128Bytes, s.Protos)
 		})
 	}
 }
@@ -100,26 +91,27 @@ func TestPlaceLL128(t *testing.T) {
 // LL128 FIFO, in whole 1024-byte steps of 8 slots; bad values are a
 // warning (environment) or an error (Config); the host path has none.
 func TestLL128BuffSize(t *testing.T) {
-	s, err := resolve(nil, 2, gpuDefaults)
-	if err != nil || s.ll128Size != DefaultGPULL128BuffSize || s.buffSize(ring.LL128) != DefaultGPULL128BuffSize {
-		t.Fatalf("default: %d, %v", s.ll128Size, err)
-	}
+	s, err := Resolve(Request{}, 2, GPU)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultGPULL128BuffSize, s.LL128Size)
+	assert.Equal(t, DefaultGPULL128BuffSize, s.BuffSize(ring.LL128))
 	t.Setenv("NCCL_LL128_BUFFSIZE", "1M")
-	if s, _ := resolve(nil, 2, gpuDefaults); s.ll128Size != 1<<20 {
-		t.Errorf("NCCL_LL128_BUFFSIZE=1M: %d", s.ll128Size)
-	}
+	s, err = Resolve(Request{}, 2, GPU)
+	require.NoError(t, err)
+	assert.Equal(t, 1<<20, s.LL128Size, "NCCL_LL128_BUFFSIZE=1M")
 	t.Setenv("NCCL_LL128_BUFFSIZE", "1000")
-	if _, err := resolve(nil, 2, gpuDefaults); !errors.Is(err, ErrInvalidArgument) ||
-		!strings.Contains(err.Error(), `NCCL_LL128_BUFFSIZE="1000": want a multiple of 1024 bytes in [1K, 1G]`) {
-		t.Errorf("NCCL_LL128_BUFFSIZE=1000: %v", err)
-	}
+	_, err = Resolve(Request{}, 2, GPU)
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), `NCCL_LL128_BUFFSIZE="1000": want a multiple of 1024 bytes in [1K, 1G]`)
 	for _, bad := range []int{-1024, 1000, 2 << 30} {
-		if _, err := resolve(&Config{LL128BuffSize: bad}, 2, gpuDefaults); err == nil || !strings.Contains(err.Error(), "LL128BuffSize") {
-			t.Errorf("LL128BuffSize %d: %v", bad, err)
+		_, err := Resolve(Request{LL128BuffSize: bad}, 2, GPU)
+		if assert.Error(t, err, "LL128BuffSize %d", bad) {
+			assert.Contains(t, err.Error(), "LL128BuffSize")
 		}
 	}
-	if _, err := resolve(&Config{LL128BuffSize: 8192}, 2, hostDefaults); err == nil || !strings.Contains(err.Error(), "the host path has no LL128") {
-		t.Errorf("LL128BuffSize on the host: %v", err)
+	_, err = Resolve(Request{LL128BuffSize: 8192}, 2, Host)
+	if assert.Error(t, err, "LL128BuffSize on the host") {
+		assert.Contains(t, err.Error(), "the host path has no LL128")
 	}
 }
 
@@ -140,16 +132,20 @@ func TestVariantFromEnv(t *testing.T) {
 		{"oneshot", 3, ring.RingVariant, `RINGO_VARIANT="oneshot": variant oneshot needs 2 ranks`},
 	}
 	t.Setenv("RINGO_VARIANT", "tree")
-	if _, err := resolve(nil, 2, hostDefaults); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), `RINGO_VARIANT="tree": unknown variant "tree" (valid:`) {
-		t.Errorf("RINGO_VARIANT=tree: %v", err)
-	}
+	_, err := Resolve(Request{}, 2, Host)
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), `RINGO_VARIANT="tree": unknown variant "tree" (valid:`)
 	for _, c := range cases {
 		t.Setenv("RINGO_VARIANT", c.val)
-		var s settings
+		var s Settings
 		var err error
-		warn := stderrOf(t, func() { s, err = resolve(nil, c.n, hostDefaults) })
-		if err != nil || s.variant != c.want || !strings.Contains(warn, c.warn) || (c.warn == "") != (warn == "") {
-			t.Errorf("RINGO_VARIANT=%s, %d ranks: variant %v, err %v, warned %q", c.val, c.n, s.variant, err, warn)
+		warn := stderrOf(t, func() { s, err = Resolve(Request{}, c.n, Host) })
+		require.NoError(t, err, "RINGO_VARIANT=%s, %d ranks", c.val, c.n)
+		assert.Equal(t, c.want, s.Variant, "RINGO_VARIANT=%s, %d ranks", c.val, c.n)
+		if c.warn == "" {
+			assert.Empty(t, warn, "RINGO_VARIANT=%s, %d ranks", c.val, c.n)
+		} else {
+			assert.Contains(t, warn, c.warn)
 		}
 	}
 }
@@ -157,16 +153,16 @@ func TestVariantFromEnv(t *testing.T) {
 // TestResolveGroup: RINGO_GROUP that does not divide the ranks warns and
 // keeps the default.
 func TestResolveGroup(t *testing.T) {
-	s, err := resolve(&Config{Variant: "hierarchical"}, 4, hostDefaults)
+	s, err := Resolve(Request{Variant: "hierarchical"}, 4, Host)
 	require.NoError(t, err)
-	assert.Equal(t, 2, s.group)
-	assert.Equal(t, ring.Hierarchical, s.variant)
+	assert.Equal(t, 2, s.Group)
+	assert.Equal(t, ring.Hierarchical, s.Variant)
 	t.Setenv("RINGO_VARIANT", "hierarchical")
 	t.Setenv("RINGO_GROUP", "3")
-	warn := stderrOf(t, func() { s, err = resolve(nil, 4, hostDefaults) })
+	warn := stderrOf(t, func() { s, err = Resolve(Request{}, 4, Host) })
 	require.NoError(t, err)
-	assert.Equal(t, 2, s.group)
-	assert.Equal(t, ring.Hierarchical, s.variant, "RINGO_VARIANT")
+	assert.Equal(t, 2, s.Group)
+	assert.Equal(t, ring.Hierarchical, s.Variant, "RINGO_VARIANT")
 	assert.Contains(t, warn, `RINGO_GROUP="3": does not divide 4 ranks; using groups of 2`)
 }
 
@@ -182,30 +178,30 @@ func TestResolveEnv(t *testing.T) {
 		gpu         bool
 		err         string // the error's text after NAME="value":
 		warn        string // else the warning's
-		check       func(t *testing.T, s settings)
+		check       func(t *testing.T, s Settings)
 	}{
 		{name: "NCCL_BUFFSIZE", value: "1", err: "want a multiple of 128 bytes in [128, 1G] (K, M, G suffixes)"},
 		{name: "NCCL_BUFFSIZE", value: "131", err: "want a multiple of 128 bytes in [128, 1G]"},
 		{name: "NCCL_BUFFSIZE", value: "lots", err: "want a multiple of 128 bytes"},
 		{name: "RINGO_BUFFSIZE", value: "2G", err: "want a multiple of 128 bytes"},
-		{name: "NCCL_BUFFSIZE", value: "2M", check: func(t *testing.T, s settings) { assert.Equal(t, 2<<20, s.sizes.Simple) }},
+		{name: "NCCL_BUFFSIZE", value: "2M", check: func(t *testing.T, s Settings) { assert.Equal(t, 2<<20, s.Sizes.Simple) }},
 		{name: "NCCL_LL_BUFFSIZE", value: "100", err: "want a multiple of 128 bytes"},
 		{name: "NCCL_LL128_BUFFSIZE", value: "1000", gpu: true, err: "want a multiple of 1024 bytes in [1K, 1G]"},
 		{name: "NCCL_MIN_NCHANNELS", value: "x", err: "want an integer in [0, 64]"},
 		{name: "NCCL_MIN_NCHANNELS", value: "99", warn: "outside [0, 64]; using 64",
-			check: func(t *testing.T, s settings) { assert.Equal(t, 64, s.channels) }},
+			check: func(t *testing.T, s Settings) { assert.Equal(t, 64, s.Channels) }},
 		{name: "NCCL_MAX_NCHANNELS", value: "many", err: "want an integer in [1, 64]"},
 		{name: "NCCL_MAX_NCHANNELS", value: "0", gpu: true, warn: "outside [1, 64]; using 1",
-			check: func(t *testing.T, s settings) { assert.Equal(t, 1, s.channels) }},
+			check: func(t *testing.T, s Settings) { assert.Equal(t, 1, s.Channels) }},
 		{name: "NCCL_PROTO", value: "Fast", err: `unknown name "Fast" (valid: LL, LL128, Simple)`},
 		{name: "NCCL_PROTO", value: "LL128", warn: "leaves no protocol the host path has; using LL, Simple",
-			check: func(t *testing.T, s settings) { assert.Equal(t, hostDefaults.protos, s.protos) }},
+			check: func(t *testing.T, s Settings) { assert.Equal(t, Host.protos, s.Protos) }},
 		{name: "NCCL_ALGO", value: "Fast", err: `unknown name "Fast"`},
 		{name: "NCCL_ALGO", value: "Tree", warn: "excludes Ring, the only algorithm ringo has; using Ring"},
 		{name: "NCCL_P2P_DISABLE", value: "yes", err: flag},
 		{name: "NCCL_SHM_DISABLE", value: "2", err: flag},
 		{name: "NCCL_P2P_READ_ENABLE", value: "true", err: flag},
-		{name: "NCCL_P2P_READ_ENABLE", value: "1", gpu: true, check: func(t *testing.T, s settings) { assert.True(t, s.layout().Read) }},
+		{name: "NCCL_P2P_READ_ENABLE", value: "1", gpu: true, check: func(t *testing.T, s Settings) { assert.True(t, s.Layout().Read) }},
 		{name: "RINGO_CHECK", value: "on", err: flag},
 		{name: "NCCL_NVTX_DISABLE", value: "-1", err: flag},
 		{name: "NCCL_NET", value: "verbs", err: "names no transport ringo has (want Socket or IB)"},
@@ -223,14 +219,14 @@ func TestResolveEnv(t *testing.T) {
 			var warns []string
 			t.Cleanup(env.SetWarnings(func(m string) { warns = append(warns, m) }))
 			t.Setenv(c.name, c.value)
-			d := hostDefaults
+			d := Host
 			if c.gpu {
-				d = gpuDefaults
+				d = GPU
 			}
-			s, err := resolve(nil, 2, d)
+			s, err := Resolve(Request{}, 2, d)
 			if c.err != "" {
 				require.Error(t, err)
-				assert.ErrorIs(t, err, ErrInvalidArgument)
+				assert.ErrorIs(t, err, errs.ErrInvalidArgument)
 				var e *env.Error
 				if assert.ErrorAs(t, err, &e) {
 					assert.Equal(t, c.name, e.Name)
@@ -255,18 +251,18 @@ func TestResolveEnv(t *testing.T) {
 
 // TestFingerprintCoversLayout: ranks in separate processes compare their
 // settings' fingerprints at init, so two settings with the same fingerprint
-// must build the same connections (layout, after placeLL128 on any link)
+// must build the same connections (layout, after PlaceLL128 on any link)
 // and plan every call alike (the GPU cost model's choice). Each variable
 // below changes one of those; its fingerprint must change too (it once
 // left out NCCL_P2P_READ_ENABLE: processes with different values built
 // incompatible layouts unchecked).
 func TestFingerprintCoversLayout(t *testing.T) {
-	links := []ll128Link{{}, {unsafe: "GPUs 0 and 1 are not joined by NVLink"}, {hostMemory: true}}
-	placed := func(s settings, l ll128Link) p2p.Layout {
-		require.NoError(t, s.placeLL128(l))
-		return s.layout()
+	links := []LL128Link{{}, {Unsafe: "GPUs 0 and 1 are not joined by NVLink"}, {HostMemory: true}}
+	placed := func(s Settings, l LL128Link) p2p.Layout {
+		require.NoError(t, s.PlaceLL128(l))
+		return s.Layout()
 	}
-	base, err := resolve(nil, 2, gpuDefaults)
+	base, err := Resolve(Request{}, 2, GPU)
 	require.NoError(t, err)
 	for _, v := range []struct{ name, value string }{
 		{"NCCL_P2P_READ_ENABLE", "1"},
@@ -281,14 +277,14 @@ func TestFingerprintCoversLayout(t *testing.T) {
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			t.Setenv(v.name, v.value)
-			s, err := resolve(nil, 2, gpuDefaults)
+			s, err := Resolve(Request{}, 2, GPU)
 			require.NoError(t, err)
-			differs := s.minChannels != base.minChannels || s.model.Machine != base.model.Machine
+			differs := s.MinChannels != base.MinChannels || s.Model.Machine != base.Model.Machine
 			for _, l := range links {
 				differs = differs || placed(s, l) != placed(base, l)
 			}
 			require.True(t, differs, "the setting changes nothing: the test is void")
-			assert.NotEqual(t, base.fingerprint(), s.fingerprint())
+			assert.NotEqual(t, base.Fingerprint(), s.Fingerprint())
 		})
 	}
 }

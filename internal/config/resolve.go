@@ -1,0 +1,375 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/ringo-ccl/ringo/internal/cuda/nvtx"
+	"github.com/ringo-ccl/ringo/internal/env"
+	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/network"
+	"github.com/ringo-ccl/ringo/rdma"
+	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/trace"
+	"github.com/ringo-ccl/ringo/transport"
+	"github.com/ringo-ccl/ringo/tune"
+)
+
+// Request is what a communicator's maker asks for: the public Config's
+// fields (ringo.Config documents them), and what a hierarchical
+// communicator's parent passes its group and column communicators. The
+// zero value asks for nothing: every setting comes from the environment or
+// the defaults.
+type Request struct {
+	Channels      int
+	Protocol      string
+	BuffSize      int
+	LLBuffSize    int
+	LL128BuffSize int
+	Timeout       time.Duration
+	Ring          []int
+	Variant       string
+	Group         int
+
+	Sub         bool // a hierarchical communicator's group or column: not traced (its parent is)
+	SubChannels int  // if > 0, the most channels (the parent's)
+}
+
+// Defaults of the settings; the root package exports them under the same
+// names.
+const (
+	DefaultBuffSize         = 1 << 20
+	DefaultLLBuffSize       = 256 << 10
+	DefaultGPUBuffSize      = 4 << 20   // NCCL_BUFFSIZE's default
+	DefaultGPULLBuffSize    = 512 << 10 // NCCL_LL_BUFFSIZE's default
+	DefaultGPULL128BuffSize = 4915200   // NCCL_LL128_BUFFSIZE's default: 8 slots of 4800 lines, 576000 data bytes each
+	DefaultGPUChannels      = 64        // measured best on 2×H200 NV18 (BENCHMARKS.md)
+	DefaultTimeout          = 5 * time.Minute
+)
+
+// Defaults are what a kind of communicator assumes for what the
+// configuration and the environment leave open.
+type Defaults struct {
+	channels          int
+	simple, ll, ll128 int
+	protos            [3]bool // protocols the executor has, indexed by ring.Protocol
+	what              string  // "the host path", "the GPU path"
+	gpu               bool    // choose with the tuner's cost model
+}
+
+// Host and GPU are the defaults of host and GPU communicators.
+var (
+	Host = Defaults{channels: 1, simple: DefaultBuffSize, ll: DefaultLLBuffSize,
+		protos: [3]bool{ring.LL: true, ring.Simple: true}, what: "the host path"}
+	GPU = Defaults{channels: DefaultGPUChannels, simple: DefaultGPUBuffSize, ll: DefaultGPULLBuffSize,
+		ll128: DefaultGPULL128BuffSize, protos: [3]bool{ring.LL: true, ring.LL128: true, ring.Simple: true},
+		what: "the GPU path", gpu: true}
+)
+
+// llMaxBytes is the largest message (bytes per rank buffer) for which the
+// automatic choice takes LL over Simple. On the host every LL word costs an
+// atomic store for 4 bytes of data, so LL only wins while the message is a
+// few words (measured: 2.4 µs against 3.4 µs at 8 B, even at 64 B, 4× slower
+// at 4 KiB; 2 ranks on 2 cores, BENCHMARKS.md).
+const llMaxBytes = 64
+
+var (
+	envChannelsMin = env.Var{Name: "MIN_NCHANNELS", NCCL: true}
+	envChannelsMax = env.Var{Name: "MAX_NCHANNELS", NCCL: true}
+	envProto       = env.Var{Name: "PROTO", NCCL: true}
+	envBuffSize    = env.Var{Name: "BUFFSIZE", NCCL: true}
+	envLLBuffSize  = env.Var{Name: "LL_BUFFSIZE", NCCL: true}
+	envLL128Buff   = env.Var{Name: "LL128_BUFFSIZE", NCCL: true}
+	envTimeout     = env.Var{Name: "TIMEOUT"}
+	envAlgo        = env.Var{Name: "ALGO", NCCL: true}
+	envTuneFile    = env.Var{Name: "TUNE_FILE"}
+	envP2PRead     = env.Var{Name: "P2P_READ_ENABLE", NCCL: true}
+	envP2PDisable  = env.Var{Name: "P2P_DISABLE", NCCL: true}
+	envShmDisable  = env.Var{Name: "SHM_DISABLE", NCCL: true}
+	envVariant     = env.Var{Name: "VARIANT"}
+	envGroup       = env.Var{Name: "GROUP"}
+)
+
+// algoNames are NCCL's algorithms; ringo has Ring.
+var algoNames = []string{"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"}
+
+var protoNames = []string{ring.LL.String(), ring.LL128.String(), ring.Simple.String()}
+
+// Settings are a Request resolved against the environment and defaults.
+type Settings struct {
+	Channels    int // the most channels a collective uses (connections exist for these)
+	MinChannels int
+	Model       *tune.Model // the GPU path's cost model; nil on the host
+	Protos      [3]bool     // allowed, indexed by ring.Protocol
+	ProtoFrom   string      // what chose protos ("Config.Protocol", "NCCL_PROTO"); "": the defaults
+	Sizes       transport.Sizes
+	LL128Size   int // the LL128 FIFO of a GPU connection
+	Timeout     time.Duration
+	Ring        ring.Ring
+	RingGiven   bool // ring came from Config.Ring, not the default
+	Variant     ring.Variant
+	Group       int  // the hierarchical variant's ranks per group
+	Check       bool // RINGO_CHECK=1 (transport.CheckData): ranks in separate processes compare every call; the net wires checksum data
+	Untraced    bool // Request.Sub: RINGO_TRACE does not apply
+	P2POff      bool // NCCL_P2P_DISABLE=1: GPUs do not reach each other's memory
+	SHMOff      bool // NCCL_SHM_DISABLE=1: ranks of one host do not share memory
+	P2PRead     bool // NCCL_P2P_READ_ENABLE=1: GPU Simple slots at the sender, read by the receiver
+
+	ChannelsGiven bool // channels came from Config.Channels
+	ChannelsMax   int  // otherwise: NCCL_MAX_NCHANNELS or MaxChannels
+}
+
+// Resolve validates c for n ranks and fills in what it leaves open. A
+// setting of the environment that cannot be used is an error naming it
+// (env.Error), or a warning and a fallback where NCCL falls back (package
+// env's rule). Errors of c wrap errs.errs.ErrInvalidArgument.
+func Resolve(c Request, n int, d Defaults) (Settings, error) {
+	bad := func(format string, a ...any) (Settings, error) {
+		return Settings{}, fmt.Errorf("%w: config: %s", errs.ErrInvalidArgument, fmt.Sprintf(format, a...))
+	}
+	var s Settings
+	var err error
+
+	switch {
+	case c.Channels < 0 || c.Channels > ring.MaxChannels:
+		return bad("Channels %d outside 1…%d", c.Channels, ring.MaxChannels)
+	case c.Channels > 0:
+		s.Channels, s.MinChannels, s.ChannelsGiven = c.Channels, c.Channels, true
+	default:
+		// NCCL clamps both: a minimum into 0…64, a maximum into 1…64.
+		lo, err := envChannelsMin.Clamp(1, 0, ring.MaxChannels)
+		if err != nil {
+			return Settings{}, err
+		}
+		hi, err := envChannelsMax.Clamp(ring.MaxChannels, 1, ring.MaxChannels)
+		if err != nil {
+			return Settings{}, err
+		}
+		lo = max(lo, 1)
+		s.Channels = min(max(d.channels, lo), hi)
+		s.MinChannels = min(lo, s.Channels)
+		s.ChannelsMax = hi
+	}
+	if c.SubChannels > 0 && s.Channels > c.SubChannels {
+		s.Channels, s.MinChannels = c.SubChannels, min(s.MinChannels, c.SubChannels)
+	}
+	if c.SubChannels > 0 { // nor may a net transport raise them past it
+		s.ChannelsMax = min(s.ChannelsMax, c.SubChannels)
+	}
+
+	// usable keeps the protocols of set that this kind of executor has.
+	usable := func(set []bool) (u [3]bool, any bool) {
+		for p := range u {
+			u[p] = set[p] && d.protos[p]
+			any = any || u[p]
+		}
+		return u, any
+	}
+	switch {
+	case c.Protocol != "":
+		set, err := env.ParseList(c.Protocol, protoNames, "allreduce")
+		if err != nil {
+			return bad("Protocol: %v", err)
+		}
+		u, ok := usable(set)
+		if !ok {
+			return bad("Protocol %q leaves no protocol %s has (%s)", c.Protocol, d.what, d.protoList())
+		}
+		s.Protos, s.ProtoFrom = u, "Config.Protocol"
+	default:
+		s.Protos = d.protos
+		if v, name, ok := envProto.Lookup(); ok {
+			set, err := env.ParseList(v, protoNames, "allreduce")
+			if err != nil { // NCCL fails too
+				return Settings{}, env.Invalid(name, v, "%v", err)
+			}
+			// A valid selection this kind of communicator cannot run
+			// (LL128 on the host): the variable is the process's, and
+			// other communicators may run it.
+			if u, any := usable(set); any {
+				s.Protos, s.ProtoFrom = u, name
+			} else {
+				env.Fallback(name, v, d.protoList(), "leaves no protocol %s has", d.what)
+			}
+		}
+	}
+
+	// NCCL takes any number for these, unchecked; a FIFO must hold whole
+	// lines in each of its NSteps slots.
+	const maxBuff = 1 << 30
+	// sizeOf is a FIFO's size: the Config's field when set, else the
+	// variable's (NCCL takes any number there, unchecked; a FIFO must hold
+	// whole lines in each of its NSteps slots), else def.
+	sizeOf := func(field int, v env.Var, def, line int) (int, error) {
+		if field != 0 {
+			return field, nil
+		}
+		return v.Size(def, ring.NSteps*line, maxBuff, ring.NSteps*line)
+	}
+	if s.Sizes.Simple, err = sizeOf(c.BuffSize, envBuffSize, d.simple, 16); err != nil {
+		return Settings{}, err
+	}
+	if s.Sizes.LL, err = sizeOf(c.LLBuffSize, envLLBuffSize, d.ll, 16); err != nil {
+		return Settings{}, err
+	}
+	if s.Sizes.Simple > maxBuff || s.Sizes.LL > maxBuff {
+		return bad("buffer sizes %d/%d exceed %d", s.Sizes.Simple, s.Sizes.LL, maxBuff)
+	}
+	if err := s.Sizes.Validate(); err != nil {
+		return bad("%v", err)
+	}
+	switch {
+	case c.LL128BuffSize != 0 && d.ll128 == 0:
+		return bad("LL128BuffSize %d: %s has no LL128", c.LL128BuffSize, d.what)
+	case c.LL128BuffSize < 0 || c.LL128BuffSize > maxBuff || c.LL128BuffSize%(ring.NSteps*128) != 0:
+		return bad("LL128BuffSize %d is not a multiple of %d in 1…%d", c.LL128BuffSize, ring.NSteps*128, maxBuff)
+	case d.ll128 > 0:
+		if s.LL128Size, err = sizeOf(c.LL128BuffSize, envLL128Buff, d.ll128, 128); err != nil {
+			return Settings{}, err
+		}
+	}
+
+	s.Timeout = c.Timeout
+	if c.Timeout == 0 {
+		if s.Timeout, err = envTimeout.Duration(DefaultTimeout); err != nil {
+			return Settings{}, err
+		}
+	}
+	s.Untraced = c.Sub
+	if err := s.readSwitches(); err != nil {
+		return Settings{}, err
+	}
+
+	if d.gpu {
+		s.Model = tune.Default()
+		if path, name, ok := envTuneFile.Lookup(); ok {
+			if s.Model, err = tune.Load(path); err != nil {
+				return Settings{}, env.Invalid(name, path, "%v", err)
+			}
+		}
+	}
+
+	switch {
+	case c.Variant != "":
+		v, err := parseVariant(c.Variant, n)
+		if err != nil {
+			return bad("Variant: %v", err)
+		}
+		s.Variant = v
+	default:
+		if val, name, ok := envVariant.Lookup(); ok {
+			v, err := ring.ParseVariant(val)
+			if err != nil {
+				return Settings{}, env.Invalid(name, val, "%v", err)
+			}
+			// A variant that cannot plan for this communicator's ranks
+			// falls back: the variable is the process's, and other
+			// communicators may use it.
+			if err := v.ValidFor(n); err != nil {
+				env.Fallback(name, val, "ring", "%v", err)
+			} else {
+				s.Variant = v
+			}
+		}
+	}
+
+	s.Group = ring.DefaultGroupSize(n)
+	switch {
+	case c.Group != 0:
+		if c.Group < 1 || n%c.Group != 0 {
+			return bad("Group: groups of %d ranks do not divide %d ranks", c.Group, n)
+		}
+		s.Group = c.Group
+	default:
+		g, err := envGroup.Int(0, 1, math.MaxInt32)
+		if err != nil {
+			return Settings{}, err
+		}
+		if g > 0 {
+			if val, name, _ := envGroup.Lookup(); n%g != 0 {
+				env.Fallback(name, val, fmt.Sprintf("groups of %d", s.Group), "does not divide %d ranks", n)
+			} else {
+				s.Group = g
+			}
+		}
+	}
+
+	if c.Ring == nil {
+		s.Ring = ring.Identity(n)
+	} else {
+		s.Ring, s.RingGiven = ring.Ring{Order: append([]int(nil), c.Ring...)}, true
+		if s.Ring.Size() != n {
+			return bad("Ring has %d ranks, communicator %d", s.Ring.Size(), n)
+		}
+		if err := s.Ring.Validate(); err != nil {
+			return bad("Ring: %v", err)
+		}
+	}
+	return s, nil
+}
+
+// readSwitches reads the on/off settings, and checks the variables read
+// later (on first use) whose bad values must fail a communicator's init:
+// NCCL_NET, the NCCL_IB_* numbers, NCCL_ALGO, RINGO_TRACE,
+// NCCL_NVTX_DISABLE.
+func (s *Settings) readSwitches() error {
+	var err error
+	for _, f := range []struct {
+		to  *bool
+		get func() (bool, error)
+	}{
+		{&s.Check, transport.CheckData},
+		{&s.P2POff, envP2PDisable.Flag},
+		{&s.SHMOff, envShmDisable.Flag},
+		{&s.P2PRead, envP2PRead.Flag},
+		{new(bool), nvtx.Disabled},
+	} {
+		if *f.to, err = f.get(); err != nil {
+			return err
+		}
+	}
+	if _, err := network.Wire(); err != nil { // as NCCL, whatever the transports
+		return err
+	}
+	if _, err := rdma.ParamsFromEnv(); err != nil { // whether or not RDMA carries the data
+		return err
+	}
+	if !s.Untraced {
+		if err := trace.Check(); err != nil {
+			return err
+		}
+	}
+	if v, name, ok := envAlgo.Lookup(); ok {
+		set, err := env.ParseList(v, algoNames, "allreduce")
+		switch {
+		case err != nil: // NCCL fails too
+			return env.Invalid(name, v, "%v", err)
+		case !set[1]: // valid for NCCL, which has the others
+			env.Fallback(name, v, "Ring", "excludes Ring, the only algorithm ringo has")
+		}
+	}
+	return nil
+}
+
+// parseVariant reads a variant's name and checks that it can plan for n
+// ranks.
+func parseVariant(name string, n int) (ring.Variant, error) {
+	v, err := ring.ParseVariant(name)
+	if err != nil {
+		return 0, err
+	}
+	return v, v.ValidFor(n)
+}
+
+// protoList names the protocols d has.
+func (d Defaults) protoList() string {
+	var names []string
+	for p, ok := range d.protos {
+		if ok {
+			names = append(names, ring.Protocol(p).String())
+		}
+	}
+	return strings.Join(names, ", ")
+}
