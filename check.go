@@ -136,7 +136,7 @@ func (c *Comm) check(a *args) error {
 		return bad("count %d is negative", a.count)
 	}
 	if a.device {
-		if err := c.gpu.checkStream(a.stream); err != nil {
+		if err := c.gpu.check.Stream(a.stream.dev, a.stream.h); err != nil {
 			return bad("%v", err)
 		}
 	}
@@ -190,7 +190,7 @@ func (c *Comm) checkBuf(a *args, i int, need int64) error {
 	case need == 0:
 		return nil
 	case a.device:
-		if err := c.gpu.checkPtr(a.dev[i], need); err != nil {
+		if err := c.gpu.check.Ptr(a.dev[i], need); err != nil {
 			return fmt.Errorf("%s buffer: %v", name, err)
 		}
 		return nil

@@ -32,12 +32,12 @@ func DeviceAlloc[T Elem](dev, n int) (DevPtr[T], error) {
 	if n < 0 {
 		return DevPtr[T]{}, fmt.Errorf("%w: %d elements", ErrInvalidArgument, n)
 	}
-	addr, err := deviceAlloc(dev, int64(n)*int64(TypeOf[T]().Size()))
+	addr, err := device.Alloc(dev, int64(n)*int64(TypeOf[T]().Size()))
 	return DevPtr[T]{addr: addr, n: n, dev: dev}, err
 }
 
 // Free releases memory from DeviceAlloc.
-func (p DevPtr[T]) Free() error { return deviceFree(p.dev, p.addr) }
+func (p DevPtr[T]) Free() error { return device.Free(p.dev, p.addr) }
 
 // Len returns the number of elements.
 func (p DevPtr[T]) Len() int { return p.n }
@@ -62,7 +62,7 @@ func (p DevPtr[T]) CopyFrom(src []T) error {
 	if len(src) > p.n {
 		return fmt.Errorf("%w: copying %d elements into a buffer of %d", ErrInvalidArgument, len(src), p.n)
 	}
-	return copyHtoD(p.dev, p.addr, mem.Bytes(src))
+	return device.CopyHtoD(p.dev, p.addr, mem.Bytes(src))
 }
 
 // CopyTo copies the start of p into dst (at most Len() elements).
@@ -70,7 +70,7 @@ func (p DevPtr[T]) CopyTo(dst []T) error {
 	if len(dst) > p.n {
 		return fmt.Errorf("%w: copying %d elements out of a buffer of %d", ErrInvalidArgument, len(dst), p.n)
 	}
-	return copyDtoH(p.dev, mem.Bytes(dst), p.addr)
+	return device.CopyDtoH(p.dev, mem.Bytes(dst), p.addr)
 }
 
 // Stream is a CUDA stream of one GPU. The Stream returned by DefaultStream
@@ -83,7 +83,7 @@ type Stream struct {
 // NewStream creates a stream on GPU dev (one that does not synchronise
 // with the default stream).
 func NewStream(dev int) (Stream, error) {
-	h, err := newStream(dev)
+	h, err := device.NewStream(dev)
 	return Stream{dev: dev, h: h}, err
 }
 
@@ -97,14 +97,14 @@ func StreamHandle(dev int, h uintptr) Stream { return Stream{dev: dev, h: h} }
 func (s Stream) Handle() uintptr { return s.h }
 
 // Sync waits for all work on the stream.
-func (s Stream) Sync() error { return syncStream(s.dev, s.h) }
+func (s Stream) Sync() error { return device.SyncStream(s.dev, s.h) }
 
 // Close destroys a stream made by NewStream.
 func (s Stream) Close() error {
 	if s.h == 0 {
 		return nil
 	}
-	return destroyStream(s.dev, s.h)
+	return device.DestroyStream(s.dev, s.h)
 }
 
 // DeviceCall is Call for GPU buffers: device addresses of the rank's GPU,
@@ -121,54 +121,9 @@ type DeviceCall struct {
 
 // gpuRank is what a rank of a GPU communicator has besides its Comm.
 type gpuRank struct {
-	dev  int
-	exec *device.Rank
-
-	// What the argument checks already established, so that a steady
-	// stream of calls skips the driver queries: allocations known to be
-	// this GPU's memory, and the last stream known to be its context's.
-	// (A best effort: memory freed and reallocated on another GPU at the
-	// same address would pass; NCCL checks nothing of this.)
-	known      [8]span
-	nextKnown  int
-	lastStream uintptr
-	streamOK   bool
-}
-
-// span is an allocation's address range.
-type span struct{ base, size uintptr }
-
-// checkPtr verifies that [p, p+n) lies in memory of the rank's GPU,
-// querying the driver only for allocations it has not seen.
-func (g *gpuRank) checkPtr(p uintptr, n int64) error {
-	for _, k := range g.known {
-		if k.size > 0 && p >= k.base && uint64(p-k.base)+uint64(n) <= uint64(k.size) {
-			return nil
-		}
-	}
-	base, size, err := checkDevicePtr(g.dev, p, n)
-	if err != nil {
-		return err
-	}
-	g.known[g.nextKnown] = span{base, size}
-	g.nextKnown = (g.nextKnown + 1) % len(g.known)
-	return nil
-}
-
-// checkStream verifies that s belongs to the rank's GPU's context.
-func (g *gpuRank) checkStream(s Stream) error {
-	if s.dev != g.dev {
-		return fmt.Errorf("stream of GPU %d given to a rank on GPU %d", s.dev, g.dev)
-	}
-	if g.streamOK && s.h == g.lastStream {
-		return nil
-	}
-	ok, err := streamOwned(g.dev, s.h)
-	if err != nil || !ok {
-		return fmt.Errorf("stream %#x does not belong to GPU %d's primary context (%v)", s.h, g.dev, err)
-	}
-	g.lastStream, g.streamOK = s.h, true
-	return nil
+	dev   int
+	exec  *device.Rank
+	check *device.Checker // the argument checks' memory of the GPU's allocations and stream
 }
 
 // GPU returns the ordinal of the rank's GPU, or -1 for a host rank.

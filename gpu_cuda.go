@@ -64,7 +64,7 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		stop := func() {
 			w.fail(fmt.Errorf("%w: closing with collectives unfinished after %v", ErrAborted, s.Timeout))
 		}
-		errs := []error{syncBounded(sync, s.Timeout, stop)}
+		errs := []error{device.SyncBounded(sync, s.Timeout, stop)}
 		for _, c := range comms {
 			errs = append(errs, c.gpu.exec.Close())
 		}
@@ -81,7 +81,7 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 			return fail(r, err)
 		}
 		comms[r], _ = newComm(r, n, s, w, nil)
-		comms[r].gpu = &gpuRank{dev: gpus[r], exec: exec}
+		comms[r].gpu = &gpuRank{dev: gpus[r], exec: exec, check: device.NewChecker(gpus[r])}
 		comms[r].traceKernels()
 		w.gpus = append(w.gpus, exec)
 	}
@@ -110,101 +110,4 @@ func (c *Comm) traceKernels() {
 	if err := c.gpu.exec.EnableTrace(c.trace, c.rank); err != nil {
 		env.Warnf("RINGO_TRACE: rank %d's kernels will not record their steps: %v", c.rank, err)
 	}
-}
-
-func open(dev int) (*cuda.Device, error) {
-	d, err := cuda.Open(dev)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
-	}
-	return d, nil
-}
-
-func deviceAlloc(dev int, n int64) (uintptr, error) {
-	d, err := open(dev)
-	if err != nil {
-		return 0, err
-	}
-	p, err := d.Alloc(max(n, 1))
-	return uintptr(p), err
-}
-
-func deviceFree(dev int, p uintptr) error {
-	d, err := open(dev)
-	if err != nil {
-		return err
-	}
-	return d.Free(cuda.Ptr(p))
-}
-
-func copyHtoD(dev int, dst uintptr, src []byte) error {
-	d, err := open(dev)
-	if err != nil {
-		return err
-	}
-	return d.CopyHtoD(cuda.Ptr(dst), src)
-}
-
-func copyDtoH(dev int, dst []byte, src uintptr) error {
-	d, err := open(dev)
-	if err != nil {
-		return err
-	}
-	return d.CopyDtoH(dst, cuda.Ptr(src))
-}
-
-func newStream(dev int) (uintptr, error) {
-	d, err := open(dev)
-	if err != nil {
-		return 0, err
-	}
-	s, err := d.NewStream()
-	return uintptr(s), err
-}
-
-func destroyStream(dev int, h uintptr) error {
-	d, err := open(dev)
-	if err != nil {
-		return err
-	}
-	return d.DestroyStream(cuda.Stream(h))
-}
-
-func syncStream(dev int, h uintptr) error {
-	d, err := open(dev)
-	if err != nil {
-		return err
-	}
-	return d.Sync(cuda.Stream(h))
-}
-
-func streamOwned(dev int, h uintptr) (bool, error) {
-	d, err := open(dev)
-	if err != nil {
-		return false, err
-	}
-	return d.StreamOwner(cuda.Stream(h))
-}
-
-// checkDevicePtr verifies that [p, p+n) is device memory of GPU dev and
-// returns its allocation's range.
-func checkDevicePtr(dev int, p uintptr, n int64) (base, size uintptr, err error) {
-	d, err := open(dev)
-	if err != nil {
-		return 0, 0, err
-	}
-	kind, ord, b, sz, err := d.PointerInfo(cuda.Ptr(p))
-	switch {
-	case err != nil:
-		return 0, 0, err
-	case kind == cuda.MemoryUnknown || kind == cuda.MemoryHost:
-		return 0, 0, fmt.Errorf("%#x is host memory, not GPU memory", p)
-	case kind != cuda.MemoryDevice:
-		return 0, 0, fmt.Errorf("%#x is not GPU memory (memory type %d)", p, kind)
-	case ord != dev:
-		return 0, 0, fmt.Errorf("%#x is memory of GPU %d, the rank is on GPU %d", p, ord, dev)
-	case int64(p-uintptr(b))+n > sz:
-		return 0, 0, fmt.Errorf("%d bytes at %#x run past the end of its allocation (%d bytes at %#x)", n, p, sz, uintptr(b))
-	}
-	return uintptr(b), uintptr(sz), nil
 }

@@ -131,7 +131,7 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s config.Setting
 		// the memory they use goes away; then make sure the ranks of other
 		// processes are done with this rank's memory too (this process's
 		// are: see peers.Siblings).
-		errs := []error{syncBounded(dev.Synchronize, s.Timeout, exec.Abort)}
+		errs := []error{device.SyncBounded(dev.Synchronize, s.Timeout, exec.Abort)}
 		bctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		errs = append(errs, bs.Barrier(bctx))
@@ -139,26 +139,9 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s config.Setting
 		return errors.Join(errs...)
 	}
 	c, _ := newComm(rank, n, s, g, nil)
-	c.gpu = &gpuRank{dev: dev.Ordinal, exec: exec}
+	c.gpu = &gpuRank{dev: dev.Ordinal, exec: exec, check: device.NewChecker(dev.Ordinal)}
 	c.traceKernels()
 	return c, nil
-}
-
-// syncBounded waits for sync (a wait for GPUs' work) for at most timeout
-// (0: forever), then calls stop and waits again.
-func syncBounded(sync func() error, timeout time.Duration, stop func()) error {
-	synced := make(chan error, 1)
-	go func() { synced <- sync() }()
-	if timeout <= 0 {
-		return <-synced
-	}
-	select {
-	case err := <-synced:
-		return err
-	case <-time.After(timeout):
-		stop()
-		return <-synced
-	}
 }
 
 // split is Split in a build with the cuda tag.

@@ -13,6 +13,13 @@
 // Abort stops a running collective and Wait turns a deadline into an
 // abort, so no kernel waits forever for a peer that never comes.
 //
-// Everything here needs the build tag "cuda"; without it New returns
-// cuda.ErrNoCUDA.
+// It also holds the public API's GPU memory and streams by ordinal and
+// address (memory.go: Alloc, CopyHtoD, NewStream, CheckPtr …), a rank's
+// check of its calls' device buffers and stream (Checker, which remembers
+// the allocations it has seen), and SyncBounded, the wait for a GPU's work
+// that aborts it past a timeout, which closing a communicator uses.
+//
+// Everything here but SyncBounded needs the build tag "cuda"; without it
+// New returns cuda.ErrNoCUDA and the memory functions an error wrapping
+// errs.ErrNotSupported and cuda.ErrNoCUDA.
 package device

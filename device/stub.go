@@ -4,8 +4,10 @@ package device
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/ringo-ccl/ringo/internal/cuda"
+	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/trace"
@@ -30,3 +32,15 @@ func (r *Rank) wait(context.Context, uintptr) error { return cuda.ErrNoCUDA }
 func (r *Rank) abort() {}
 
 func (r *Rank) close() error { return nil }
+
+func noCUDA() error { return fmt.Errorf("%w: %w", errs.ErrNotSupported, cuda.ErrNoCUDA) }
+
+func alloc(int, int64) (uintptr, error)                      { return 0, noCUDA() }
+func free(int, uintptr) error                                { return noCUDA() }
+func copyHtoD(int, uintptr, []byte) error                    { return noCUDA() }
+func copyDtoH(int, []byte, uintptr) error                    { return noCUDA() }
+func newStream(int) (uintptr, error)                         { return 0, noCUDA() }
+func destroyStream(int, uintptr) error                       { return noCUDA() }
+func syncStream(int, uintptr) error                          { return noCUDA() }
+func streamOwned(int, uintptr) (bool, error)                 { return false, noCUDA() }
+func checkPtr(int, uintptr, int64) (uintptr, uintptr, error) { return 0, 0, noCUDA() }
