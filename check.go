@@ -94,8 +94,8 @@ func (c *Comm) admit(ctx context.Context, a *args) error {
 	if a.device {
 		rec.Stream = calls.Stream{GPU: c.gpu.dev, Handle: a.stream.h}
 	}
-	if err := c.group.enter(c.rank, rec); err != nil {
-		c.group.fail(err)
+	if err := c.group.Enter(c.rank, rec); err != nil {
+		c.group.Fail(err)
 		return errs.At(op, c.rank, err)
 	}
 	return nil

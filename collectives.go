@@ -89,13 +89,13 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 	err := c.run(ctx, &call)
 	c.marked(m, err)
 	if err != nil && errors.Is(err, ErrTimeout) { // the report shows this rank still inside
-		if stall := c.group.stalled(c.seq); stall != "" {
+		if stall := c.group.Stalled(c.seq); stall != "" {
 			err = fmt.Errorf("%w; %s", err, stall)
 		}
 	}
-	c.group.leave(c.rank)
+	c.group.Leave(c.rank)
 	if err != nil {
-		c.group.fail(err)
+		c.group.Fail(err)
 	}
 	return err
 }
@@ -134,15 +134,15 @@ func (c *Comm) RunSchedule(ctx context.Context, plans []*ring.Plan, call Call) e
 		return err
 	}
 	defer c.busy.Store(false)
-	err := c.group.connect(ctx, transport.PlanEdges(plans...))
+	err := c.group.Connect(ctx, transport.PlanEdges(plans...))
 	if err == nil {
 		err = c.execute(ctx, plans[c.rank], &call, nil)
 	} else {
 		err = errs.At(op, c.rank, err)
 	}
-	c.group.leave(c.rank)
+	c.group.Leave(c.rank)
 	if err != nil {
-		c.group.fail(err)
+		c.group.Fail(err)
 	}
 	return err
 }
@@ -216,8 +216,8 @@ func (c *Comm) execute(ctx context.Context, p *ring.Plan, call *Call, wire *redu
 	if timeout < 0 {
 		timeout = 0
 	}
-	c.wait.Reset(ctx, timeout, &c.abort, c.group.broken())
-	if c.group.proxied() {
+	c.wait.Reset(ctx, timeout, &c.abort, c.group.Broken())
+	if c.group.Proxied() {
 		c.wait.SleepSoon()
 	}
 	return c.exec.Run(job)

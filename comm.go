@@ -1,15 +1,14 @@
 package ringo
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
 
 	"github.com/ringo-ccl/ringo/host"
-	"github.com/ringo-ccl/ringo/internal/calls"
 	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/group"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/trace"
@@ -22,7 +21,7 @@ type Comm struct {
 	rank  int
 	size  int
 	cfg   config.Settings
-	group group
+	group group.Group
 
 	busy   atomic.Bool // a call is in progress
 	closed atomic.Bool
@@ -43,40 +42,14 @@ type Comm struct {
 	nvtx  *nvtxNames      // NVTX ranges; nil when off
 }
 
-// group is what a rank shares with the other ranks of its communicator:
-// ranks in one process share a world; ranks in separate processes share a
-// bootstrap and shared memory (procGroup).
-type group interface {
-	// enter records rank's next call and checks it against the other
-	// ranks' where it can; leave marks it finished.
-	enter(rank int, rec calls.Record) error
-	leave(rank int)
-	// stalled describes, for a call that timed out, what it waits for.
-	stalled(seq uint64) string
-	// broken is raised when the communicator can no longer complete a
-	// collective: a rank failed mid-way, aborted, or was lost.
-	broken() *transport.Abort
-	// fail raises broken with cause and stops whatever the group's ranks
-	// are still running (their GPUs' kernels included).
-	fail(cause error)
-	// release is called once by each rank's Close.
-	release(rank int) error
-	// proxied reports whether net proxies run in this process, so waits
-	// must not yield (transport.Waiter.SleepSoon).
-	proxied() bool
-	// connect makes the connections of edges the host ranks do not have
-	// yet; every rank calls it at once with the same edges.
-	connect(ctx context.Context, edges []transport.Edge) error
-}
-
 // newComm gives rank a host executor taking its connections from tr as
 // its plans need them; tr is nil for GPU ranks, which have no host
 // executor.
-func newComm(rank, size int, s config.Settings, g group, tr transport.Transport) (*Comm, error) {
+func newComm(rank, size int, s config.Settings, g group.Group, tr transport.Transport) (*Comm, error) {
 	c := &Comm{rank: rank, size: size, cfg: s, group: g}
 	if !s.Untraced { // a hierarchical communicator's part: its parent records the calls
 		file := rank
-		if _, inProcess := g.(*world); inProcess {
+		if _, inProcess := g.(*group.World); inProcess {
 			file = -1 // one file for every rank of the process
 		}
 		c.trace = trace.FromEnv(file)
@@ -103,7 +76,7 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 	if err != nil {
 		return nil, errs.At("init", -1, err)
 	}
-	w := newWorld(n, tr, tr.Close)
+	w := group.NewWorld(n, tr, tr.Close)
 	comms := make([]*Comm, n)
 	for r := range n {
 		if comms[r], err = newComm(r, n, s, w, tr); err != nil {
@@ -125,7 +98,7 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 // collective, a lost peer — or nil. It is cheap and safe to call from any
 // goroutine at any time (NCCL's ncclCommGetAsyncError).
 func (c *Comm) Err() error {
-	for _, a := range []*transport.Abort{&c.abort, c.group.broken()} {
+	for _, a := range []*transport.Abort{&c.abort, c.group.Broken()} {
 		if err := a.Err(); err != nil {
 			return err
 		}
@@ -150,7 +123,7 @@ func (c *Comm) Size() int { return c.size }
 func (c *Comm) Abort() {
 	cause := fmt.Errorf("rank %d called Abort", c.rank)
 	c.abort.Set(cause)
-	c.group.fail(cause)
+	c.group.Fail(cause)
 	if c.gpu != nil {
 		c.gpu.exec.Abort()
 	}
@@ -183,7 +156,7 @@ func (c *Comm) Close() error {
 	if c.hier != nil {
 		sub = c.hier.close()
 	}
-	rel := c.group.release(c.rank) // the last GPU rank's release reads its kernels' last steps
+	rel := c.group.Release(c.rank) // the last GPU rank's release reads its kernels' last steps
 	if c.trace != nil {
 		tr = c.trace.Write()
 	}

@@ -144,7 +144,7 @@ func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
 		return err
 	}
 	defer c.busy.Store(false)
-	defer c.group.leave(c.rank)
+	defer c.group.Leave(c.rank)
 	if call.Count == 0 {
 		return nil
 	}
@@ -157,7 +157,7 @@ func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
 	}
 	c.marked(m, err)
 	if err != nil {
-		c.group.fail(err)
+		c.group.Fail(err)
 	}
 	return err
 }
@@ -245,7 +245,7 @@ func (c *Comm) Wait(ctx context.Context, s Stream) error {
 	}
 	if err := c.gpu.exec.Wait(ctx, s.h); err != nil {
 		err = errs.At("wait", c.rank, err)
-		c.group.fail(err)
+		c.group.Fail(err)
 		return err
 	}
 	return c.failed("wait")

@@ -11,6 +11,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/group"
 	"github.com/ringo-ccl/ringo/p2p"
 )
 
@@ -48,8 +49,8 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		return fail(-1, err)
 	}
 	comms := make([]*Comm, n)
-	w := newWorld(n, nil, nil)
-	w.done = func() error {
+	w := group.NewWorld(n, nil, nil)
+	w.Done = func() error {
 		// Kernels may still run on the ranks' streams: let them finish
 		// before freeing their memory — within the timeout, after which
 		// they are aborted (a rank's kernel waiting for a peer that will
@@ -62,7 +63,7 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 			return errors.Join(errs...)
 		}
 		stop := func() {
-			w.fail(fmt.Errorf("%w: closing with collectives unfinished after %v", ErrAborted, s.Timeout))
+			w.Fail(fmt.Errorf("%w: closing with collectives unfinished after %v", ErrAborted, s.Timeout))
 		}
 		errs := []error{device.SyncBounded(sync, s.Timeout, stop)}
 		for _, c := range comms {
@@ -83,7 +84,7 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		comms[r], _ = newComm(r, n, s, w, nil)
 		comms[r].gpu = &gpuRank{dev: gpus[r], exec: exec, check: device.NewChecker(gpus[r])}
 		comms[r].traceKernels()
-		w.gpus = append(w.gpus, exec)
+		w.GPUs = append(w.GPUs, exec)
 	}
 	err = newHiers(comms, cfg, localSubs(func(ranks []int, cfg *Config) ([]*Comm, error) {
 		sub := make([]int, len(ranks))

@@ -13,6 +13,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/group"
 	"github.com/ringo-ccl/ringo/internal/peers"
 	"github.com/ringo-ccl/ringo/network"
 	"github.com/ringo-ccl/ringo/p2p"
@@ -38,13 +39,13 @@ func newGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Co
 	if err != nil {
 		return fail(err)
 	}
-	g := &procGroup{bs: bs, done: make(chan struct{}), check: s.Check, timeout: s.Timeout}
+	g := group.NewProcs(bs, s.Check, s.Timeout)
 	c, err := connectGPUs(ctx, g, id.Tag(), s, dev)
 	if err != nil {
 		bs.Close()
 		return fail(err)
 	}
-	go g.routineWatch()
+	g.Watch()
 	err = c.procHier(ctx, cfg, func(p splitPart, cfg *Config) (*Comm, error) {
 		return NewGPUComm(ctx, p.id, p.size, p.rank, gpu, cfg)
 	})
@@ -58,8 +59,8 @@ func newGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Co
 // connectGPUs fits this rank's settings to the communicator's GPUs, has
 // package p2p choose its transport and connect it to its ring neighbours,
 // and starts its device executor.
-func connectGPUs(ctx context.Context, g *procGroup, tag string, s config.Settings, dev *cuda.Device) (_ *Comm, err error) {
-	bs := g.bs
+func connectGPUs(ctx context.Context, g *group.Procs, tag string, s config.Settings, dev *cuda.Device) (_ *Comm, err error) {
+	bs := g.BS
 	n, rank := bs.Size(), bs.Rank()
 	resident, err := device.Resident(dev.Ordinal)
 	if err != nil {
@@ -88,7 +89,7 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s config.Setting
 		if err != nil {
 			sib.Close(func() error { return nil }) // a rank that never was
 		} else {
-			g.sib = sib
+			g.Sib = sib
 		}
 	}()
 	oneHost := true
@@ -110,11 +111,11 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s config.Setting
 		s.Channels = min(s.Channels, network.GPUChannels)
 		s.MinChannels = min(s.MinChannels, s.Channels)
 	}
-	conns, err := me.Connect(ctx, choice.Transport, s.Layout(), s.Ring, g.fail, &g.abort)
+	conns, err := me.Connect(ctx, choice.Transport, s.Layout(), s.Ring, g.Fail, g.Broken())
 	if err != nil {
 		return nil, err
 	}
-	g.net = choice.Transport == p2p.Net
+	g.Net = choice.Transport == p2p.Net
 	exec, err := device.New(dev.Ordinal, uintptr(conns.Table), s.Channels)
 	if err != nil {
 		conns.Close()
@@ -124,9 +125,8 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s config.Setting
 	for c := range s.Channels {
 		env.Info(env.SubInit|env.SubP2P, "Channel %02d : %d[%d] -> %d[%s] via %s", c, rank, dev.Ordinal, next, ps[next].GPU, conns.Via)
 	}
-	stop := exec.Abort
-	g.stop.Store(&stop)
-	g.cleanup = func() error {
+	g.SetStop(exec.Abort)
+	g.Cleanup = func() error {
 		// Let the kernels end — or stop them past the timeout — before
 		// the memory they use goes away; then make sure the ranks of other
 		// processes are done with this rank's memory too (this process's
@@ -146,11 +146,11 @@ func connectGPUs(ctx context.Context, g *procGroup, tag string, s config.Setting
 
 // split is Split in a build with the cuda tag.
 func (c *Comm) split(ctx context.Context, color, key int, cfg *Config) (*Comm, error) {
-	g, ok := c.group.(*procGroup)
+	g, ok := c.group.(*group.Procs)
 	if !ok || c.gpu == nil {
 		return nil, errs.Invalid("split", c.rank, "Split needs a communicator made by NewGPUComm")
 	}
-	part, err := splitRendezvous(ctx, g.bs, color, key, NewUniqueID)
+	part, err := splitRendezvous(ctx, g.BS, color, key, NewUniqueID)
 	if err != nil {
 		return nil, errs.At("split", c.rank, err)
 	}

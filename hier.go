@@ -8,6 +8,7 @@ import (
 
 	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/group"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
 )
@@ -168,7 +169,7 @@ func splitSubs(ctx context.Context, bs *bootstrap.Bootstrap, mk func(p splitPart
 func (c *Comm) procHier(ctx context.Context, cfg *Config, mk func(p splitPart, cfg *Config) (*Comm, error)) error {
 	comms := make([]*Comm, c.size)
 	comms[c.rank] = c
-	return newHiers(comms, cfg, splitSubs(ctx, c.group.(*procGroup).bs, mk))
+	return newHiers(comms, cfg, splitSubs(ctx, c.group.(*group.Procs).BS, mk))
 }
 
 // closeHiers closes every sub-communicator of comms.

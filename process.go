@@ -2,24 +2,12 @@ package ringo
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/ringo-ccl/ringo/bootstrap"
-	"github.com/ringo-ccl/ringo/internal/calls"
 	"github.com/ringo-ccl/ringo/internal/config"
-	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
-	"github.com/ringo-ccl/ringo/internal/peers"
-	"github.com/ringo-ccl/ringo/network"
-	"github.com/ringo-ccl/ringo/ring"
-	"github.com/ringo-ccl/ringo/shm"
-	"github.com/ringo-ccl/ringo/transport"
+	"github.com/ringo-ccl/ringo/internal/group"
 )
 
 // UniqueID names a communicator whose ranks are separate processes: the
@@ -87,14 +75,14 @@ func newHostComm(ctx context.Context, nranks, rank int, cfg *Config, join func()
 	if err != nil {
 		return nil, errs.At("init", rank, err)
 	}
-	g, err := connectProcs(ctx, bs, id.Tag(), &s)
+	g, err := group.ConnectHosts(ctx, bs, id.Tag(), &s)
 	if err != nil {
 		bs.Close()
 		return nil, errs.At("init", rank, err)
 	}
-	c, err := newComm(rank, nranks, s, g, g.tr)
+	c, err := newComm(rank, nranks, s, g, g.Transport())
 	if err != nil {
-		g.release(rank)
+		g.Release(rank)
 		return nil, err
 	}
 	err = c.procHier(ctx, cfg, func(p splitPart, cfg *Config) (*Comm, error) {
@@ -105,184 +93,4 @@ func newHostComm(ctx context.Context, nranks, rank int, cfg *Config, join func()
 		return nil, errs.At("init", rank, err)
 	}
 	return c, nil
-}
-
-// procGroup is what a rank in its own process shares with the others: the
-// bootstrap (which reports lost ranks) and the transports to its neighbours
-// (shared memory, sockets).
-type procGroup struct {
-	bs    *bootstrap.Bootstrap
-	tr    transport.Transport // host ranks' connections; nil for GPU ranks
-	abort transport.Abort
-	done  chan struct{} // closed by release: stops the watcher
-	once  sync.Once
-
-	// For a GPU rank: what stops its kernels — set once its executor
-	// exists, after proxies that may call fail already run — and what
-	// releases its connections (before the bootstrap closes: it may still
-	// need it).
-	stop    atomic.Pointer[func()]
-	cleanup func() error
-	sib     *peers.Siblings // the communicator's ranks in this process, for release
-	net     bool            // this rank has net connections (and their proxies)
-
-	seq uint64 // the rank's current collective, for leave
-
-	// check (RINGO_CHECK=1): every call's record is all-gathered over the
-	// bootstrap and compared, within timeout (0: none).
-	check   bool
-	timeout time.Duration
-}
-
-var _ group = (*procGroup)(nil)
-
-// connectProcs connects host ranks in separate processes: through /dev/shm
-// to a neighbour of the same host, through sockets to one of another host
-// or when shared memory is off. Without a ring order in the
-// configuration, the ring visits each host's ranks in a row, so it
-// crosses between hosts as few times as it can.
-func connectProcs(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *config.Settings) (*procGroup, error) {
-	ps, err := peers.Exchange(ctx, bs, peers.Local{Settings: s.Fingerprint(), ShmOff: s.SHMOff})
-	if err != nil {
-		return nil, err
-	}
-	if !s.RingGiven {
-		s.Ring = peers.Ring(ps)
-	}
-	g := &procGroup{bs: bs, done: make(chan struct{}), check: s.Check, timeout: s.Timeout}
-	n, rank := bs.Size(), bs.Rank()
-	if n == 1 {
-		go g.routineWatch()
-		return g, nil
-	}
-	// Which edges go through shared memory, and whether any goes over the
-	// network; every rank computes the same.
-	shmLink := func(from, to int) bool { return !ps[from].ShmOff && ps[from].SameHost(ps[to]) }
-	edges := transport.RingEdges(s.Ring, ring.Bidirectional, 1) // both ways round: what any variant's channels use
-	anyNet := slices.ContainsFunc(edges, func(e transport.Edge) bool { return !shmLink(e.From, e.To) })
-	if anyNet && !s.ChannelsGiven {
-		// A net connection is bound by its proxies' and the executor's
-		// round trips, not by one core: channels run side by side.
-		cpus := ps[0].CPUs
-		for _, p := range ps {
-			cpus = min(cpus, p.CPUs)
-		}
-		s.Channels = min(max(s.Channels, network.HostChannels(cpus)), s.ChannelsMax)
-	}
-	sc, err := shm.NewConnector(bs, tag, s.Sizes, shmLink)
-	if err != nil {
-		return nil, err
-	}
-	kinds := []transport.Connector{sc}
-	if anyNet {
-		nc, err := network.NewConnector(ctx, bs, s.Sizes, g.fail, &g.abort)
-		if err != nil {
-			return nil, err
-		}
-		kinds = append(kinds, nc)
-	}
-	mesh := transport.NewMesh(rank, kinds...)
-	ringEdges := transport.RingEdges(s.Ring, s.Variant, s.Channels)
-	if err := mesh.Connect(ctx, ringEdges); err != nil {
-		mesh.Close()
-		return nil, err
-	}
-	for _, e := range ringEdges {
-		if e.From != rank && e.To != rank {
-			continue
-		}
-		via := mesh.Via(e)
-		g.net = g.net || strings.HasPrefix(via, "NET")
-		if e.From == rank {
-			env.Info(env.SubInit|env.SubShm|env.SubNet, "Channel %02d : %d -> %d via %s", e.Ch, rank, e.To, via)
-		}
-	}
-	g.tr = mesh
-	go g.routineWatch()
-	return g, nil
-}
-
-// routineWatch turns the loss of a peer into the group's abort, so every
-// wait of this rank ends with ErrPeerLost naming it.
-func (g *procGroup) routineWatch() {
-	select {
-	case err, ok := <-g.bs.PeerLost():
-		if ok && err != nil {
-			g.fail(err)
-		}
-	case <-g.done:
-	}
-}
-
-// enter publishes the rank's progress, which the other ranks' stall
-// reports read through the bootstrap root.
-func (g *procGroup) enter(rank int, rec calls.Record) error {
-	g.seq = rec.Seq
-	g.bs.SetProgress(rec.Seq, false)
-	if g.sib != nil {
-		if err := g.sib.Enter(rank, rec); err != nil {
-			return err
-		}
-	}
-	if !g.check {
-		return nil
-	}
-	return calls.Compare(g.bs, rank, rec, g.timeout)
-}
-
-func (g *procGroup) leave(int) { g.bs.SetProgress(g.seq, true) }
-
-// stalled asks every rank, through the bootstrap root, where it is.
-func (g *procGroup) stalled(seq uint64) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	ps, err := g.bs.Query(ctx)
-	if err != nil {
-		return fmt.Sprintf("collective #%d: the other ranks could not be asked where they are: %v", seq, err)
-	}
-	return calls.StallReport(seq, ps)
-}
-
-func (g *procGroup) broken() *transport.Abort { return &g.abort }
-
-// connect makes the host ranks' missing connections through the mesh.
-func (g *procGroup) connect(ctx context.Context, edges []transport.Edge) error {
-	m, ok := g.tr.(*transport.Mesh)
-	if !ok {
-		return fmt.Errorf("%w: this communicator's ranks have no host connections", ErrNotSupported)
-	}
-	return m.Connect(ctx, edges)
-}
-func (g *procGroup) proxied() bool { return g.net }
-
-// fail breaks the group and stops this rank's kernels, if it has any.
-func (g *procGroup) fail(cause error) {
-	g.abort.Set(cause)
-	if stop := g.stop.Load(); stop != nil {
-		(*stop)()
-	}
-}
-
-func (g *procGroup) release(int) error {
-	var err error
-	g.once.Do(func() {
-		close(g.done)
-		free := func() error {
-			var errs []error
-			if g.cleanup != nil {
-				errs = append(errs, g.cleanup())
-			}
-			errs = append(errs, g.bs.Close())
-			if g.tr != nil {
-				errs = append(errs, g.tr.Close())
-			}
-			return errors.Join(errs...)
-		}
-		if g.sib == nil {
-			err = free()
-		} else {
-			err = g.sib.Close(free)
-		}
-	})
-	return err
 }

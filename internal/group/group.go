@@ -1,0 +1,34 @@
+package group
+
+import (
+	"context"
+
+	"github.com/ringo-ccl/ringo/internal/calls"
+	"github.com/ringo-ccl/ringo/transport"
+)
+
+// Group is what a rank shares with the other ranks of its communicator:
+// ranks in one process share a World; ranks in separate processes share a
+// bootstrap and their connections (Procs).
+type Group interface {
+	// Enter records rank's next call and checks it against the other
+	// ranks' where it can; Leave marks it finished.
+	Enter(rank int, rec calls.Record) error
+	Leave(rank int)
+	// Stalled describes, for a call that timed out, what it waits for.
+	Stalled(seq uint64) string
+	// Broken is raised when the communicator can no longer complete a
+	// collective: a rank failed mid-way, aborted, or was lost.
+	Broken() *transport.Abort
+	// Fail raises Broken with cause and stops whatever the group's ranks
+	// are still running (their GPUs' kernels included).
+	Fail(cause error)
+	// Release is called once by each rank's Close.
+	Release(rank int) error
+	// Proxied reports whether net proxies run in this process, so waits
+	// must not yield (transport.Waiter.SleepSoon).
+	Proxied() bool
+	// Connect makes the connections of edges the host ranks do not have
+	// yet; every rank calls it at once with the same edges.
+	Connect(ctx context.Context, edges []transport.Edge) error
+}

@@ -1,0 +1,220 @@
+package group
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ringo-ccl/ringo/bootstrap"
+	"github.com/ringo-ccl/ringo/internal/calls"
+	"github.com/ringo-ccl/ringo/internal/config"
+	"github.com/ringo-ccl/ringo/internal/env"
+	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/peers"
+	"github.com/ringo-ccl/ringo/network"
+	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/shm"
+	"github.com/ringo-ccl/ringo/transport"
+)
+
+// Procs is what a rank in its own process shares with the others: the
+// bootstrap (which reports lost ranks) and the transports to its neighbours
+// (shared memory, sockets).
+type Procs struct {
+	BS    *bootstrap.Bootstrap
+	tr    transport.Transport // host ranks' connections; nil for GPU ranks
+	abort transport.Abort
+	done  chan struct{} // closed by Release: stops the watcher
+	once  sync.Once
+
+	// For a GPU rank: what stops its kernels — set once its executor
+	// exists, after proxies that may call Fail already run — and what
+	// releases its connections (before the bootstrap closes: it may still
+	// need it).
+	stop    atomic.Pointer[func()]
+	Cleanup func() error
+	Sib     *peers.Siblings // the communicator's ranks in this process, for release
+	Net     bool            // this rank has net connections (and their proxies)
+
+	seq uint64 // the rank's current collective, for Leave
+
+	// check (RINGO_CHECK=1): every call's record is all-gathered over the
+	// bootstrap and compared, within timeout (0: none).
+	check   bool
+	timeout time.Duration
+}
+
+var _ Group = (*Procs)(nil)
+
+// NewProcs returns the group of the rank that joined bs; with check
+// (RINGO_CHECK=1) every call is compared with the other ranks' within
+// timeout (0: none). Watch starts its liveness watcher.
+func NewProcs(bs *bootstrap.Bootstrap, check bool, timeout time.Duration) *Procs {
+	return &Procs{BS: bs, done: make(chan struct{}), check: check, timeout: timeout}
+}
+
+// Watch starts routineWatch, which Release stops.
+func (g *Procs) Watch() { go g.routineWatch() }
+
+// SetStop sets what stops the rank's kernels, once its executor exists
+// (proxies that may call Fail already run).
+func (g *Procs) SetStop(stop func()) { g.stop.Store(&stop) }
+
+// Transport returns the host ranks' connections (nil for GPU ranks).
+func (g *Procs) Transport() transport.Transport { return g.tr }
+
+// ConnectHosts connects host ranks in separate processes: through /dev/shm
+// to a neighbour of the same host, through sockets to one of another host
+// or when shared memory is off. Without a ring order in the
+// configuration, the ring visits each host's ranks in a row, so it
+// crosses between hosts as few times as it can.
+func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *config.Settings) (*Procs, error) {
+	ps, err := peers.Exchange(ctx, bs, peers.Local{Settings: s.Fingerprint(), ShmOff: s.SHMOff})
+	if err != nil {
+		return nil, err
+	}
+	if !s.RingGiven {
+		s.Ring = peers.Ring(ps)
+	}
+	g := NewProcs(bs, s.Check, s.Timeout)
+	n, rank := bs.Size(), bs.Rank()
+	if n == 1 {
+		g.Watch()
+		return g, nil
+	}
+	// Which edges go through shared memory, and whether any goes over the
+	// network; every rank computes the same.
+	shmLink := func(from, to int) bool { return !ps[from].ShmOff && ps[from].SameHost(ps[to]) }
+	edges := transport.RingEdges(s.Ring, ring.Bidirectional, 1) // both ways round: what any variant's channels use
+	anyNet := slices.ContainsFunc(edges, func(e transport.Edge) bool { return !shmLink(e.From, e.To) })
+	if anyNet && !s.ChannelsGiven {
+		// A net connection is bound by its proxies' and the executor's
+		// round trips, not by one core: channels run side by side.
+		cpus := ps[0].CPUs
+		for _, p := range ps {
+			cpus = min(cpus, p.CPUs)
+		}
+		s.Channels = min(max(s.Channels, network.HostChannels(cpus)), s.ChannelsMax)
+	}
+	sc, err := shm.NewConnector(bs, tag, s.Sizes, shmLink)
+	if err != nil {
+		return nil, err
+	}
+	kinds := []transport.Connector{sc}
+	if anyNet {
+		nc, err := network.NewConnector(ctx, bs, s.Sizes, g.Fail, &g.abort)
+		if err != nil {
+			return nil, err
+		}
+		kinds = append(kinds, nc)
+	}
+	mesh := transport.NewMesh(rank, kinds...)
+	ringEdges := transport.RingEdges(s.Ring, s.Variant, s.Channels)
+	if err := mesh.Connect(ctx, ringEdges); err != nil {
+		mesh.Close()
+		return nil, err
+	}
+	for _, e := range ringEdges {
+		if e.From != rank && e.To != rank {
+			continue
+		}
+		via := mesh.Via(e)
+		g.Net = g.Net || strings.HasPrefix(via, "NET")
+		if e.From == rank {
+			env.Info(env.SubInit|env.SubShm|env.SubNet, "Channel %02d : %d -> %d via %s", e.Ch, rank, e.To, via)
+		}
+	}
+	g.tr = mesh
+	g.Watch()
+	return g, nil
+}
+
+// routineWatch turns the loss of a peer into the group's abort, so every
+// wait of this rank ends with ErrPeerLost naming it.
+func (g *Procs) routineWatch() {
+	select {
+	case err, ok := <-g.BS.PeerLost():
+		if ok && err != nil {
+			g.Fail(err)
+		}
+	case <-g.done:
+	}
+}
+
+// enter publishes the rank's progress, which the other ranks' stall
+// reports read through the bootstrap root.
+func (g *Procs) Enter(rank int, rec calls.Record) error {
+	g.seq = rec.Seq
+	g.BS.SetProgress(rec.Seq, false)
+	if g.Sib != nil {
+		if err := g.Sib.Enter(rank, rec); err != nil {
+			return err
+		}
+	}
+	if !g.check {
+		return nil
+	}
+	return calls.Compare(g.BS, rank, rec, g.timeout)
+}
+
+func (g *Procs) Leave(int) { g.BS.SetProgress(g.seq, true) }
+
+// stalled asks every rank, through the bootstrap root, where it is.
+func (g *Procs) Stalled(seq uint64) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	ps, err := g.BS.Query(ctx)
+	if err != nil {
+		return fmt.Sprintf("collective #%d: the other ranks could not be asked where they are: %v", seq, err)
+	}
+	return calls.StallReport(seq, ps)
+}
+
+func (g *Procs) Broken() *transport.Abort { return &g.abort }
+
+// connect makes the host ranks' missing connections through the mesh.
+func (g *Procs) Connect(ctx context.Context, edges []transport.Edge) error {
+	m, ok := g.tr.(*transport.Mesh)
+	if !ok {
+		return fmt.Errorf("%w: this communicator's ranks have no host connections", errs.ErrNotSupported)
+	}
+	return m.Connect(ctx, edges)
+}
+func (g *Procs) Proxied() bool { return g.Net }
+
+// fail breaks the group and stops this rank's kernels, if it has any.
+func (g *Procs) Fail(cause error) {
+	g.abort.Set(cause)
+	if stop := g.stop.Load(); stop != nil {
+		(*stop)()
+	}
+}
+
+func (g *Procs) Release(int) error {
+	var err error
+	g.once.Do(func() {
+		close(g.done)
+		free := func() error {
+			var errs []error
+			if g.Cleanup != nil {
+				errs = append(errs, g.Cleanup())
+			}
+			errs = append(errs, g.BS.Close())
+			if g.tr != nil {
+				errs = append(errs, g.tr.Close())
+			}
+			return errors.Join(errs...)
+		}
+		if g.Sib == nil {
+			err = free()
+		} else {
+			err = g.Sib.Close(free)
+		}
+	})
+	return err
+}

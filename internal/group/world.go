@@ -1,0 +1,76 @@
+package group
+
+import (
+	"context"
+	"sync"
+
+	"github.com/ringo-ccl/ringo/device"
+	"github.com/ringo-ccl/ringo/internal/calls"
+	"github.com/ringo-ccl/ringo/transport"
+)
+
+// World is what the in-process ranks of one communicator share: the
+// transport, an abort flag that fails every rank once the ring is broken,
+// and a record of each rank's calls (calls.Table), used to detect ranks
+// that disagree on a collective and to name the ranks a stalled collective
+// waits for.
+type World struct {
+	n     int
+	tr    transport.Transport
+	abort transport.Abort
+	// Set by the world's maker before any rank uses it: what frees what
+	// the ranks share, when the last one closes, and the ranks' device
+	// executors, for a GPU world (Fail stops their kernels).
+	Done func() error
+	GPUs []*device.Rank
+
+	calls *calls.Table
+
+	mu   sync.Mutex // guards open
+	open int        // ranks not yet closed
+}
+
+var _ Group = (*World)(nil)
+
+// NewWorld returns the world of n ranks over tr (nil for GPU ranks), which
+// done (nil: set Done later) frees when the last rank closes.
+func NewWorld(n int, tr transport.Transport, done func() error) *World {
+	return &World{n: n, tr: tr, calls: calls.NewTable(n), open: n, Done: done}
+}
+
+// enter records rank's call and checks it against every other rank's
+// record of the same collective. A mismatch is returned (and the caller
+// aborts the world: the ranks already inside will never complete).
+func (w *World) Enter(rank int, rec calls.Record) error { return w.calls.Enter(rank, rec) }
+
+func (w *World) Leave(rank int) { w.calls.Leave(rank) }
+
+func (w *World) Stalled(seq uint64) string { return w.calls.Stalled(seq) }
+
+func (w *World) Broken() *transport.Abort { return &w.abort }
+
+func (w *World) Proxied() bool { return false }
+
+// fail breaks the world: every rank's waits end, and every rank's kernels
+// stop at their next check of the abort flag.
+func (w *World) Fail(cause error) {
+	w.abort.Set(cause)
+	for _, g := range w.GPUs {
+		g.Abort()
+	}
+}
+
+// release closes the transport when the last rank leaves.
+func (w *World) Release(int) error {
+	w.mu.Lock()
+	w.open--
+	last := w.open == 0
+	w.mu.Unlock()
+	if last {
+		return w.Done()
+	}
+	return nil
+}
+
+// connect does nothing: in-memory connections are made on first use.
+func (w *World) Connect(context.Context, []transport.Edge) error { return nil }
