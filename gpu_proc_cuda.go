@@ -46,8 +46,8 @@ func newGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Co
 		return fail(err)
 	}
 	g.Watch()
-	err = c.procHier(ctx, cfg, func(p splitPart, cfg *Config) (*Comm, error) {
-		return NewGPUComm(ctx, p.id, p.size, p.rank, gpu, cfg)
+	err = c.procHier(ctx, cfg, func(p peers.Part, cfg *Config) (*Comm, error) {
+		return NewGPUComm(ctx, p.ID, p.Size, p.Rank, gpu, cfg)
 	})
 	if err != nil {
 		c.Close()
@@ -150,12 +150,12 @@ func (c *Comm) split(ctx context.Context, color, key int, cfg *Config) (*Comm, e
 	if !ok || c.gpu == nil {
 		return nil, errs.Invalid("split", c.rank, "Split needs a communicator made by NewGPUComm")
 	}
-	part, err := splitRendezvous(ctx, g.BS, color, key, NewUniqueID)
+	part, err := peers.Split(ctx, g.BS, color, key, NewUniqueID)
 	if err != nil {
 		return nil, errs.At("split", c.rank, err)
 	}
 	if color < 0 {
 		return nil, nil
 	}
-	return NewGPUComm(ctx, part.id, part.size, part.rank, c.gpu.dev, cfg)
+	return NewGPUComm(ctx, part.ID, part.Size, part.Rank, c.gpu.dev, cfg)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/group"
+	"github.com/ringo-ccl/ringo/internal/peers"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
 )
@@ -121,7 +122,7 @@ func localSubs(mk func(ranks []int, cfg *Config) ([]*Comm, error)) subMaker {
 // then mk makes the rank's communicator from its place in the part, each
 // rank in its process. The ranks then tell each other whether they made
 // theirs, so that all fail together, naming a part that was not made.
-func splitSubs(ctx context.Context, bs *bootstrap.Bootstrap, mk func(p splitPart, cfg *Config) (*Comm, error)) subMaker {
+func splitSubs(ctx context.Context, bs *bootstrap.Bootstrap, mk func(p peers.Part, cfg *Config) (*Comm, error)) subMaker {
 	return func(parts [][]int, cfg *Config) ([]*Comm, int, error) {
 		rank := bs.Rank()
 		partOf := func(r int) (part, pos int) {
@@ -134,7 +135,7 @@ func splitSubs(ctx context.Context, bs *bootstrap.Bootstrap, mk func(p splitPart
 		}
 		color, key := partOf(rank)
 		var sub *Comm
-		p, err := splitRendezvous(ctx, bs, color, key, NewUniqueID)
+		p, err := peers.Split(ctx, bs, color, key, NewUniqueID)
 		if err == nil {
 			sub, err = mk(p, cfg)
 		}
@@ -166,7 +167,7 @@ func splitSubs(ctx context.Context, bs *bootstrap.Bootstrap, mk func(p splitPart
 
 // procHier gives c, a rank in its own process, its group's and column's
 // communicators, each made by mk from c's place in it (see splitSubs).
-func (c *Comm) procHier(ctx context.Context, cfg *Config, mk func(p splitPart, cfg *Config) (*Comm, error)) error {
+func (c *Comm) procHier(ctx context.Context, cfg *Config, mk func(p peers.Part, cfg *Config) (*Comm, error)) error {
 	comms := make([]*Comm, c.size)
 	comms[c.rank] = c
 	return newHiers(comms, cfg, splitSubs(ctx, c.group.(*group.Procs).BS, mk))

@@ -8,6 +8,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/group"
+	"github.com/ringo-ccl/ringo/internal/peers"
 )
 
 // UniqueID names a communicator whose ranks are separate processes: the
@@ -85,8 +86,8 @@ func newHostComm(ctx context.Context, nranks, rank int, cfg *Config, join func()
 		g.Release(rank)
 		return nil, err
 	}
-	err = c.procHier(ctx, cfg, func(p splitPart, cfg *Config) (*Comm, error) {
-		return NewComm(ctx, p.id, p.size, p.rank, cfg)
+	err = c.procHier(ctx, cfg, func(p peers.Part, cfg *Config) (*Comm, error) {
+		return NewComm(ctx, p.ID, p.Size, p.Rank, cfg)
 	})
 	if err != nil {
 		c.Close()

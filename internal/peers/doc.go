@@ -5,8 +5,10 @@
 // Exchange all-gathers every rank's Info (host, process, /dev/shm device,
 // CPUs, GPU, the fingerprint of its settings) over the bootstrap and
 // refuses ranks whose settings or shared-memory switch differ; Ring orders
-// the ranks host by host; HostID names this host (NCCL_HOSTID). Siblings
-// are the ranks of one communicator in this process: they check each
+// the ranks host by host; HostID names this host (NCCL_HOSTID). Split is
+// ncclCommSplit's rendezvous: the ranks of one color ordered by key, the
+// new communicator's id made by the first and handed to the others (Part).
+// Siblings are the ranks of one communicator in this process: they check each
 // other's streams and release their memory together, when the last of
 // them closes.
 //
