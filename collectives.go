@@ -169,7 +169,7 @@ func (c *Comm) runOne(call *Call) error {
 	n := call.Count * int64(call.Type.Size())
 	in, out := call.Send[:n], call.Recv[:n]
 	if call.Coll.Reduces() {
-		f, err := c.funcs.get(call.Type, call.Op, 1)
+		f, err := c.funcs.Get(call.Type, call.Op, 1)
 		if err != nil {
 			return errs.Invalid(call.Coll.String(), c.rank, "%v", err)
 		}
@@ -206,7 +206,7 @@ func (c *Comm) runRing(ctx context.Context, call *Call) error {
 func (c *Comm) execute(ctx context.Context, p *ring.Plan, call *Call, wire *reduce.Wire) error {
 	job := host.Job{Plan: p, In: call.Send, Out: call.Recv, Wait: &c.wait, Wire: wire, Trace: c.trace, Seq: c.seq}
 	if call.Coll.Reduces() {
-		f, err := c.funcs.get(call.Type, call.Op, c.size)
+		f, err := c.funcs.Get(call.Type, call.Op, c.size)
 		if err != nil {
 			return errs.InvalidErr(call.Coll.String(), c.rank, err)
 		}

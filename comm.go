@@ -34,7 +34,7 @@ type Comm struct {
 	seq   uint64 // collectives entered
 	plan  ring.Plan
 	wait  transport.Waiter
-	funcs funcCache
+	funcs reduce.Cache
 	wires [reduce.NumTypes]*reduce.Wire // the precision variant's sums, by buffer type
 
 	hier  *hier           // the hierarchical variant's sub-communicators; nil otherwise
@@ -161,26 +161,4 @@ func (c *Comm) Close() error {
 		tr = c.trace.Write()
 	}
 	return errors.Join(rel, sub, tr)
-}
-
-// funcCache keeps the reductions of recent calls so that a steady stream of
-// collectives does not allocate.
-type funcCache struct {
-	entries [8]*reduce.Func
-	next    int
-}
-
-func (fc *funcCache) get(dt DataType, op Op, n int) (*reduce.Func, error) {
-	for _, f := range fc.entries {
-		if f != nil && f.Type() == dt && f.Op() == op {
-			return f, nil
-		}
-	}
-	f, err := reduce.New(dt, op, n)
-	if err != nil {
-		return nil, err
-	}
-	fc.entries[fc.next] = f
-	fc.next = (fc.next + 1) % len(fc.entries)
-	return f, nil
 }

@@ -171,7 +171,7 @@ func (c *Comm) launch(call DeviceCall, s Stream) error {
 		var f *reduce.Func
 		if call.Coll.Reduces() {
 			var err error
-			if f, err = c.funcs.get(call.Type, call.Op, 1); err != nil {
+			if f, err = c.funcs.Get(call.Type, call.Op, 1); err != nil {
 				return errs.Invalid(op, c.rank, "%v", err)
 			}
 		}
@@ -201,7 +201,7 @@ func (c *Comm) launch(call DeviceCall, s Stream) error {
 	if err := c.plan.Build(spec); err != nil {
 		return errs.InvalidErr(op, c.rank, err)
 	}
-	f, err := c.funcs.get(call.Type, call.Op, c.size)
+	f, err := c.funcs.Get(call.Type, call.Op, c.size)
 	if err != nil {
 		return errs.InvalidErr(op, c.rank, err)
 	}

@@ -1,0 +1,162 @@
+package calls
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/reduce"
+	"github.com/ringo-ccl/ringo/ring"
+)
+
+// The buffers of a call, as indexes of args' arrays.
+const (
+	sendBuf = iota
+	recvBuf
+)
+
+var bufNames = [2]string{sendBuf: "send", recvBuf: "recv"}
+
+// Args is a call as its entry sees it, whatever its buffers' kind: the
+// fields of the root's Call or DeviceCall.
+type Args struct {
+	Coll  ring.Collective
+	Count int64
+	Type  reduce.DataType
+	Op    reduce.Op
+	Root  int
+
+	Host      [2][]byte  // a host call's buffers (Do)
+	Device    bool       // a device call (DoDevice): the fields below apply
+	Dev       [2]uintptr // its buffers' device addresses
+	StreamGPU int        // the GPU of the stream it is enqueued on
+	Stream    uintptr    // that stream's handle
+}
+
+// DeviceCheck checks a device call's buffers and stream against the
+// rank's GPU (device.Checker).
+type DeviceCheck interface {
+	Ptr(p uintptr, n int64) error
+	Stream(gpu int, h uintptr) error
+}
+
+// Check validates a call's arguments against rank of a communicator of
+// size ranks: the collective, datatype, op (made by funcs), root and
+// count; a device call's stream (dev); the bytes each buffer must hold,
+// without overflow; each buffer the rank uses (checkBuf); and, where send
+// and recv overlap, that they are NCCL's in-place layout. Its errors wrap
+// errs.ErrInvalidArgument.
+func (a *Args) Check(rank, size int, funcs *reduce.Cache, dev DeviceCheck) error {
+	op := a.Coll.String()
+	bad := func(format string, x ...any) error { return errs.Invalid(op, rank, format, x...) }
+	if !a.Coll.Valid() {
+		return bad("unknown collective %d", a.Coll)
+	}
+	if !a.Type.Valid() {
+		return bad("invalid datatype %d", a.Type)
+	}
+	if a.Coll.Reduces() {
+		if _, err := funcs.Get(a.Type, a.Op, size); err != nil {
+			return errs.InvalidErr(op, rank, err)
+		}
+	}
+	if a.Coll.Rooted() && (a.Root < 0 || a.Root >= size) {
+		return bad("root %d outside [0, %d)", a.Root, size)
+	}
+	if a.Count < 0 {
+		return bad("count %d is negative", a.Count)
+	}
+	if a.Device {
+		if err := dev.Stream(a.StreamGPU, a.Stream); err != nil {
+			return bad("%v", err)
+		}
+	}
+	elt := int64(a.Type.Size())
+	in, out := a.Count, a.Count
+	switch a.Coll {
+	case ring.ReduceScatter:
+		if a.Count > math.MaxInt64/int64(size) {
+			return bad("count %d × %d ranks overflows", a.Count, size)
+		}
+		in *= int64(size)
+	case ring.AllGather:
+		if a.Count > math.MaxInt64/int64(size) {
+			return bad("count %d × %d ranks overflows", a.Count, size)
+		}
+		out *= int64(size)
+	}
+	if max(in, out) > math.MaxInt64/elt {
+		return bad("count %d of %v overflows", max(in, out), a.Type)
+	}
+	usesSend := a.Coll != ring.Broadcast || a.Root == rank
+	usesRecv := a.Coll != ring.Reduce || a.Root == rank
+	if usesSend {
+		if err := a.checkBuf(sendBuf, in*elt, dev); err != nil {
+			return bad("%v", err)
+		}
+	}
+	if usesRecv {
+		if err := a.checkBuf(recvBuf, out*elt, dev); err != nil {
+			return bad("%v", err)
+		}
+	}
+	if usesSend && usesRecv && a.Count > 0 {
+		s, r := a.addrs()
+		overlap := s < r+uintptr(out*elt) && r < s+uintptr(in*elt)
+		seg := uintptr(int64(rank) * a.Count * elt)
+		if overlap && !inPlace(a.Coll, s, r, seg) {
+			return bad("send and recv overlap without being in place")
+		}
+	}
+	return nil
+}
+
+// checkBuf checks buffer i of a call, of which the rank uses need bytes
+// (none when need is 0): a host slice's presence, length and alignment to
+// the element size, or that a device buffer lies in one allocation of the
+// rank's GPU (dev).
+func (a *Args) checkBuf(i int, need int64, dev DeviceCheck) error {
+	name := bufNames[i]
+	switch {
+	case need == 0:
+		return nil
+	case a.Device:
+		if err := dev.Ptr(a.Dev[i], need); err != nil {
+			return fmt.Errorf("%s buffer: %v", name, err)
+		}
+		return nil
+	}
+	b := a.Host[i]
+	switch {
+	case b == nil:
+		return fmt.Errorf("%s buffer is nil", name)
+	case int64(len(b)) < need:
+		return fmt.Errorf("%s buffer has %d bytes, need %d", name, len(b), need)
+	case !mem.Aligned(b, a.Type.Size()):
+		return fmt.Errorf("%s buffer is not aligned to %d-byte %v elements", name, a.Type.Size(), a.Type)
+	}
+	return nil
+}
+
+// addrs returns the addresses of a call's send and recv buffers.
+func (a *Args) addrs() (send, recv uintptr) {
+	if a.Device {
+		return a.Dev[sendBuf], a.Dev[recvBuf]
+	}
+	return mem.Addr(a.Host[sendBuf]), mem.Addr(a.Host[recvBuf])
+}
+
+// inPlace reports whether overlapping buffers at send and recv form NCCL's
+// in-place layout: one buffer, except that reduce-scatter's recv is the
+// rank's segment of send and all-gather's send the rank's segment of recv,
+// seg bytes from the start.
+func inPlace(coll ring.Collective, send, recv, seg uintptr) bool {
+	switch coll {
+	case ring.ReduceScatter:
+		return recv == send+seg
+	case ring.AllGather:
+		return send == recv+seg
+	}
+	return send == recv
+}
