@@ -6,12 +6,10 @@ import (
 	"fmt"
 
 	"github.com/ringo-ccl/ringo/host"
-	"github.com/ringo-ccl/ringo/internal/cuda/nvtx"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
-	"github.com/ringo-ccl/ringo/trace"
 	"github.com/ringo-ccl/ringo/transport"
 )
 
@@ -85,9 +83,9 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 		return err
 	}
 	defer c.busy.Store(false)
-	m := c.mark(call.Coll, call.Count, call.Type, call.Op)
+	m := c.marks.Start(call.Coll, call.Count, call.Type, call.Op)
 	err := c.run(ctx, &call)
-	c.marked(m, err)
+	c.marks.End(m, c.seq, err)
 	if err != nil && errors.Is(err, ErrTimeout) { // the report shows this rank still inside
 		if stall := c.group.Stalled(c.seq); stall != "" {
 			err = fmt.Errorf("%w; %s", err, stall)
@@ -221,44 +219,6 @@ func (c *Comm) execute(ctx context.Context, p *ring.Plan, call *Call, wire *redu
 		c.wait.SleepSoon()
 	}
 	return c.exec.Run(job)
-}
-
-// callMark is a call's start, for RINGO_TRACE and NVTX.
-type callMark struct {
-	coll  Collective
-	count int64
-	dt    DataType
-	op    Op
-	t0    float64 // the trace clock at the start
-	r     nvtx.Range
-}
-
-// mark starts a call's NVTX range and notes its start for the trace;
-// marked ends both.
-func (c *Comm) mark(coll Collective, count int64, dt DataType, op Op) callMark {
-	m := callMark{coll: coll, count: count, dt: dt, op: op, r: c.nvtx.start(coll, dt, op, count)}
-	if c.trace != nil {
-		m.t0 = c.trace.Now()
-	}
-	return m
-}
-
-// marked ends m's NVTX range and records the call (from m's start to now,
-// with err) on the rank's trace track.
-func (c *Comm) marked(m callMark, err error) {
-	c.nvtx.end(m.r)
-	if c.trace == nil {
-		return
-	}
-	c.trace.Name(c.rank, 0)
-	what := m.dt.String()
-	if m.coll.Reduces() {
-		what += " " + m.op.Kind().String()
-	}
-	if err != nil {
-		what += ": " + err.Error()
-	}
-	c.trace.Add(m.coll.String(), "collective", m.t0, c.rank, 0, trace.EventArgs{Seq: c.seq, Step: -1, Recv: -1, Send: -1, Count: m.count, What: what})
 }
 
 // variantFor returns the variant call runs with, and the wire sum of a

@@ -9,6 +9,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/group"
+	"github.com/ringo-ccl/ringo/internal/mark"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/trace"
@@ -39,7 +40,7 @@ type Comm struct {
 
 	hier  *hier           // the hierarchical variant's sub-communicators; nil otherwise
 	trace *trace.Recorder // RINGO_TRACE's; nil when off
-	nvtx  *nvtxNames      // NVTX ranges; nil when off
+	marks *mark.Marks     // NVTX ranges and trace events of calls; nil when both are off
 }
 
 // newComm gives rank a host executor taking its connections from tr as
@@ -53,7 +54,7 @@ func newComm(rank, size int, s config.Settings, g group.Group, tr transport.Tran
 			file = -1 // one file for every rank of the process
 		}
 		c.trace = trace.FromEnv(file)
-		c.nvtx = newNVTX(rank)
+		c.marks = mark.New(rank, c.trace)
 	}
 	if tr == nil {
 		return c, nil

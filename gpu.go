@@ -149,13 +149,13 @@ func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
 		return nil
 	}
 	var err error
-	m := c.mark(call.Coll, call.Count, call.Type, call.Op) // the enqueue: the kernels' steps are traced apart
+	m := c.marks.Start(call.Coll, call.Count, call.Type, call.Op) // the enqueue: the kernels' steps are traced apart
 	if c.hier.covers(call.Coll, call.Op.Kind(), call.Count) {
 		err = c.hierDevice(ctx, call, s)
 	} else {
 		err = c.launch(call, s)
 	}
-	c.marked(m, err)
+	c.marks.End(m, c.seq, err)
 	if err != nil {
 		c.group.Fail(err)
 	}

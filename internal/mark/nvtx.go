@@ -1,10 +1,11 @@
-package ringo
+package mark
 
 import (
 	"fmt"
 
 	"github.com/ringo-ccl/ringo/internal/cuda/nvtx"
 	"github.com/ringo-ccl/ringo/reduce"
+	"github.com/ringo-ccl/ringo/ring"
 )
 
 // nvtxNames marks a communicator's collectives as NVTX ranges (package
@@ -20,12 +21,12 @@ type nvtxNames struct {
 }
 
 type nvtxKey struct {
-	coll Collective
-	dt   DataType
+	coll ring.Collective
+	dt   reduce.DataType
 	op   reduce.OpKind
 }
 
-// nvtxColors are the collectives' colors (ARGB), by Collective.
+// nvtxColors are the collectives' colors (ARGB), by ring.Collective.
 var nvtxColors = [...]uint32{0xff76b900, 0xff1f77b4, 0xffff7f0e, 0xff9467bd, 0xffd62728}
 
 // newNVTX returns rank's range namer, or nil when no range is recorded.
@@ -39,7 +40,7 @@ func newNVTX(rank int) *nvtxNames {
 }
 
 // start starts the range of a call; end ends it. n may be nil.
-func (n *nvtxNames) start(coll Collective, dt DataType, op Op, count int64) nvtx.Range {
+func (n *nvtxNames) start(coll ring.Collective, dt reduce.DataType, op reduce.Op, count int64) nvtx.Range {
 	if n == nil {
 		return 0
 	}
