@@ -1,8 +1,9 @@
 // Package kernels holds ringo's CUDA kernels: the sources in src/ (one
 // concept per file: common.cuh the layouts shared with Go, reduce.cuh the
-// element operations, copy.cuh the vectorized reduce-copy, prims_simple.cuh
-// the Simple protocol, prims_ll.cuh and prims_ll128.cuh the lines of the two
-// flag protocols and prims_flagged.cuh their step loop, ring.cuh the entry
+// element operations, moves.cuh what each primitive reads and writes,
+// copy.cuh the vectorized reduce-copy, prims_simple.cuh the Simple
+// protocol, prims_ll.cuh and prims_ll128.cuh the lines of the two flag
+// protocols and prims_flagged.cuh their step loop, ring.cuh the entry
 // points, and the compile units ring_*.cu that instantiate them), the
 // modules nvcc makes of them (fatbin/UNIT.fatbin, one per compile unit,
 // committed with fatbin.lock, the hashes of their sources; `make kernels`

@@ -22,6 +22,7 @@ enum RingoPrim : uint32_t {
   PrimCopySend = 6,
   PrimCopy = 7,
   PrimReduceCopy = 8,
+  NumPrims = 9,  // ring.Prim's numPrims: not a primitive
 };
 
 // One step of a channel's program, offsets and lengths in bytes.

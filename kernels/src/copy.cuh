@@ -1,8 +1,9 @@
 // copy.cuh: reduceCopy, the one data mover every primitive uses. It reads a
-// received slice (A) and/or this rank's input (In), combines them with the
+// received slice (a) and/or this rank's input (in), combines them with the
 // operator, and writes one or two destinations, in 16-byte packs with four
 // packs in flight per thread when every pointer is 16-byte aligned, element
-// by element otherwise.
+// by element otherwise. What it reads and writes is a primitive's Move
+// (moves.cuh).
 #pragma once
 #include "common.cuh"
 #include "reduce.cuh"
@@ -14,31 +15,31 @@ struct Pack {
   static const int N = 16 / sizeof(T);
 };
 
-// combine computes one element: A ⊕ pre(In), A, or pre(In), then post
-// (a chunk's final value) when Post.
-template <typename T, typename R, bool HasA, bool HasIn, bool Post>
+// combine computes one element of Move M: a ⊕ pre(in), a, or pre(in), then
+// post (a chunk's final value) when M::post.
+template <typename T, typename R, typename M>
 __device__ __forceinline__ T combine(const R& r, T a, T in) {
   T v;
-  if (HasA && HasIn) {
+  if (M::recv && M::input) {
     v = r.op(a, r.pre(in));
-  } else if (HasA) {
+  } else if (M::recv) {
     v = a;
   } else {
     v = r.pre(in);
   }
-  return Post ? r.post(v) : v;
+  return M::post ? r.post(v) : v;
 }
 
 // combinePack combines every element of a pack P (16 bytes for the Simple
 // copies, 8 for an LL line's data).
-template <typename T, typename R, bool HasA, bool HasIn, bool Post, typename P>
+template <typename T, typename R, typename M, typename P>
 __device__ __forceinline__ P combinePack(const R& r, P a, P in) {
   P out;
   const T* ea = reinterpret_cast<const T*>(&a);
   const T* ei = reinterpret_cast<const T*>(&in);
   T* eo = reinterpret_cast<T*>(&out);
 #pragma unroll
-  for (int e = 0; e < (int)(sizeof(P) / sizeof(T)); e++) eo[e] = combine<T, R, HasA, HasIn, Post>(r, ea[e], ei[e]);
+  for (int e = 0; e < (int)(sizeof(P) / sizeof(T)); e++) eo[e] = combine<T, R, M>(r, ea[e], ei[e]);
   return out;
 }
 
@@ -64,17 +65,19 @@ __device__ __forceinline__ T ldcg(const T* p) {
 
 __device__ __forceinline__ bool aligned16(const void* p) { return ((uintptr_t)p & 15) == 0; }
 
-// reduceCopy moves bytes bytes (a whole number of T) using the block's
-// RINGO_NWORKERS worker threads. a is FIFO data (read through L2, never a
-// stale L1 line), in the user's input; d0 is written, and d1 too when Dst1;
-// Post applies the operator's post-operation.
-template <typename T, typename R, bool HasA, bool HasIn, bool Post, bool Dst1>
+// reduceCopy moves bytes bytes (a whole number of T) as Move M says, using
+// the block's RINGO_NWORKERS worker threads. a is FIFO data (read through
+// L2, never a stale L1 line), read when M::recv; in the user's input, read
+// when M::input; d0 is written, and d1 too when M writes both the output and
+// the send FIFO (the caller says which is which).
+template <typename T, typename R, typename M>
 __device__ void reduceCopy(const R& r, const char* a, const char* in, char* d0, char* d1, int64_t bytes) {
-  const bool dst1 = Dst1;
+  const bool hasA = M::recv, hasIn = M::input;  // compile-time, as dst1
+  const bool dst1 = M::output && M::send;
   const int tid = threadIdx.x;
   const int nt = RINGO_NWORKERS;
   int64_t done = 0;
-  if ((!HasA || aligned16(a)) && (!HasIn || aligned16(in)) && aligned16(d0) && (!dst1 || aligned16(d1))) {
+  if ((!hasA || aligned16(a)) && (!hasIn || aligned16(in)) && aligned16(d0) && (!dst1 || aligned16(d1))) {
     const int64_t npacks = bytes / 16;
     const uint4* a4 = reinterpret_cast<const uint4*>(a);
     const uint4* i4 = reinterpret_cast<const uint4*>(in);
@@ -85,11 +88,11 @@ __device__ void reduceCopy(const R& r, const char* a, const char* in, char* d0, 
       uint4 va[RINGO_UNROLL] = {}, vi[RINGO_UNROLL] = {};
 #pragma unroll
       for (int u = 0; u < RINGO_UNROLL; u++) {
-        if (HasA) va[u] = __ldcg(a4 + p + u * nt);
-        if (HasIn) vi[u] = i4[p + u * nt];
+        if (hasA) va[u] = __ldcg(a4 + p + u * nt);
+        if (hasIn) vi[u] = i4[p + u * nt];
       }
 #pragma unroll
-      for (int u = 0; u < RINGO_UNROLL; u++) va[u] = combinePack<T, R, HasA, HasIn, Post>(r, va[u], vi[u]);
+      for (int u = 0; u < RINGO_UNROLL; u++) va[u] = combinePack<T, R, M>(r, va[u], vi[u]);
 #pragma unroll
       for (int u = 0; u < RINGO_UNROLL; u++) {
         o4[p + u * nt] = va[u];
@@ -98,9 +101,9 @@ __device__ void reduceCopy(const R& r, const char* a, const char* in, char* d0, 
     }
     for (; p < npacks; p += nt) {
       uint4 va = {}, vi = {};
-      if (HasA) va = __ldcg(a4 + p);
-      if (HasIn) vi = i4[p];
-      va = combinePack<T, R, HasA, HasIn, Post>(r, va, vi);
+      if (hasA) va = __ldcg(a4 + p);
+      if (hasIn) vi = i4[p];
+      va = combinePack<T, R, M>(r, va, vi);
       o4[p] = va;
       if (dst1) p4[p] = va;
     }
@@ -114,9 +117,9 @@ __device__ void reduceCopy(const R& r, const char* a, const char* in, char* d0, 
   const int64_t n = (bytes - done) / (int64_t)sizeof(T);
   for (int64_t i = tid; i < n; i += nt) {
     T va = T(), vi = T();
-    if (HasA) va = ldcg(ae + i);
-    if (HasIn) vi = ie[i];
-    va = combine<T, R, HasA, HasIn, Post>(r, va, vi);
+    if (hasA) va = ldcg(ae + i);
+    if (hasIn) vi = ie[i];
+    va = combine<T, R, M>(r, va, vi);
     oe[i] = va;
     if (dst1) pe[i] = va;
   }

@@ -2,9 +2,11 @@
 // nothing in place and copy out of place (the driver's device-to-device
 // copy, which package device enqueues); only PreMulSum computes: every
 // element times the scalar, ringo_<type>_scale, through the ring kernels'
-// reduceCopy (a chunk's pre- and post-operation with no partner). Each
-// block takes an equal share of the buffer, in whole 16-byte packs.
+// reduceCopy as a ReduceCopy moves (a chunk's pre- and post-operation with
+// no partner). Each block takes an equal share of the buffer, in whole
+// 16-byte packs.
 #include "copy.cuh"
+#include "moves.cuh"
 
 template <typename T>
 __device__ __forceinline__ void scale(const char* in, char* out, uint64_t bytes, uint64_t arg) {
@@ -13,7 +15,7 @@ __device__ __forceinline__ void scale(const char* in, char* out, uint64_t bytes,
   const uint64_t share = ((bytes + gridDim.x - 1) / gridDim.x + 15) / 16 * 16;
   const uint64_t lo = min((uint64_t)blockIdx.x * share, bytes);
   const uint64_t hi = min(lo + share, bytes);
-  reduceCopy<T, R, false, true, true, false>(r, 0, in + lo, out + lo, 0, (int64_t)(hi - lo));
+  reduceCopy<T, R, Move<PrimReduceCopy> >(r, 0, in + lo, out + lo, 0, (int64_t)(hi - lo));
 }
 
 #define RINGO_SCALE_KERNEL(tname, T)                                                                    \

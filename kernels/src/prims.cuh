@@ -1,10 +1,12 @@
 // prims.cuh: what both protocols share: waiting on a counter with abort
-// checks, what each primitive reads and writes, and the data movement of a
-// primitive over contiguous memory (reduceCopy), which Simple uses for its
-// slices and both use for a one-rank copy.
+// checks, what each primitive reads and writes (Move, the one table of it),
+// and the data movement of a primitive over contiguous memory (simpleMove
+// over reduceCopy), which Simple uses for its slices and both use for a
+// one-rank copy.
 #pragma once
 #include "common.cuh"
 #include "copy.cuh"
+#include "moves.cuh"
 
 // spinUntil waits until *p ≥ want, checking the abort flag every
 // RINGO_SPINS_BEFORE_CHECK polls. It returns false on abort.
@@ -19,49 +21,53 @@ __device__ __forceinline__ bool spinUntil(const uint64_t* p, uint64_t want, cons
   return true;
 }
 
+// simpleMove moves bytes of contiguous memory as M says, with the block's
+// workers: d0 is the output when M writes one, else the send slot; the send
+// slot is also d1 when M writes both.
+template <typename T, typename R, typename M>
+__device__ __forceinline__ void simpleMove(const R& r, const char* recv, char* send, const char* in, char* out,
+                                           int64_t bytes) {
+  reduceCopy<T, R, M>(r, recv, in, M::output ? out : send, send, bytes);
+}
+
+// runStep moves one step (Simple: one slice) of prim over contiguous memory.
 template <typename T, typename R>
 __device__ void runStep(const R& r, uint32_t prim, const char* recv, char* send, const char* in, char* out, int64_t bytes) {
   switch (prim) {
     case PrimSend:
-      reduceCopy<T, R, false, true, false, false>(r, nullptr, in, send, nullptr, bytes);
+      simpleMove<T, R, Move<PrimSend> >(r, recv, send, in, out, bytes);
       break;
     case PrimRecv:
-      reduceCopy<T, R, true, false, false, false>(r, recv, nullptr, out, nullptr, bytes);
+      simpleMove<T, R, Move<PrimRecv> >(r, recv, send, in, out, bytes);
       break;
     case PrimRecvReduceSend:
-      reduceCopy<T, R, true, true, false, false>(r, recv, in, send, nullptr, bytes);
+      simpleMove<T, R, Move<PrimRecvReduceSend> >(r, recv, send, in, out, bytes);
       break;
     case PrimRecvReduceCopy:
-      reduceCopy<T, R, true, true, true, false>(r, recv, in, out, nullptr, bytes);
+      simpleMove<T, R, Move<PrimRecvReduceCopy> >(r, recv, send, in, out, bytes);
       break;
     case PrimRecvReduceCopySend:
-      reduceCopy<T, R, true, true, true, true>(r, recv, in, out, send, bytes);
+      simpleMove<T, R, Move<PrimRecvReduceCopySend> >(r, recv, send, in, out, bytes);
       break;
     case PrimRecvCopySend:
-      reduceCopy<T, R, true, false, false, true>(r, recv, nullptr, out, send, bytes);
+      simpleMove<T, R, Move<PrimRecvCopySend> >(r, recv, send, in, out, bytes);
       break;
     case PrimCopySend:
       if (out == in) {
-        reduceCopy<T, R, false, true, false, false>(r, nullptr, in, send, nullptr, bytes);
-      } else {
-        reduceCopy<T, R, false, true, false, true>(r, nullptr, in, send, out, bytes);
+        simpleMove<T, R, Move<PrimSend> >(r, recv, send, in, out, bytes);  // in place: a Send
+      } else {  // the send slot first, then the output
+        reduceCopy<T, R, Move<PrimCopySend> >(r, recv, in, send, out, bytes);
       }
       break;
     case PrimCopy:
-      if (out != in) reduceCopy<T, R, false, true, false, false>(r, nullptr, in, out, nullptr, bytes);
+      if (out != in) simpleMove<T, R, Move<PrimCopy> >(r, recv, send, in, out, bytes);
       break;
     case PrimReduceCopy:
-      reduceCopy<T, R, false, true, true, false>(r, nullptr, in, out, nullptr, bytes);
+      simpleMove<T, R, Move<PrimReduceCopy> >(r, recv, send, in, out, bytes);
       break;
   }
 }
 
-__device__ __forceinline__ bool primRecvs(uint32_t p) {
-  return p == PrimRecv || p == PrimRecvReduceSend || p == PrimRecvReduceCopy || p == PrimRecvReduceCopySend ||
-         p == PrimRecvCopySend;
-}
+__device__ __forceinline__ bool primRecvs(uint32_t p) { return primIs<MoveMask<>::recv>(p); }
 
-__device__ __forceinline__ bool primSends(uint32_t p) {
-  return p == PrimSend || p == PrimRecvReduceSend || p == PrimRecvReduceCopySend || p == PrimRecvCopySend ||
-         p == PrimCopySend;
-}
+__device__ __forceinline__ bool primSends(uint32_t p) { return primIs<MoveMask<>::send>(p); }

@@ -9,26 +9,29 @@
 #include "prims_ll.cuh"
 #include "prims_ll128.cuh"
 
+// flaggedStep moves one step of prim as its Move says (moves.cuh); it
+// returns false when a receive was aborted. Copy and ReduceCopy do not come
+// here (runFlagged runs them as Simple does).
 template <typename T, typename R, typename P>
 __device__ bool flaggedStep(const R& r, uint32_t prim, const char* rl, uint64_t rs, char* sl, uint64_t ss,
                             const char* in, char* out, int64_t bytes, const volatile uint32_t* abortFlag) {
   switch (prim) {
     case PrimSend:
-      return P::template move<T, R, false, true, false, false, true>(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
+      return P::template move<T, R, Move<PrimSend> >(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
     case PrimRecv:
-      return P::template move<T, R, true, false, false, true, false>(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
+      return P::template move<T, R, Move<PrimRecv> >(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
     case PrimRecvReduceSend:
-      return P::template move<T, R, true, true, false, false, true>(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
+      return P::template move<T, R, Move<PrimRecvReduceSend> >(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
     case PrimRecvReduceCopy:
-      return P::template move<T, R, true, true, true, true, false>(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
+      return P::template move<T, R, Move<PrimRecvReduceCopy> >(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
     case PrimRecvReduceCopySend:
-      return P::template move<T, R, true, true, true, true, true>(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
+      return P::template move<T, R, Move<PrimRecvReduceCopySend> >(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
     case PrimRecvCopySend:
-      return P::template move<T, R, true, false, false, true, true>(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
+      return P::template move<T, R, Move<PrimRecvCopySend> >(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
     case PrimCopySend:
-      if (out == in)
-        return P::template move<T, R, false, true, false, false, true>(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
-      return P::template move<T, R, false, true, false, true, true>(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
+      if (out == in)  // in place: a Send
+        return P::template move<T, R, Move<PrimSend> >(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
+      return P::template move<T, R, Move<PrimCopySend> >(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
   }
   return true;
 }

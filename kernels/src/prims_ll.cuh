@@ -76,10 +76,10 @@ struct ProtoLL {
   static __device__ __forceinline__ const char* recvFifo(const RingoConn& c) { return c.recvLL; }
   static __device__ __forceinline__ char* sendFifo(const RingoConn& c) { return c.sendLL; }
 
-  // move moves one step's bytes word by word: receive (Recv), combine
-  // with the input (In), finish (Post), write the output (Out), send
-  // (Send). It returns false when a receive was aborted.
-  template <typename T, typename R, bool Recv, bool In, bool Post, bool Out, bool Send>
+  // move moves one step's bytes word by word as Move M says (moves.cuh):
+  // receive, combine with the input, finish, write the output, send. It
+  // returns false when a receive was aborted.
+  template <typename T, typename R, typename M>
   static __device__ bool move(const R& r, const char* rlines, uint64_t rstep, char* slines, uint64_t sstep,
                               const char* in, char* out, int64_t bytes, const volatile uint32_t* abortFlag) {
     const uint32_t rflag = (uint32_t)(rstep + 1), sflag = (uint32_t)(sstep + 1);
@@ -87,11 +87,11 @@ struct ProtoLL {
     for (int64_t w = threadIdx.x; w < words; w += blockDim.x) {
       const int n = (int)min((int64_t)8, bytes - 8 * w);
       uint64_t a = 0, i = 0;
-      if (Recv && !llRead(rlines + 16 * w, rflag, &a, abortFlag)) return false;
-      if (In) i = loadWord(in + 8 * w, n);
-      const uint64_t v = combinePack<T, R, Recv, In, Post>(r, a, i);
-      if (Out) storeWord(out + 8 * w, v, n);
-      if (Send) llStore(slines + 16 * w, v, sflag);
+      if (M::recv && !llRead(rlines + 16 * w, rflag, &a, abortFlag)) return false;
+      if (M::input) i = loadWord(in + 8 * w, n);
+      const uint64_t v = combinePack<T, R, M>(r, a, i);
+      if (M::output) storeWord(out + 8 * w, v, n);
+      if (M::send) llStore(slines + 16 * w, v, sflag);
     }
     return true;
   }

@@ -29,7 +29,7 @@ struct ProtoLL128 {
   // move: as ProtoLL's, a warp at a time. Lane l of a warp holds part
   // j = l%8 of line 4u + l/8 of the warp's group: data bytes 120·line + 16j,
   // two words (one for j = 7, whose second word is the flag).
-  template <typename T, typename R, bool Recv, bool In, bool Post, bool Out, bool Send>
+  template <typename T, typename R, typename M>
   static __device__ bool move(const R& r, const char* rlines, uint64_t rstep, char* slines, uint64_t sstep,
                               const char* in, char* out, int64_t bytes, const volatile uint32_t* abortFlag) {
     const int U = RINGO_LL128_UNROLL;
@@ -42,7 +42,7 @@ struct ProtoLL128 {
       uint64_t v0[U], v1[U];
 #pragma unroll
       for (int u = 0; u < U; u++) v0[u] = v1[u] = 0;
-      if (Recv) {
+      if (M::recv) {
         int spins = 0;
         for (;;) {
           // The eight lanes of a line must load it in one instruction.
@@ -70,14 +70,14 @@ struct ProtoLL128 {
         const int n0 = (int)max((int64_t)0, min((int64_t)8, bytes - d));
         const int n1 = flagLane ? 0 : (int)max((int64_t)0, min((int64_t)8, bytes - d - 8));
         uint64_t i0 = 0, i1 = 0;
-        if (In && n0 > 0) i0 = loadWord(in + d, n0);
-        if (In && n1 > 0) i1 = loadWord(in + d + 8, n1);
-        v0[u] = combinePack<T, R, Recv, In, Post>(r, v0[u], i0);
-        v1[u] = combinePack<T, R, Recv, In, Post>(r, v1[u], i1);
-        if (Out && n0 > 0) storeWord(out + d, v0[u], n0);
-        if (Out && n1 > 0) storeWord(out + d + 8, v1[u], n1);
+        if (M::input && n0 > 0) i0 = loadWord(in + d, n0);
+        if (M::input && n1 > 0) i1 = loadWord(in + d + 8, n1);
+        v0[u] = combinePack<T, R, M>(r, v0[u], i0);
+        v1[u] = combinePack<T, R, M>(r, v1[u], i1);
+        if (M::output && n0 > 0) storeWord(out + d, v0[u], n0);
+        if (M::output && n1 > 0) storeWord(out + d + 8, v1[u], n1);
       }
-      if (Send) {
+      if (M::send) {
         // The eight lanes of a line must store it in one instruction.
         __syncwarp();
 #pragma unroll
