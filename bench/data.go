@@ -97,8 +97,8 @@ func randomValue(_ ringo.DataType, _ reduce.OpKind, _, rank int, i int64, seed u
 // scalar is rank's PreMulSum scalar: 1 on even ranks, 2 on odd (as nccl-tests).
 func scalar(rank int) float64 { return float64(1 + rank%2) }
 
-// put stores v, converted to t, as element i of b.
-func put(t ringo.DataType, b []byte, i int64, v float64) {
+// Put stores v, converted to t, as element i of b.
+func Put(t ringo.DataType, b []byte, i int64, v float64) {
 	switch t {
 	case ringo.TypeInt8:
 		b[i] = byte(int8(v))
@@ -130,12 +130,12 @@ func put(t ringo.DataType, b []byte, i int64, v float64) {
 // roundTo returns v as stored in t.
 func roundTo(t ringo.DataType, v float64) float64 {
 	var b [8]byte
-	put(t, b[:], 0, v)
-	return get(t, b[:], 0)
+	Put(t, b[:], 0, v)
+	return Get(t, b[:], 0)
 }
 
-// get returns element i of b as a float64.
-func get(t ringo.DataType, b []byte, i int64) float64 {
+// Get returns element i of b as a float64.
+func Get(t ringo.DataType, b []byte, i int64) float64 {
 	switch t {
 	case ringo.TypeInt8:
 		return float64(int8(b[i]))

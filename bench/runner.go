@@ -203,7 +203,7 @@ func (rr *rankRun) op(t ringo.DataType, k reduce.OpKind) (ringo.Op, error) {
 		return reduce.OpOf(k)
 	}
 	var b [8]byte
-	put(t, b[:], 0, scalar(rr.rank))
+	Put(t, b[:], 0, scalar(rr.rank))
 	bits := uint64(0)
 	for i := range t.Size() {
 		bits |= uint64(b[i]) << (8 * i)
@@ -266,7 +266,7 @@ func (rr *rankRun) check(l *layout, k reduce.OpKind, seed uint64, e *errSums) (i
 	}
 	parallel(l.inLen/elt, n, func(lo, hi int64, _ []float64) {
 		for i := lo; i < hi; i++ {
-			put(t, inB, i, gen(t, k, n, rr.rank, i, seed))
+			Put(t, inB, i, gen(t, k, n, rr.rank, i, seed))
 		}
 	})
 	if err := rr.t.upload(l); err != nil {
@@ -306,7 +306,7 @@ func (rr *rankRun) check(l *layout, k reduce.OpKind, seed uint64, e *errSums) (i
 				}
 				want = expect(t, k, vals)
 			}
-			got := get(t, outB, i)
+			got := Get(t, outB, i)
 			if k == reduce.Avg && t.IsFloat() && l.coll.Reduces() {
 				// Each input is multiplied by 1/n rounded, then summed:
 				// allow a rounding per term at the terms' magnitude.
@@ -372,7 +372,7 @@ func (rr *rankRun) checkSums(t ringo.DataType, out []byte, input func(q int, i i
 				vals[q] = input(q, i)
 				exact += vals[q]
 			}
-			got := get(t, out, i)
+			got := Get(t, out, i)
 			err2 += (got - exact) * (got - exact)
 			ref2 += exact * exact
 			if !o.matches(got, vals) {

@@ -1,20 +1,25 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"text/tabwriter"
+	"time"
 
+	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/bench"
 	"github.com/ringo-ccl/ringo/ring"
 )
 
 // planMain prints the plan of a collective — every rank's steps per
 // channel — as a table or, with -json, in the schedule format
 // (ring.Schedule); with -schedule it reads such a document instead, checks
-// it, and prints it the same way.
+// it, and prints it the same way. With -run it runs the plans instead, on
+// the host executor (Comm.RunSchedule), and checks what they compute.
 func planMain(args []string) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	coll := fs.String("coll", "allreduce", "collective")
@@ -33,6 +38,7 @@ func planMain(args []string) error {
 	asJSON := fs.Bool("json", false, "write the schedule document")
 	fs.Bool("show", true, "print the plan (the default; kept for ringo plan --show)")
 	from := fs.String("schedule", "", "read this schedule document instead of planning")
+	run := fs.Bool("run", false, "run the plans on a host communicator of this process (every rank's executor, in-memory connections made as the steps need them) and check the result")
 	fs.SetOutput(os.Stderr)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -56,6 +62,9 @@ func planMain(args []string) error {
 	}
 	if *rank < -1 || *rank >= len(plans) {
 		return fmt.Errorf("-rank %d: the plan has ranks 0…%d", *rank, len(plans)-1)
+	}
+	if *run {
+		return runPlans(os.Stdout, plans)
 	}
 	if *asJSON {
 		d, err := ring.NewSchedule(plans)
@@ -216,4 +225,97 @@ func peer(p int32) string {
 		return "-"
 	}
 	return fmt.Sprint(p)
+}
+
+// runPlans runs every rank's plan of one collective on an in-process host
+// communicator whose connections fit them, with integer-valued inputs of
+// the plans' element size (summed, where the collective reduces), and
+// checks every rank's output against the collective's definition.
+func runPlans(w io.Writer, plans []*ring.Plan) error {
+	spec := plans[0].Spec
+	n := len(plans)
+	dt, ok := map[int]ringo.DataType{1: ringo.TypeUint8, 2: ringo.TypeFloat16, 4: ringo.TypeInt32, 8: ringo.TypeInt64}[spec.EltSize]
+	if !ok || spec.Variant.Precision() {
+		return fmt.Errorf("-run: plans of %d-byte elements (variant %v): no exact type to run them with", spec.EltSize, spec.Variant)
+	}
+	cfg := &ringo.Config{Channels: spec.Channels, Protocol: spec.Proto.String(), Ring: spec.Ring.Order}
+	if spec.Proto == ring.LL {
+		cfg.LLBuffSize = spec.BuffSize
+	} else {
+		cfg.BuffSize = spec.BuffSize
+	}
+	comms, err := ringo.NewLocal(n, cfg)
+	if err != nil {
+		return fmt.Errorf("-run: %w", err)
+	}
+	defer func() {
+		for _, c := range comms {
+			c.Close()
+		}
+	}()
+	in, out := spec.InputLen(), spec.OutputLen()
+	elt := int64(spec.EltSize)
+	// Small values: the sums of up to 23 ranks stay exact in every type.
+	val := func(rank int, i int64) float64 { return float64((rank*7 + int(i)*3) % 11) }
+	if n > 23 {
+		return fmt.Errorf("-run: %d ranks; at most 23 (their sums must stay exact in %v)", n, dt)
+	}
+	sends, recvs := make([][]byte, n), make([][]byte, n)
+	for r := range n {
+		sends[r], recvs[r] = make([]byte, in*elt), make([]byte, out*elt)
+		for i := range in {
+			bench.Put(dt, sends[r], i, val(r, i))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	errc := make(chan error, n)
+	start := time.Now()
+	for r, c := range comms {
+		go func() {
+			errc <- c.RunSchedule(ctx, plans, ringo.Call{Coll: spec.Coll, Count: spec.Count, Type: dt, Op: ringo.OpSum,
+				Root: spec.Root, Send: sends[r], Recv: recvs[r]})
+		}()
+	}
+	for range n {
+		if err := <-errc; err != nil {
+			return fmt.Errorf("-run: %w", err)
+		}
+	}
+	took := time.Since(start)
+	wrong := 0
+	for r := range n {
+		if spec.Coll == ring.Reduce && r != spec.Root {
+			continue
+		}
+		for i := range out {
+			var want float64
+			switch spec.Coll {
+			case ring.AllReduce, ring.Reduce:
+				for q := range n {
+					want += val(q, i)
+				}
+			case ring.ReduceScatter:
+				for q := range n {
+					want += val(q, int64(r)*spec.Count+i)
+				}
+			case ring.AllGather:
+				want = val(int(i/spec.Count), i%spec.Count)
+			case ring.Broadcast:
+				want = val(spec.Root, i)
+			}
+			if got := bench.Get(dt, recvs[r], i); got != want {
+				if wrong == 0 {
+					fmt.Fprintf(w, "rank %d element %d: %v, want %v\n", r, i, got, want)
+				}
+				wrong++
+			}
+		}
+	}
+	fmt.Fprintf(w, "%v of %d elements on %d ranks (%v, %d channels, %v): %d wrong, %v\n",
+		spec.Coll, spec.Count, n, spec.Proto, spec.Channels, dt, wrong, took.Round(time.Microsecond))
+	if wrong > 0 {
+		return fmt.Errorf("-run: %d wrong elements", wrong)
+	}
+	return nil
 }
