@@ -14,6 +14,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/group"
+	"github.com/ringo-ccl/ringo/internal/hier"
 	"github.com/ringo-ccl/ringo/internal/peers"
 	"github.com/ringo-ccl/ringo/network"
 	"github.com/ringo-ccl/ringo/p2p"
@@ -46,9 +47,10 @@ func newGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Co
 		return fail(err)
 	}
 	g.Watch()
-	err = c.procHier(ctx, cfg, func(p peers.Part, cfg *Config) (*Comm, error) {
-		return NewGPUComm(ctx, p.ID, p.Size, p.Rank, gpu, cfg)
-	})
+	sub := subConfig(cfg, &c.cfg)
+	err = c.procHier(hier.Split(ctx, bs, func(p peers.Part) (*Comm, error) {
+		return NewGPUComm(ctx, p.ID, p.Size, p.Rank, gpu, sub)
+	}))
 	if err != nil {
 		c.Close()
 		return fail(err)
