@@ -153,7 +153,7 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 	if c.size == 1 {
 		return c.runOne(call)
 	}
-	if c.hier.covers(call.Coll, call.Op.Kind(), call.Count) {
+	if c.hier.Covers(call.Coll, call.Op.Kind(), call.Count) {
 		return c.runHier(ctx, call)
 	}
 	return c.runRing(ctx, call)

@@ -9,6 +9,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/group"
+	"github.com/ringo-ccl/ringo/internal/hier"
 	"github.com/ringo-ccl/ringo/internal/mark"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
@@ -38,9 +39,9 @@ type Comm struct {
 	funcs reduce.Cache
 	wires [reduce.NumTypes]*reduce.Wire // the precision variant's sums, by buffer type
 
-	hier  *hier           // the hierarchical variant's sub-communicators; nil otherwise
-	trace *trace.Recorder // RINGO_TRACE's; nil when off
-	marks *mark.Marks     // NVTX ranges and trace events of calls; nil when both are off
+	hier  *hier.Part[*Comm] // the hierarchical variant's sub-communicators; nil otherwise
+	trace *trace.Recorder   // RINGO_TRACE's; nil when off
+	marks *mark.Marks       // NVTX ranges and trace events of calls; nil when both are off
 }
 
 // newComm gives rank a host executor taking its connections from tr as
@@ -85,7 +86,8 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 			return nil, err
 		}
 	}
-	err = newHiers(comms, cfg, localSubs(func(ranks []int, cfg *Config) ([]*Comm, error) { return NewLocal(len(ranks), cfg) }))
+	sub := subConfig(cfg, &s)
+	err = newHiers(comms, hier.Local(func(ranks []int) ([]*Comm, error) { return NewLocal(len(ranks), sub) }))
 	if err != nil {
 		for _, c := range comms {
 			c.Close()
@@ -105,7 +107,7 @@ func (c *Comm) Err() error {
 		}
 	}
 	if c.hier != nil {
-		return c.hier.err()
+		return c.hier.Err()
 	}
 	return nil
 }
@@ -129,7 +131,7 @@ func (c *Comm) Abort() {
 		c.gpu.exec.Abort()
 	}
 	if c.hier != nil {
-		c.hier.abort()
+		c.hier.Abort()
 	}
 }
 
@@ -155,7 +157,7 @@ func (c *Comm) Close() error {
 	}
 	var sub, tr error
 	if c.hier != nil {
-		sub = c.hier.close()
+		sub = c.hier.Close()
 	}
 	rel := c.group.Release(c.rank) // the last GPU rank's release reads its kernels' last steps
 	if c.trace != nil {

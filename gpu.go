@@ -150,7 +150,7 @@ func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
 	}
 	var err error
 	m := c.marks.Start(call.Coll, call.Count, call.Type, call.Op) // the enqueue: the kernels' steps are traced apart
-	if c.hier.covers(call.Coll, call.Op.Kind(), call.Count) {
+	if c.hier.Covers(call.Coll, call.Op.Kind(), call.Count) {
 		err = c.hierDevice(ctx, call, s)
 	} else {
 		err = c.launch(call, s)
@@ -241,7 +241,7 @@ func (c *Comm) Wait(ctx context.Context, s Stream) error {
 		defer cancel()
 	}
 	if c.hier != nil { // the stream also runs the sub-communicators' kernels
-		defer context.AfterFunc(ctx, c.hier.abort)()
+		defer context.AfterFunc(ctx, c.hier.Abort)()
 	}
 	if err := c.gpu.exec.Wait(ctx, s.h); err != nil {
 		err = errs.At("wait", c.rank, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/group"
+	"github.com/ringo-ccl/ringo/internal/hier"
 	"github.com/ringo-ccl/ringo/p2p"
 )
 
@@ -86,12 +87,13 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		comms[r].traceKernels()
 		w.GPUs = append(w.GPUs, exec)
 	}
-	err = newHiers(comms, cfg, localSubs(func(ranks []int, cfg *Config) ([]*Comm, error) {
-		sub := make([]int, len(ranks))
+	sub := subConfig(cfg, &s)
+	err = newHiers(comms, hier.Local(func(ranks []int) ([]*Comm, error) {
+		on := make([]int, len(ranks))
 		for i, r := range ranks {
-			sub[i] = gpus[r]
+			on[i] = gpus[r]
 		}
-		return NewLocalGPUs(sub, cfg)
+		return NewLocalGPUs(on, sub)
 	}))
 	if err != nil {
 		for _, c := range comms {

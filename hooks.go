@@ -16,7 +16,7 @@ func init() {
 func (c *Comm) sumPath(dt DataType) commhook.SumPath {
 	p := commhook.SumPath{Wire: dt, Ring: append([]int(nil), c.cfg.Ring.Order...), Backwards: c.cfg.Variant == ring.Bidirectional}
 	if c.hier != nil {
-		h, _ := ring.NewHierarchy(c.cfg.Ring, c.hier.size)
+		h, _ := ring.NewHierarchy(c.cfg.Ring, c.hier.Size)
 		p.Groups = h.Groups
 	}
 	if _, w, err := c.variantFor(CollAllReduce, dt, OpSum); err == nil && w != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/group"
+	"github.com/ringo-ccl/ringo/internal/hier"
 	"github.com/ringo-ccl/ringo/internal/peers"
 )
 
@@ -86,9 +87,10 @@ func newHostComm(ctx context.Context, nranks, rank int, cfg *Config, join func()
 		g.Release(rank)
 		return nil, err
 	}
-	err = c.procHier(ctx, cfg, func(p peers.Part, cfg *Config) (*Comm, error) {
-		return NewComm(ctx, p.ID, p.Size, p.Rank, cfg)
-	})
+	sub := subConfig(cfg, &s)
+	err = c.procHier(hier.Split(ctx, bs, func(p peers.Part) (*Comm, error) {
+		return NewComm(ctx, p.ID, p.Size, p.Rank, sub)
+	}))
 	if err != nil {
 		c.Close()
 		return nil, errs.At("init", rank, err)

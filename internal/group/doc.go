@@ -10,6 +10,10 @@
 // ConnectHosts makes a host rank's Procs: it exchanges peer information,
 // orders the ring host by host, and connects the ring's edges through
 // shared memory (package shm) or the net transport (package network).
+// ConnectGPU (cuda tag) makes a GPU rank's: it exchanges peer information,
+// fits the settings to the ranks sharing a GPU, has package p2p choose and
+// connect the transport, and starts the rank's device executor, which its
+// Release's cleanup closes after the kernels.
 //
 // Life cycle: a World is released by the last of its ranks to close; a
 // Procs by its rank's Close, once (or, with Siblings, with the last rank

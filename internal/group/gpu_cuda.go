@@ -1,0 +1,110 @@
+//go:build cuda
+
+package group
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/ringo-ccl/ringo/bootstrap"
+	"github.com/ringo-ccl/ringo/device"
+	"github.com/ringo-ccl/ringo/internal/config"
+	"github.com/ringo-ccl/ringo/internal/cuda"
+	"github.com/ringo-ccl/ringo/internal/env"
+	"github.com/ringo-ccl/ringo/internal/peers"
+	"github.com/ringo-ccl/ringo/network"
+	"github.com/ringo-ccl/ringo/p2p"
+)
+
+// ConnectGPU connects a GPU rank in its own process, on dev, to its ring
+// neighbours: it fits the rank's settings s to the communicator's GPUs
+// (ranks sharing a GPU, LL128's placement, the channels of net
+// connections), has package p2p choose the transport and connect it, and
+// starts the rank's device executor, which Release's cleanup closes after
+// the kernels. It returns the rank's Procs, its liveness watcher started,
+// and the executor. Without a ring order in the configuration, the ring
+// visits each host's ranks in a row.
+func ConnectGPU(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *config.Settings, dev *cuda.Device) (_ *Procs, _ *device.Rank, err error) {
+	g := NewProcs(bs, s.Check, s.Timeout)
+	rank := bs.Rank()
+	resident, err := device.Resident(dev.Ordinal)
+	if err != nil {
+		return nil, nil, err
+	}
+	ps, err := peers.Exchange(ctx, bs, peers.Local{Settings: s.Fingerprint(), ShmOff: s.SHMOff, GPU: dev.UUID(), Resident: resident})
+	if err != nil {
+		return nil, nil, err
+	}
+	// Ranks on one GPU may run their kernels at once (ranks of this
+	// process, or of several under MPS): fit them all.
+	if err := s.FitShared(config.PeerShares(ps, rank)); err != nil {
+		return nil, nil, err
+	}
+	if !s.RingGiven {
+		s.Ring = peers.Ring(ps) // each host's ranks in a row
+	}
+	local := 0
+	for _, p := range ps {
+		if p.Pid == ps[rank].Pid {
+			local++
+		}
+	}
+	sib := peers.JoinSiblings(tag, local)
+	defer func() {
+		if err != nil {
+			sib.Close(func() error { return nil }) // a rank that never was
+		} else {
+			g.Sib = sib
+		}
+	}()
+	oneHost := true
+	for _, p := range ps {
+		oneHost = oneHost && p.SameHost(ps[0])
+	}
+	me := p2p.Rank{Ex: bs, Dev: dev, Tag: tag, NextGPU: ps[s.Ring.At(s.Ring.Index(rank), 1)].GPU, OneHost: oneHost,
+		P2PDisabled: s.P2POff, SHMDisabled: s.SHMOff}
+	choice, err := me.Select(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.PlaceLL128(config.LL128Link{HostMemory: choice.HostMemory, Unsafe: choice.LL128Unsafe}); err != nil {
+		return nil, nil, err
+	}
+	if choice.Transport == p2p.Net && !s.ChannelsGiven {
+		// As for host ranks: a few channels keep the socket connections
+		// busy; 64 would be 256 sockets and as many polling proxies.
+		s.Channels = min(s.Channels, network.GPUChannels)
+		s.MinChannels = min(s.MinChannels, s.Channels)
+	}
+	conns, err := me.Connect(ctx, choice.Transport, s.Layout(), s.Ring, g.Fail, g.Broken())
+	if err != nil {
+		return nil, nil, err
+	}
+	g.Net = choice.Transport == p2p.Net
+	exec, err := device.New(dev.Ordinal, uintptr(conns.Table), s.Channels)
+	if err != nil {
+		conns.Close()
+		return nil, nil, err
+	}
+	next := s.Ring.At(s.Ring.Index(rank), 1)
+	for c := range s.Channels {
+		env.Info(env.SubInit|env.SubP2P, "Channel %02d : %d[%d] -> %d[%s] via %s", c, rank, dev.Ordinal, next, ps[next].GPU, conns.Via)
+	}
+	g.SetStop(exec.Abort)
+	timeout := s.Timeout
+	g.Cleanup = func() error {
+		// Let the kernels end — or stop them past the timeout — before
+		// the memory they use goes away; then make sure the ranks of other
+		// processes are done with this rank's memory too (this process's
+		// are: see peers.Siblings).
+		errs := []error{device.SyncBounded(dev.Synchronize, timeout, exec.Abort)}
+		bctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		errs = append(errs, bs.Barrier(bctx))
+		errs = append(errs, exec.Close(), conns.Close())
+		return errors.Join(errs...)
+	}
+	g.Watch()
+	return g, exec, nil
+}
