@@ -271,16 +271,36 @@ func TestGPULarge(t *testing.T) {
 }
 
 // TestGPUChannelsAndBuffers: other channel counts and FIFO sizes, P2P read.
+// The most channels asked for is 64, or as many as fit when ranks share a
+// GPU (more is refused: TestGPUSharedGPU).
 func TestGPUChannelsAndBuffers(t *testing.T) {
 	o := checkedOptions(1, 4099, 1<<20+7)
 	o.Types = []ringo.DataType{ringo.TypeFloat32, ringo.TypeFloat16}
 	o.Ops = []reduce.OpKind{reduce.Sum, reduce.Avg}
-	for _, cfg := range []*ringo.Config{{Channels: 1}, {Channels: 3, BuffSize: 1 << 16}, {Channels: 64},
+	most := 64
+	gpus := testGPUs(t)
+	for _, g := range gpus {
+		res, err := device.Resident(g)
+		require.NoError(t, err)
+		most = min(most, res/max(1, countOf(gpus, g)))
+	}
+	for _, cfg := range []*ringo.Config{{Channels: 1}, {Channels: 3, BuffSize: 1 << 16}, {Channels: most},
 		{Channels: 2, Protocol: "LL128", LL128BuffSize: 8 << 10}} { // LL128 slots of 8 lines
 		sweepGPUs(t, testGPUs(t), cfg, o)
 	}
 	t.Setenv("NCCL_P2P_READ_ENABLE", "1")
 	sweepGPUs(t, testGPUs(t), &ringo.Config{Channels: 4}, o)
+}
+
+// countOf returns how many times v appears in s.
+func countOf(s []int, v int) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
 }
 
 func wantGPUError(t *testing.T, err error, sentinel error, frag string) {
