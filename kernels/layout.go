@@ -29,8 +29,11 @@ func PlanBytes(nsteps int) int { return planHeaderBytes + nsteps*StepBytes }
 
 // EncodePlan appends the device encoding of p to dst: per channel the first
 // step and the step count (64 entries), then every channel's steps with
-// offsets and lengths in bytes. It fails when p has more channels than a
-// launch can run.
+// offsets and lengths in bytes and the connection-table entries whose
+// receive and send ends each uses. The kernels take any entries; the
+// tables ringo builds today hold one entry per channel, its two ring
+// neighbours' ends (Conn), so every step names its channel's. It fails
+// when p has more channels than a launch can run.
 func EncodePlan(dst []byte, p *ring.Plan) ([]byte, error) {
 	if len(p.Channels) > MaxChannels {
 		return nil, fmt.Errorf("kernels: plan has %d channels, at most %d", len(p.Channels), MaxChannels)
@@ -51,6 +54,8 @@ func EncodePlan(dst []byte, p *ring.Plan) ([]byte, error) {
 		for _, st := range ch.Steps {
 			b := body[first*StepBytes : (first+1)*StepBytes]
 			binary.LittleEndian.PutUint32(b[0:], uint32(st.Prim))
+			binary.LittleEndian.PutUint16(b[4:], uint16(c)) // recvConn: the channel's entry of a ring's table
+			binary.LittleEndian.PutUint16(b[6:], uint16(c)) // sendConn
 			binary.LittleEndian.PutUint64(b[8:], uint64(st.InOff*elt))
 			binary.LittleEndian.PutUint64(b[16:], uint64(st.OutOff*elt))
 			binary.LittleEndian.PutUint64(b[24:], uint64(st.Count*elt))
@@ -67,8 +72,11 @@ func Geom(p *ring.Plan) uint64 {
 		uint64(uint8(p.SlicesPerStep))<<40 | uint64(uint8(p.Spec.Proto))<<48
 }
 
-// Conn is one rank's connections on one channel (RingoConn): device
-// addresses, "local" on this rank's GPU, "remote" on a ring neighbour's.
+// Conn is one entry of a rank's connection table (RingoConn): a receive
+// end and a send end — today a channel's, from its ring predecessor and
+// to its successor — as device addresses, "local" on this rank's GPU,
+// "remote" on the peer's; State holds the send counter ([0]) and the
+// receive counter ([1]); entry c also holds channel c's trace buffer.
 type Conn struct {
 	RecvBuf  uint64 // local Simple FIFO of the connection from prev
 	RecvTail uint64 // local: steps prev produced

@@ -28,7 +28,8 @@ enum RingoPrim : uint32_t {
 // One step of a channel's program, offsets and lengths in bytes.
 struct RingoStep {
   uint32_t prim;
-  uint32_t pad;
+  uint16_t recvConn;  // the connection table's entry whose receive end the step uses
+  uint16_t sendConn;  // the entry whose send end it uses
   int64_t inOff;
   int64_t outOff;
   int64_t bytes;

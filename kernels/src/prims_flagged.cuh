@@ -37,11 +37,15 @@ __device__ bool flaggedStep(const R& r, uint32_t prim, const char* rl, uint64_t 
 }
 
 template <typename T, typename R, typename P>
-__device__ void runFlagged(const R& r, const RingoConn& c, const RingoStep* steps, uint32_t nsteps, const char* in,
+__device__ void runFlagged(const R& r, const RingoConn* conns, const RingoStep* steps, uint32_t nsteps, const char* in,
                            char* out, RingoGeom g, const volatile uint32_t* abortFlag) {
   const int tid = threadIdx.x;
-  uint64_t sendStep = c.state[0], recvStep = c.state[1];
-  TraceCursor tc(c.trace);
+  // The ends in use, as in runSimple (no rounding: one slot per step).
+  int curR = -1, curS = -1;
+  const RingoConn* rc = conns;
+  const RingoConn* sc = conns;
+  uint64_t sendStep = 0, recvStep = 0;
+  TraceCursor tc(conns[blockIdx.x].trace);
   for (uint32_t i = 0; i < nsteps; i++) {
     const RingoStep s = steps[i];
     tc.begin();
@@ -52,24 +56,35 @@ __device__ void runFlagged(const R& r, const RingoConn& c, const RingoStep* step
       continue;
     }
     const bool recvs = primRecvs(s.prim), sends = primSends(s.prim);
+    const bool newR = recvs && s.recvConn != curR, newS = sends && s.sendConn != curS;
+    if (newR || newS) {  // hand the ends left back to their entries, take the new ones' counters
+      if (tid == 0) {
+        if (newR && curR >= 0) conns[curR].state[1] = recvStep;
+        if (newS && curS >= 0) conns[curS].state[0] = sendStep;
+      }
+      __syncthreads();
+      if (newR) curR = s.recvConn, rc = &conns[curR], recvStep = rc->state[1];
+      if (newS) curS = s.sendConn, sc = &conns[curS], sendStep = sc->state[0];
+      __syncthreads();  // every thread has read before an end is handed back again
+    }
     bool aborted = false;
     // Credit: head + NSTEPS ≥ sendStep + 1.
     if (sends && tid == 0 && sendStep + 1 > RINGO_NSTEPS)
-      aborted = !spinUntil(c.sendHead, sendStep + 1 - RINGO_NSTEPS, abortFlag);
+      aborted = !spinUntil(sc->sendHead, sendStep + 1 - RINGO_NSTEPS, abortFlag);
     if (__syncthreads_or(aborted)) return;
-    const char* rl = P::recvFifo(c) + (recvStep % RINGO_NSTEPS) * g.slotBytes;
-    char* sl = P::sendFifo(c) + (sendStep % RINGO_NSTEPS) * g.slotBytes;
+    const char* rl = P::recvFifo(*rc) + (recvStep % RINGO_NSTEPS) * g.slotBytes;
+    char* sl = P::sendFifo(*sc) + (sendStep % RINGO_NSTEPS) * g.slotBytes;
     aborted = !flaggedStep<T, R, P>(r, s.prim, rl, recvStep, sl, sendStep, in + s.inOff, out + s.outOff, s.bytes,
                                     abortFlag);
     if (sends) P::clean(sl, sendStep, s.bytes, g.slotBytes);
-    const bool posts = sends && c.sendPosts != nullptr;
+    const bool posts = sends && sc->sendPosts != nullptr;
     if (posts) __threadfence_system();  // every line out before the tail below
     if (__syncthreads_or(aborted)) return;
-    if (recvs && tid == 0) ringoStoreRelaxed(c.recvHead, recvStep + 1);
+    if (recvs && tid == 0) ringoStoreRelaxed(rc->recvHead, recvStep + 1);
     if (posts && tid == 0) {
-      c.sendPosts[sendStep % RINGO_NSTEPS] = ringoPackPost(0, 1, P::postBytes(s.bytes), P::id);
+      sc->sendPosts[sendStep % RINGO_NSTEPS] = ringoPackPost(0, 1, P::postBytes(s.bytes), P::id);
       __threadfence_system();
-      ringoStoreRelaxed(c.sendTail, sendStep + 1);
+      ringoStoreRelaxed(sc->sendTail, sendStep + 1);
     }
     if (sends) sendStep++;
     if (recvs) recvStep++;
@@ -77,7 +92,7 @@ __device__ void runFlagged(const R& r, const RingoConn& c, const RingoStep* step
   }
   tc.finish();
   if (tid == 0) {
-    c.state[0] = sendStep;
-    c.state[1] = recvStep;
+    if (curS >= 0) conns[curS].state[0] = sendStep;
+    if (curR >= 0) conns[curR].state[1] = recvStep;
   }
 }

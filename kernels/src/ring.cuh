@@ -1,6 +1,8 @@
 // ring.cuh: the kernels' entry points. One launch runs one collective for
 // one rank: block b runs channel b's program (a list of steps from the
-// planner, package ring) over that rank's connections, with the plan's
+// planner, package ring) over that rank's connections — each step names
+// the entries of the connection table whose receive and send ends it uses,
+// so a step may talk to any peer the table holds — with the plan's
 // protocol (LL, LL128 or Simple). There is one kernel per datatype and
 // operator, named ringo_<type>_<op>, and ringo_copy for the collectives that
 // only move bytes. The kernels are instantiated in the compile units
@@ -20,11 +22,11 @@ __device__ __forceinline__ void ringoKernel(const RingoConn* conns, const char* 
   memcpy(&g, &geom, sizeof(g));
   const R r(arg);
   if (g.proto == RINGO_PROTO_LL) {
-    runFlagged<T, R, ProtoLL>(r, conns[blockIdx.x], steps, pc.count, in, out, g, abortFlag);
+    runFlagged<T, R, ProtoLL>(r, conns, steps, pc.count, in, out, g, abortFlag);
   } else if (g.proto == RINGO_PROTO_LL128) {
-    runFlagged<T, R, ProtoLL128>(r, conns[blockIdx.x], steps, pc.count, in, out, g, abortFlag);
+    runFlagged<T, R, ProtoLL128>(r, conns, steps, pc.count, in, out, g, abortFlag);
   } else {
-    runSimple<T, T, R>(r, conns[blockIdx.x], steps, pc.count, in, out, g, abortFlag);
+    runSimple<T, T, R>(r, conns, steps, pc.count, in, out, g, abortFlag);
   }
 }
 
@@ -39,7 +41,7 @@ __device__ __forceinline__ void ringoWireKernel(const RingoConn* conns, const ch
   RingoGeom g;
   memcpy(&g, &geom, sizeof(g));
   const Red<T, RINGO_OP_SUM> r(arg);
-  runSimple<T, W, Red<T, RINGO_OP_SUM> >(r, conns[blockIdx.x], steps, pc.count, in, out, g, abortFlag);
+  runSimple<T, W, Red<T, RINGO_OP_SUM> >(r, conns, steps, pc.count, in, out, g, abortFlag);
 }
 
 #define RINGO_PARAMS                                                                                          \
