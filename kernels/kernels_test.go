@@ -122,6 +122,9 @@ func TestEncodePlan(t *testing.T) {
 		int64(binary.LittleEndian.Uint64(e[24:])) != st.Count*4 || int64(binary.LittleEndian.Uint64(e[32:])) != st.SliceLen*4 {
 		t.Fatalf("step encoding % x for %+v", e[:40], st)
 	}
+	if r, s := binary.LittleEndian.Uint16(e[4:]), binary.LittleEndian.Uint16(e[6:]); r != 1 || s != 1 {
+		t.Fatalf("channel 1's step names connection entries %d and %d, want its own (1)", r, s)
+	}
 	big := *p
 	big.Channels = make([]ring.Channel, MaxChannels+1)
 	if _, err := EncodePlan(nil, &big); err == nil {

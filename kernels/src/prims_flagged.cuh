@@ -57,15 +57,20 @@ __device__ void runFlagged(const R& r, const RingoConn* conns, const RingoStep* 
     }
     const bool recvs = primRecvs(s.prim), sends = primSends(s.prim);
     const bool newR = recvs && s.recvConn != curR, newS = sends && s.sendConn != curS;
-    if (newR || newS) {  // hand the ends left back to their entries, take the new ones' counters
-      if (tid == 0) {
-        if (newR && curR >= 0) conns[curR].state[1] = recvStep;
-        if (newS && curS >= 0) conns[curS].state[0] = sendStep;
+    if (newR || newS) {
+      // Hand the ends left back to their entries (a ring plan never does:
+      // its one entry stays) and take the new ones' counters. Every thread
+      // has read an entry before it is handed back again: each step ends
+      // in a barrier.
+      if ((newR && curR >= 0) || (newS && curS >= 0)) {
+        if (tid == 0) {
+          if (newR && curR >= 0) conns[curR].state[1] = recvStep;
+          if (newS && curS >= 0) conns[curS].state[0] = sendStep;
+        }
+        __syncthreads();
       }
-      __syncthreads();
       if (newR) curR = s.recvConn, rc = &conns[curR], recvStep = rc->state[1];
       if (newS) curS = s.sendConn, sc = &conns[curS], sendStep = sc->state[0];
-      __syncthreads();  // every thread has read before an end is handed back again
     }
     bool aborted = false;
     // Credit: head + NSTEPS ≥ sendStep + 1.

@@ -63,11 +63,13 @@ __device__ void runSimple(const R& r, const RingoConn* conns, const RingoStep* s
       // multi-slot slice never wraps the FIFO; a receiving end returns the
       // skipped slots as credit. Both ends of a connection are first used
       // in the same launch, so both round alike.
-      if (poster) {
-        if (newR && curR >= 0) conns[curR].state[1] = recvStep;
-        if (newS && curS >= 0) conns[curS].state[0] = sendStep;
+      if ((newR && curR >= 0) || (newS && curS >= 0)) {  // a ring plan's one entry is never handed back
+        if (poster) {
+          if (newR && curR >= 0) conns[curR].state[1] = recvStep;
+          if (newS && curS >= 0) conns[curS].state[0] = sendStep;
+        }
+        __syncthreads();
       }
-      __syncthreads();
       if (tid == 0) {
         if (newR) {
           st.recvStep = (conns[s.recvConn].state[1] + per - 1) / per * per;
