@@ -106,33 +106,22 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 // has not made yet are made first (between processes, by every rank at
 // once) and kept. call gives the buffers, type and operation; its
 // collective, count and root must be the schedule's, and the plans' FIFO
-// size and channels must fit the communicator's connections.
+// size and channels must fit the communicator's connections. GPU
+// communicators run schedules with RunScheduleDevice.
 func (c *Comm) RunSchedule(ctx context.Context, plans []*ring.Plan, call Call) error {
 	op := call.Coll.String()
 	if c.gpu != nil {
-		return errs.At(op, c.rank, fmt.Errorf("%w: RunSchedule on GPU ranks: the kernels connect ring neighbours only", ErrNotSupported))
+		return errs.Invalid(op, c.rank, "RunSchedule on a GPU communicator: its buffers are on the GPU (RunScheduleDevice)")
 	}
-	if len(plans) != c.size || plans[c.rank] == nil {
-		return errs.Invalid(op, c.rank, "a schedule of %d plans for a communicator of %d ranks", len(plans), c.size)
-	}
-	sp := &plans[c.rank].Spec
-	switch {
-	case sp.Coll != call.Coll || sp.Count != call.Count || (sp.Coll.Rooted() && sp.Root != call.Root):
-		return errs.Invalid(op, c.rank, "the call (%v of %d, root %d) is not the schedule's (%v of %d, root %d)", call.Coll, call.Count, call.Root, sp.Coll, sp.Count, sp.Root)
-	case sp.Rank != c.rank || sp.Ring.Size() != c.size:
-		return errs.Invalid(op, c.rank, "plans[%d] is rank %d's plan of %d ranks", c.rank, sp.Rank, sp.Ring.Size())
-	case sp.EltSize != call.Type.Size() || sp.Variant.Precision():
-		return errs.Invalid(op, c.rank, "the schedule moves %d-byte elements (variant %v), the call %v", sp.EltSize, sp.Variant, call.Type)
-	case sp.Channels > c.cfg.Channels || (sp.Proto != ring.Simple && sp.Proto != ring.LL) || sp.BuffSize > c.cfg.BuffSize(sp.Proto):
-		return errs.Invalid(op, c.rank, "the schedule's %d channels of %v with %d-byte FIFOs do not fit this communicator's connections (%d channels, FIFOs of %d bytes)",
-			sp.Channels, sp.Proto, sp.BuffSize, c.cfg.Channels, c.cfg.BuffSize(sp.Proto))
+	if err := c.checkSchedule(plans, call.Coll, call.Count, call.Root, call.Type); err != nil {
+		return err
 	}
 	a := call.args()
 	if err := c.enter(ctx, &a); err != nil {
 		return err
 	}
 	defer c.busy.Store(false)
-	err := c.group.Connect(ctx, transport.PlanEdges(plans...))
+	err := c.group.Connect(ctx, c.rank, transport.PlanEdges(plans...))
 	if err == nil {
 		err = c.execute(ctx, plans[c.rank], &call, nil)
 	} else {
@@ -143,6 +132,28 @@ func (c *Comm) RunSchedule(ctx context.Context, plans []*ring.Plan, call Call) e
 		c.group.Fail(err)
 	}
 	return err
+}
+
+// checkSchedule checks a schedule's plans against a call of coll on count
+// elements of type t (root for rooted collectives) on this communicator.
+func (c *Comm) checkSchedule(plans []*ring.Plan, coll Collective, count int64, root int, t DataType) error {
+	op := coll.String()
+	if len(plans) != c.size || plans[c.rank] == nil {
+		return errs.Invalid(op, c.rank, "a schedule of %d plans for a communicator of %d ranks", len(plans), c.size)
+	}
+	sp := &plans[c.rank].Spec
+	switch {
+	case sp.Coll != coll || sp.Count != count || (sp.Coll.Rooted() && sp.Root != root):
+		return errs.Invalid(op, c.rank, "the call (%v of %d, root %d) is not the schedule's (%v of %d, root %d)", coll, count, root, sp.Coll, sp.Count, sp.Root)
+	case sp.Rank != c.rank || sp.Ring.Size() != c.size:
+		return errs.Invalid(op, c.rank, "plans[%d] is rank %d's plan of %d ranks", c.rank, sp.Rank, sp.Ring.Size())
+	case sp.EltSize != t.Size() || sp.Variant.Precision():
+		return errs.Invalid(op, c.rank, "the schedule moves %d-byte elements (variant %v), the call %v", sp.EltSize, sp.Variant, t)
+	case sp.Channels > c.cfg.Channels || (sp.Proto != ring.Simple && sp.Proto != ring.LL) || sp.BuffSize > c.cfg.BuffSize(sp.Proto):
+		return errs.Invalid(op, c.rank, "the schedule's %d channels of %v with %d-byte FIFOs do not fit this communicator's connections (%d channels, FIFOs of %d bytes)",
+			sp.Channels, sp.Proto, sp.BuffSize, c.cfg.Channels, c.cfg.BuffSize(sp.Proto))
+	}
+	return nil
 }
 
 // run plans and executes a validated call.

@@ -10,6 +10,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/transport"
 )
 
 // DevPtr is n elements of T in the memory of one GPU: an address, a length
@@ -160,6 +161,48 @@ func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
 		c.group.Fail(err)
 	}
 	return err
+}
+
+// RunScheduleDevice is RunSchedule for a GPU communicator: it enqueues
+// this rank's plan of the schedule on stream s, once the connections the
+// schedule needs that the communicator has not made yet are made (by
+// every rank at once: each calls it with the same plans) and kept.
+func (c *Comm) RunScheduleDevice(ctx context.Context, plans []*ring.Plan, call DeviceCall, s Stream) error {
+	op := call.Coll.String()
+	if c.gpu == nil {
+		return errs.Invalid(op, c.rank, "RunScheduleDevice on a host communicator (RunSchedule)")
+	}
+	if err := c.checkSchedule(plans, call.Coll, call.Count, call.Root, call.Type); err != nil {
+		return err
+	}
+	if sp := &plans[c.rank].Spec; c.group.Proxied() && sp.BuffSize != c.cfg.BuffSize(sp.Proto) {
+		return errs.Invalid(op, c.rank, "the schedule's %v FIFOs of %d bytes over the net transport, whose proxies forward this communicator's slots (FIFOs of %d bytes)",
+			sp.Proto, sp.BuffSize, c.cfg.BuffSize(sp.Proto))
+	}
+	a := call.args(s)
+	if err := c.enter(ctx, &a); err != nil {
+		return err
+	}
+	defer c.busy.Store(false)
+	defer c.group.Leave(c.rank)
+	f, err := c.funcs.Get(call.Type, call.Op, c.size)
+	if err != nil {
+		return errs.InvalidErr(op, c.rank, err)
+	}
+	if !call.Coll.Reduces() {
+		f = nil
+	}
+	if err := c.group.Connect(ctx, c.rank, transport.PlanEdges(plans...)); err != nil {
+		err = errs.At(op, c.rank, err)
+		c.group.Fail(err)
+		return err
+	}
+	if err := c.gpu.exec.LaunchSchedule(plans[c.rank], c.seq, call.Send, call.Recv, f, s.h); err != nil {
+		err = c.launchErr(op, err)
+		c.group.Fail(err)
+		return err
+	}
+	return nil
 }
 
 // launch enqueues a validated call on the communicator's own ring, or, on

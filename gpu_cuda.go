@@ -14,6 +14,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/group"
 	"github.com/ringo-ccl/ringo/internal/hier"
 	"github.com/ringo-ccl/ringo/p2p"
+	"github.com/ringo-ccl/ringo/transport"
 )
 
 // newLocalGPUs is NewLocalGPUs in a build with the cuda tag.
@@ -45,7 +46,7 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 	if err := s.PlaceLL128(config.LL128Link{Unsafe: p2p.RingLL128Unsafe(devs, s.Ring)}); err != nil {
 		return fail(-1, err)
 	}
-	pr, err := p2p.Connect(devs, s.Ring.Order, p2p.Options{Layout: s.Layout(), Disabled: s.P2POff})
+	pr, err := p2p.Connect(devs, p2p.Edges(s.Ring, s.Variant, s.Channels), p2p.Options{Layout: s.Layout(), Disabled: s.P2POff})
 	if err != nil {
 		return fail(-1, err)
 	}
@@ -73,8 +74,21 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		errs = append(errs, pr.Close())
 		return errors.Join(errs...)
 	}
+	w.ConnectGPU = func(rank int, edges []transport.Edge) error {
+		if err := pr.Add(edges); err != nil {
+			return err
+		}
+		table, t := pr.Table(rank)
+		return comms[rank].gpu.exec.SetTable(uintptr(table), t)
+	}
 	for r := range n {
-		exec, err := device.New(gpus[r], uintptr(pr.Table(r)), s.Channels)
+		exec, err := device.New(gpus[r], s.Channels)
+		if err == nil {
+			table, t := pr.Table(r)
+			if err = exec.SetTable(uintptr(table), t); err != nil {
+				exec.Close()
+			}
+		}
 		if err != nil {
 			for _, c := range comms[:r] {
 				c.gpu.exec.Close()

@@ -20,10 +20,13 @@ import (
 	"github.com/ringo-ccl/ringo"
 	"github.com/ringo-ccl/ringo/bench"
 	"github.com/ringo-ccl/ringo/device"
+	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/internal/cuda/nvtx/nvtxtest"
 	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/reduce"
+	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/ring/ringtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -661,6 +664,15 @@ func gpuChildMain(mode string) int {
 		}
 		fmt.Println("ok")
 		return 0
+	case "gpu-direct":
+		if err := runDirectDevice(ctx, c, s); err != nil {
+			return fail(4, err)
+		}
+		if err := closed(); err != nil {
+			return fail(7, err)
+		}
+		fmt.Println("ok")
+		return 0
 	case "gpu-loop":
 		for i := 0; ; i++ {
 			if err := ringo.AllReduceDevice(context.Background(), c, buf, buf, ringo.OpMax, s); err != nil {
@@ -719,21 +731,163 @@ func TestGPUProcesses(t *testing.T) {
 // backwards, so every rank is connected both ways — over CUDA IPC, shared
 // memory and sockets, without falling back to the ring.
 func TestGPUProcessesBidirectional(t *testing.T) {
-	for name, env := range map[string][]string{
+	gpuProcesses(t, "gpu-check", []string{"RINGO_VARIANT=bidirectional", "NCCL_MIN_NCHANNELS=2"}, allTransports, func(t *testing.T, r int, stderr string) {
+		assert.NotContains(t, stderr, "using ring", "rank %d", r)
+	})
+}
+
+// The GPU processes' transports, by the environment that chooses them.
+var (
+	allTransports = map[string][]string{
 		"P2P": nil,
 		"SHM": {"NCCL_P2P_DISABLE=1"},
 		"NET": {"NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_SOCKET_IFNAME=lo"},
-	} {
+	}
+	ipcAndNet = map[string][]string{"P2P": allTransports["P2P"], "NET": allTransports["NET"]}
+)
+
+// gpuProcesses runs 4 GPU ranks, each its own process in mode, with env
+// and, in a subtest each, every transport's environment: every rank must
+// succeed (check, if not nil, looks at what it wrote to stderr) and leave
+// nothing behind.
+func gpuProcesses(t *testing.T, mode string, env []string, transports map[string][]string, check func(t *testing.T, r int, stderr string)) {
+	for name, tenv := range transports {
 		t.Run(name, func(t *testing.T) {
-			env := append([]string{"RINGO_VARIANT=bidirectional", "NCCL_MIN_NCHANNELS=2"}, env...)
-			id, kids := startRanksEnv(t, 4, func(int) string { return "gpu-check" }, func(int) []string { return env })
+			env := append(slices.Clone(env), tenv...)
+			id, kids := startRanksEnv(t, 4, func(int) string { return mode }, func(int) []string { return env })
 			for r, k := range kids {
 				require.NoError(t, waitExit(t, k, 120*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
-				assert.NotContains(t, k.stderr.String(), "using ring", "rank %d", r)
+				if check != nil {
+					check(t, r, k.stderr.String())
+				}
 			}
 			noLeftovers(t, id)
 		})
 	}
+}
+
+// TestGPUProcessesAnyPeer: 4 GPU ranks, each its own process (on one
+// GPU, ranks share it), run a schedule in which every rank sends to every
+// other (RunScheduleDevice), so connections beyond the ring are made after
+// init, over CUDA IPC, shared memory and sockets; the ring's collectives
+// still run after the connection tables grew.
+func TestGPUProcessesAnyPeer(t *testing.T) {
+	gpuProcesses(t, "gpu-direct", nil, allTransports, nil)
+}
+
+// TestGPUScheduleAnyPeer: the same schedule on 4 ranks of one process
+// (RINGO_TEST_GPUS's GPUs in turn).
+func TestGPUScheduleAnyPeer(t *testing.T) {
+	gpus := testGPUs(t)
+	on := make([]int, 4)
+	for r := range on {
+		on[r] = gpus[r%len(gpus)]
+	}
+	comms := localGPUs(t, on, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	errc := make(chan error, len(comms))
+	for r, c := range comms {
+		go func() {
+			s, err := ringo.NewStream(on[r])
+			if err == nil {
+				err = runDirectDevice(ctx, c, s)
+				s.Close()
+			}
+			errc <- err
+		}()
+	}
+	for range comms {
+		require.NoError(t, <-errc)
+	}
+}
+
+// runDirectDevice runs a schedule that is no ring — a direct all-gather,
+// every rank sending to every other — through RunScheduleDevice with both
+// protocols, twice each (the second time on the connections the first
+// made), then an all-reduce on the ring, and checks what arrives.
+func runDirectDevice(ctx context.Context, c *ringo.Comm, s ringo.Stream) error {
+	n, rank := c.Size(), c.Rank()
+	const count = 500
+	send, err := ringo.DeviceAlloc[int32](c.GPU(), count)
+	if err != nil {
+		return err
+	}
+	defer send.Free()
+	recv, err := ringo.DeviceAlloc[int32](c.GPU(), count*n)
+	if err != nil {
+		return err
+	}
+	defer recv.Free()
+	host := make([]int32, count*n)
+	for i := range count {
+		host[i] = int32(rank*count + i)
+	}
+	if err := send.CopyFrom(host[:count]); err != nil {
+		return err
+	}
+	// The FIFOs are the communicator's (over the net transport they must
+	// be: its proxies forward whole slots).
+	buff := map[ring.Protocol]int{ring.Simple: config.DefaultGPUBuffSize, ring.LL: config.DefaultGPULLBuffSize}
+	for _, proto := range []ring.Protocol{ring.Simple, ring.LL, ring.Simple, ring.LL} {
+		plans, err := ringtest.DirectAllGather(ring.Spec{Coll: ring.AllGather, Ring: ring.Identity(n), Count: count,
+			EltSize: 4, Channels: 1, Proto: proto, BuffSize: buff[proto]})
+		if err != nil {
+			return err
+		}
+		for i := range host {
+			host[i] = -1
+		}
+		if err := recv.CopyFrom(host); err != nil {
+			return err
+		}
+		call := ringo.DeviceCall{Coll: ringo.CollAllGather, Send: send.Addr(), Recv: recv.Addr(), Count: count, Type: ringo.TypeInt32}
+		if err := c.RunScheduleDevice(ctx, plans, call, s); err != nil {
+			return fmt.Errorf("%v: %w", proto, err)
+		}
+		if err := c.Wait(ctx, s); err != nil {
+			return fmt.Errorf("%v: %w", proto, err)
+		}
+		if err := recv.CopyTo(host); err != nil {
+			return err
+		}
+		for i, v := range host {
+			if v != int32(i) {
+				return fmt.Errorf("%v: element %d = %d, want %d", proto, i, v, i)
+			}
+		}
+	}
+	// Smaller FIFOs than the communicator's fit its connections, except
+	// over the net transport, where they are refused before anything runs.
+	plans, err := ringtest.DirectAllGather(ring.Spec{Coll: ring.AllGather, Ring: ring.Identity(n), Count: count,
+		EltSize: 4, Channels: 1, Proto: ring.Simple, BuffSize: 8 * 4096})
+	if err != nil {
+		return err
+	}
+	call := ringo.DeviceCall{Coll: ringo.CollAllGather, Send: send.Addr(), Recv: recv.Addr(), Count: count, Type: ringo.TypeInt32}
+	err = c.RunScheduleDevice(ctx, plans, call, s)
+	if net := os.Getenv("NCCL_SHM_DISABLE") == "1"; net != (err != nil) || net && !strings.Contains(err.Error(), "net transport") {
+		return fmt.Errorf("a schedule with 32 KiB FIFOs (net transport: %v): %v", net, err)
+	}
+	if err := ringo.AllReduceDevice(ctx, c, send, send, ringo.OpSum, s); err != nil {
+		return err
+	}
+	if err := c.Wait(ctx, s); err != nil {
+		return err
+	}
+	if err := send.CopyTo(host[:count]); err != nil {
+		return err
+	}
+	for i, v := range host[:count] {
+		want := int32(0)
+		for r := range n {
+			want += int32(r*count + i)
+		}
+		if v != want {
+			return fmt.Errorf("all-reduce after the schedules: element %d = %d, want %d", i, v, want)
+		}
+	}
+	return nil
 }
 
 // TestGPUProcessesHierarchical: 4 GPU ranks, each its own process (on
@@ -742,18 +896,7 @@ func TestGPUProcessesBidirectional(t *testing.T) {
 // the all-reduces through them are right, and closing gives back all
 // they took — through CUDA IPC and through sockets.
 func TestGPUProcessesHierarchical(t *testing.T) {
-	for name, env := range map[string][]string{
-		"P2P": nil,
-		"NET": {"NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_SOCKET_IFNAME=lo"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			id, kids := startRanksEnv(t, 4, func(int) string { return "gpu-check-hier" }, func(int) []string { return env })
-			for r, k := range kids {
-				require.NoError(t, waitExit(t, k, 120*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
-			}
-			noLeftovers(t, id)
-		})
-	}
+	gpuProcesses(t, "gpu-check-hier", nil, ipcAndNet, nil)
 }
 
 // TestGPUProcessKilled: kill -9 one GPU rank while the other is inside

@@ -3,6 +3,7 @@ package device
 import (
 	"context"
 
+	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/trace"
@@ -17,11 +18,19 @@ import (
 // be called concurrently, except Abort.
 type Rank struct{ rankState }
 
-// New returns the executor of the rank on GPU ordinal whose connection
-// table (one kernels.Conn per channel) is at device address table.
-func New(ordinal int, table uintptr, channels int) (*Rank, error) {
-	return newRank(ordinal, table, channels)
+// New returns the executor of the rank on GPU ordinal whose connections
+// have the given channels; SetTable gives it their table before its first
+// launch.
+func New(ordinal int, channels int) (*Rank, error) {
+	return newRank(ordinal, channels)
 }
+
+// SetTable makes the connection table at device address table, holding t,
+// the one the rank's launches from now on use (their steps name t's
+// entries). Entries are only ever appended (kernels.Table), so plans
+// encoded earlier stay valid. The caller keeps the table's memory until no
+// kernel can use it.
+func (r *Rank) SetTable(table uintptr, t *kernels.Table) error { return r.setTable(table, t) }
 
 // Resident returns how many blocks of ringo's collective kernels GPU
 // ordinal can hold at once: its multiprocessors times the blocks of the
@@ -37,7 +46,14 @@ func Resident(ordinal int) (int, error) { return residentBlocks(ordinal) }
 // buffers in and out on stream. f is the reduction (nil for collectives
 // that only move data).
 func (r *Rank) Launch(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func, stream uintptr) error {
-	return r.launchPlan(p, seq, in, out, f, stream)
+	return r.launchPlan(p, false, seq, in, out, f, stream)
+}
+
+// LaunchSchedule is Launch for a plan of a schedule (ring.Schedule), not
+// the planner's: its encoding, not its spec, tells it apart from other
+// plans.
+func (r *Rank) LaunchSchedule(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func, stream uintptr) error {
+	return r.launchPlan(p, true, seq, in, out, f, stream)
 }
 
 // Local enqueues a collective of a one-rank communicator on stream, whose

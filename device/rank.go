@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math/bits"
 	"slices"
 	"sync"
@@ -21,8 +22,9 @@ import (
 // rankState is a Rank in a build with the cuda tag.
 type rankState struct {
 	dev      *cuda.Device
-	sms      int      // the GPU's multiprocessors
-	table    cuda.Ptr // RingoConn per channel
+	sms      int            // the GPU's multiprocessors
+	table    cuda.Ptr       // the connection table (RingoConn per entry)
+	entries  *kernels.Table // what it holds
 	channels int
 	flag     *cuda.Mapped // word 0: abort
 	// flagMu orders Abort, which any goroutine may call (a watcher that
@@ -99,10 +101,11 @@ type planKey struct {
 	channels int
 	buff     int
 	variant  ring.Variant
+	sched    uint64 // a schedule's: its encoding's hash (never 0); 0 for the planner's plans
 }
 
 // newRank is New in a build with the cuda tag.
-func newRank(ordinal int, table uintptr, channels int) (*Rank, error) {
+func newRank(ordinal int, channels int) (*Rank, error) {
 	dev, err := cuda.Open(ordinal)
 	if err != nil {
 		return nil, err
@@ -118,7 +121,7 @@ func newRank(ordinal int, table uintptr, channels int) (*Rank, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Rank{rankState{dev: dev, sms: sms, table: cuda.Ptr(table), channels: channels, flag: flag,
+	return &Rank{rankState{dev: dev, sms: sms, channels: channels, flag: flag,
 		plans: map[planKey]*planEntry{}, spare: map[int][]*planEntry{}}}, nil
 }
 
@@ -170,14 +173,17 @@ func residentBlocks(ordinal int) (int, error) {
 }
 
 // launchPlan is Launch in a build with the cuda tag.
-func (r *Rank) launchPlan(p *ring.Plan, seq uint64, in, out uintptr, f *reduce.Func, stream uintptr) error {
+func (r *Rank) launchPlan(p *ring.Plan, sched bool, seq uint64, in, out uintptr, f *reduce.Func, stream uintptr) error {
 	if r.aborted() {
 		return fmt.Errorf("%w: an earlier collective was aborted", errs.ErrAborted)
 	}
 	if len(p.Channels) > r.channels {
 		return fmt.Errorf("%w: plan has %d channels, the rank's connections %d", errs.ErrInvalidArgument, len(p.Channels), r.channels)
 	}
-	plan, err := r.plan(p)
+	if r.entries == nil {
+		return fmt.Errorf("device: rank on GPU %d launched before it has a connection table", r.dev.Ordinal)
+	}
+	plan, err := r.plan(p, sched)
 	if err != nil {
 		return err
 	}
@@ -273,22 +279,47 @@ func (r *Rank) launch(fn cuda.Func, p *ring.Plan, plan *planEntry, stream uintpt
 	return nil
 }
 
+// setTable is SetTable in a build with the cuda tag.
+func (r *Rank) setTable(table uintptr, t *kernels.Table) error {
+	if len(t.Entries) < r.channels {
+		return fmt.Errorf("device: a connection table of %d entries for %d channels", len(t.Entries), r.channels)
+	}
+	if r.trace != nil {
+		if err := r.trace.into(r.dev, cuda.Ptr(table)); err != nil {
+			return err
+		}
+	}
+	r.table, r.entries = cuda.Ptr(table), t
+	return nil
+}
+
 // plan returns p's encoding in device memory, uploading it on first use.
 // A plan stays until Close, or until PlanCache plans are kept and it is
 // among the least recently used whose last launch has finished; its memory
 // then serves a later plan. The upload is synchronous and kept out of any
 // stream capture in progress, so a collective may be first seen while its
 // stream is being captured.
-func (r *Rank) plan(p *ring.Plan) (*planEntry, error) {
+func (r *Rank) plan(p *ring.Plan, sched bool) (*planEntry, error) {
 	s := &p.Spec
-	key := planKey{s.Coll, s.Count, s.EltSize, s.Root, s.Proto, s.Channels, s.BuffSize, s.Variant}
+	key := planKey{coll: s.Coll, count: s.Count, eltSize: s.EltSize, root: s.Root, proto: s.Proto, channels: s.Channels, buff: s.BuffSize, variant: s.Variant}
+	var err error
+	if sched {
+		// A schedule's plan is not the planner's for its spec: it is
+		// known by its encoding.
+		if r.scratch, err = kernels.EncodePlan(r.scratch[:0], p, r.entries); err != nil {
+			return nil, err
+		}
+		h := fnv.New64a()
+		h.Write(r.scratch)
+		key.sched = h.Sum64() | 1
+	}
 	if e, ok := r.plans[key]; ok {
 		return e, nil
 	}
-	var err error
-	r.scratch, err = kernels.EncodePlan(r.scratch[:0], p)
-	if err != nil {
-		return nil, err
+	if !sched {
+		if r.scratch, err = kernels.EncodePlan(r.scratch[:0], p, r.entries); err != nil {
+			return nil, err
+		}
 	}
 	size := max(256, 1<<bits.Len(uint(len(r.scratch)-1)))
 	var e *planEntry

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/trace"
@@ -15,11 +16,13 @@ import (
 
 type rankState struct{}
 
-func newRank(int, uintptr, int) (*Rank, error) { return nil, cuda.ErrNoCUDA }
+func newRank(int, int) (*Rank, error) { return nil, cuda.ErrNoCUDA }
+
+func (r *Rank) setTable(uintptr, *kernels.Table) error { return cuda.ErrNoCUDA }
 
 func residentBlocks(int) (int, error) { return 0, cuda.ErrNoCUDA }
 
-func (r *Rank) launchPlan(*ring.Plan, uint64, uintptr, uintptr, *reduce.Func, uintptr) error {
+func (r *Rank) launchPlan(*ring.Plan, bool, uint64, uintptr, uintptr, *reduce.Func, uintptr) error {
 	return cuda.ErrNoCUDA
 }
 

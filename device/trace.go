@@ -42,15 +42,27 @@ func (r *Rank) enableTrace(rec *trace.Recorder, rank int) error {
 	if err != nil {
 		return err
 	}
-	for c := range r.channels {
-		var p [8]byte
-		binary.LittleEndian.PutUint64(p[:], uint64(buf.Dev)+uint64(c*kernels.TraceBytes))
-		if err := r.dev.CopyHtoD(r.table+cuda.Ptr(c*kernels.ConnBytes+kernels.ConnTraceOffset), p[:]); err != nil {
+	t := &gpuTrace{rec: rec, rank: rank, buf: buf, read: make([]uint64, r.channels)}
+	if r.table != 0 {
+		if err := t.into(r.dev, r.table); err != nil {
 			r.dev.FreeMapped(buf)
 			return err
 		}
 	}
-	r.trace = &gpuTrace{rec: rec, rank: rank, buf: buf, read: make([]uint64, r.channels)}
+	r.trace = t
+	return nil
+}
+
+// into points the first entries of the connection table at table, one per
+// channel, at the channels' trace buffers.
+func (t *gpuTrace) into(dev *cuda.Device, table cuda.Ptr) error {
+	for c := range t.read {
+		var p [8]byte
+		binary.LittleEndian.PutUint64(p[:], uint64(t.buf.Dev)+uint64(c*kernels.TraceBytes))
+		if err := dev.CopyHtoD(table+cuda.Ptr(c*kernels.ConnBytes+kernels.ConnTraceOffset), p[:]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -11,6 +11,9 @@ import (
 
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/ring/ringtest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFatbinHasEveryKernel: every kernel the Go side may ask for is in
@@ -98,37 +101,68 @@ func TestScaleKernels(t *testing.T) {
 	}
 }
 
+// ringTable is the connection table of rank me of rg with nch channels:
+// entry c holds channel c's ends, from its predecessor and to its successor.
+func ringTable(t *testing.T, rg ring.Ring, me, nch int) *Table {
+	tab := new(Table)
+	for c := range nch {
+		prev, next := ring.Neighbours(rg, ring.RingVariant, c, me)
+		require.NoError(t, tab.Add(Entry{Ch: c, Recv: prev, Send: next}))
+	}
+	return tab
+}
+
 func TestEncodePlan(t *testing.T) {
 	p, err := ring.New(ring.Spec{Coll: ring.AllReduce, Ring: ring.Identity(3), Rank: 1, Count: 1000, EltSize: 4,
 		Channels: 2, Proto: ring.Simple, BuffSize: 8 * 1024})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := EncodePlan(nil, p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	b, err := EncodePlan(nil, p, ringTable(t, ring.Identity(3), 1, 2))
+	require.NoError(t, err)
 	total := len(p.Channels[0].Steps) + len(p.Channels[1].Steps)
-	if len(b) != PlanBytes(total) {
-		t.Fatalf("%d bytes for %d steps", len(b), total)
-	}
+	require.Len(t, b, PlanBytes(total))
 	first1 := binary.LittleEndian.Uint32(b[8:])
-	if n := binary.LittleEndian.Uint32(b[12:]); int(n) != len(p.Channels[1].Steps) || int(first1) != len(p.Channels[0].Steps) {
-		t.Fatalf("channel 1 header: first %d count %d", first1, n)
-	}
+	require.EqualValues(t, len(p.Channels[1].Steps), binary.LittleEndian.Uint32(b[12:]), "channel 1's step count")
+	require.EqualValues(t, len(p.Channels[0].Steps), first1, "channel 1's first step")
 	st := p.Channels[1].Steps[2]
 	e := b[planHeaderBytes+(int(first1)+2)*StepBytes:]
-	if binary.LittleEndian.Uint32(e) != uint32(st.Prim) || int64(binary.LittleEndian.Uint64(e[8:])) != st.InOff*4 ||
-		int64(binary.LittleEndian.Uint64(e[24:])) != st.Count*4 || int64(binary.LittleEndian.Uint64(e[32:])) != st.SliceLen*4 {
-		t.Fatalf("step encoding % x for %+v", e[:40], st)
-	}
-	if r, s := binary.LittleEndian.Uint16(e[4:]), binary.LittleEndian.Uint16(e[6:]); r != 1 || s != 1 {
-		t.Fatalf("channel 1's step names connection entries %d and %d, want its own (1)", r, s)
-	}
+	assert.Equal(t, uint32(st.Prim), binary.LittleEndian.Uint32(e))
+	assert.Equal(t, st.InOff*4, int64(binary.LittleEndian.Uint64(e[8:])))
+	assert.Equal(t, st.Count*4, int64(binary.LittleEndian.Uint64(e[24:])))
+	assert.Equal(t, st.SliceLen*4, int64(binary.LittleEndian.Uint64(e[32:])))
+	assert.Equal(t, [2]uint16{1, 1}, [2]uint16{binary.LittleEndian.Uint16(e[4:]), binary.LittleEndian.Uint16(e[6:])},
+		"channel 1's step names its channel's entry of a ring's table")
 	big := *p
 	big.Channels = make([]ring.Channel, MaxChannels+1)
-	if _, err := EncodePlan(nil, &big); err == nil {
-		t.Fatal("65 channels encoded")
+	_, err = EncodePlan(nil, &big, ringTable(t, ring.Identity(3), 1, 2))
+	require.ErrorContains(t, err, "65 channels")
+}
+
+// TestEncodePlanAnyPeer: a step that talks to a peer off the ring names the
+// entry holding that connection's end, wherever the table put it; a step
+// whose connection the table lacks is refused, naming the peer.
+func TestEncodePlanAnyPeer(t *testing.T) {
+	rg := ring.Identity(4)
+	plans, err := ringtest.DirectAllGather(ring.Spec{Coll: ring.AllGather, Ring: rg, Count: 64, EltSize: 4,
+		Channels: 1, Proto: ring.Simple, BuffSize: 8 * 1024})
+	require.NoError(t, err)
+	p := plans[1] // sends to and receives from every other rank, on channel 0
+	tab := ringTable(t, rg, 1, 1)
+	_, err = EncodePlan(nil, p, tab)
+	require.ErrorContains(t, err, "rank 3", "the connection to rank 3 is not in a ring table")
+	require.NoError(t, tab.Add(Entry{Ch: 0, Recv: 3, Send: 3}))
+	require.NoError(t, tab.Add(Entry{Ch: 0, Recv: 2, Send: 0}))
+	require.Error(t, tab.Add(Entry{Ch: 0, Recv: 3, Send: -1}), "a second receive end from rank 3 on channel 0")
+	b, err := EncodePlan(nil, p, tab)
+	require.NoError(t, err)
+	for i, st := range p.Channels[0].Steps {
+		e := b[planHeaderBytes+i*StepBytes:]
+		recv, send := int(binary.LittleEndian.Uint16(e[4:])), int(binary.LittleEndian.Uint16(e[6:]))
+		if st.Prim.Recvs() {
+			assert.Equal(t, int(st.RecvPeer), tab.Entries[recv].Recv, "step %d's receive entry", i)
+		}
+		if st.Prim.Sends() {
+			assert.Equal(t, int(st.SendPeer), tab.Entries[send].Send, "step %d's send entry", i)
+		}
 	}
 }
 

@@ -29,12 +29,11 @@ func PlanBytes(nsteps int) int { return planHeaderBytes + nsteps*StepBytes }
 
 // EncodePlan appends the device encoding of p to dst: per channel the first
 // step and the step count (64 entries), then every channel's steps with
-// offsets and lengths in bytes and the connection-table entries whose
-// receive and send ends each uses. The kernels take any entries; the
-// tables ringo builds today hold one entry per channel, its two ring
-// neighbours' ends (Conn), so every step names its channel's. It fails
-// when p has more channels than a launch can run.
-func EncodePlan(dst []byte, p *ring.Plan) ([]byte, error) {
+// offsets and lengths in bytes and the entries of t, the rank's connection
+// table, whose receive and send ends each uses. It fails when p has more
+// channels than a launch can run, or a step talks to a peer over a
+// connection t does not hold.
+func EncodePlan(dst []byte, p *ring.Plan, t *Table) ([]byte, error) {
 	if len(p.Channels) > MaxChannels {
 		return nil, fmt.Errorf("kernels: plan has %d channels, at most %d", len(p.Channels), MaxChannels)
 	}
@@ -51,11 +50,23 @@ func EncodePlan(dst []byte, p *ring.Plan) ([]byte, error) {
 	for c, ch := range p.Channels {
 		binary.LittleEndian.PutUint32(hdr[8*c:], uint32(first))
 		binary.LittleEndian.PutUint32(hdr[8*c+4:], uint32(len(ch.Steps)))
-		for _, st := range ch.Steps {
+		recv, send := 0, 0 // a step that does not receive (send) names the last entry that did
+		for i, st := range ch.Steps {
+			var ok bool
+			if st.Prim.Recvs() {
+				if recv, ok = t.Recv(c, int(st.RecvPeer)); !ok {
+					return nil, fmt.Errorf("kernels: channel %d's step %d receives from rank %d, and the rank's connection table has no such connection", c, i, st.RecvPeer)
+				}
+			}
+			if st.Prim.Sends() {
+				if send, ok = t.Send(c, int(st.SendPeer)); !ok {
+					return nil, fmt.Errorf("kernels: channel %d's step %d sends to rank %d, and the rank's connection table has no such connection", c, i, st.SendPeer)
+				}
+			}
 			b := body[first*StepBytes : (first+1)*StepBytes]
 			binary.LittleEndian.PutUint32(b[0:], uint32(st.Prim))
-			binary.LittleEndian.PutUint16(b[4:], uint16(c)) // recvConn: the channel's entry of a ring's table
-			binary.LittleEndian.PutUint16(b[6:], uint16(c)) // sendConn
+			binary.LittleEndian.PutUint16(b[4:], uint16(recv))
+			binary.LittleEndian.PutUint16(b[6:], uint16(send))
 			binary.LittleEndian.PutUint64(b[8:], uint64(st.InOff*elt))
 			binary.LittleEndian.PutUint64(b[16:], uint64(st.OutOff*elt))
 			binary.LittleEndian.PutUint64(b[24:], uint64(st.Count*elt))
@@ -73,29 +84,30 @@ func Geom(p *ring.Plan) uint64 {
 }
 
 // Conn is one entry of a rank's connection table (RingoConn): a receive
-// end and a send end — today a channel's, from its ring predecessor and
-// to its successor — as device addresses, "local" on this rank's GPU,
-// "remote" on the peer's; State holds the send counter ([0]) and the
-// receive counter ([1]); entry c also holds channel c's trace buffer.
+// end and a send end (a Table's Entry says whose) as device addresses,
+// "local" on this rank's GPU, "remote" on the peer's; State holds the send
+// counter ([0]) and the receive counter ([1]); entry c also holds channel
+// c's trace buffer (a communicator's first entries are its channels' ring
+// connections, in channel order).
 type Conn struct {
-	RecvBuf  uint64 // local Simple FIFO of the connection from prev
-	RecvTail uint64 // local: steps prev produced
+	RecvBuf  uint64 // Simple FIFO of the receive end's connection (local; the sender's with P2P read)
+	RecvTail uint64 // local: steps the sender produced
 	RecvHead uint64 // remote: steps this rank consumed
-	SendBuf  uint64 // remote Simple FIFO of the connection to next
+	SendBuf  uint64 // Simple FIFO of the send end's connection (remote; local with P2P read)
 	SendTail uint64 // remote: steps this rank produced
-	SendHead uint64 // local: steps next consumed
+	SendHead uint64 // local: steps the receiver consumed
 	State    uint64 // local: send and receive step, kept across launches
-	RecvLL   uint64 // local LL FIFO of the connection from prev
-	SendLL   uint64 // remote LL FIFO of the connection to next
+	RecvLL   uint64 // local LL FIFO of the receive end's connection
+	SendLL   uint64 // remote LL FIFO of the send end's connection
 	// SendPosts: a net connection's NSteps post entries (beside SendTail,
 	// in host memory a proxy reads); 0 for the others.
 	SendPosts uint64
-	RecvLL128 uint64 // local LL128 FIFO of the connection from prev (0: LL128 off)
-	SendLL128 uint64 // remote LL128 FIFO of the connection to next
+	RecvLL128 uint64 // local LL128 FIFO of the receive end's connection (0: LL128 off)
+	SendLL128 uint64 // remote LL128 FIFO of the send end's connection
 	Trace     uint64 // the channel's trace buffer (mapped host memory) when tracing; 0 otherwise
 }
 
-// EncodeConns appends the device encoding of conns (one per channel).
+// EncodeConns appends the device encoding of conns.
 func EncodeConns(dst []byte, conns []Conn) []byte {
 	for _, c := range conns {
 		var b [ConnBytes]byte

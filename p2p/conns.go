@@ -5,20 +5,28 @@ package p2p
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/transport"
 )
 
-// Ring is the connections of every rank of an in-process ring.
-type Ring struct {
-	devs    []*cuda.Device
-	regions []cuda.Ptr // per rank, on its GPU
-	tables  []cuda.Ptr // per rank: its RingoConn table, one per channel
+// Local is the connections of every rank of an in-process communicator,
+// made in rounds (Tables): each rank's region of a round in its GPU's
+// memory, seen directly by the others.
+type Local struct {
+	devs     []*cuda.Device
+	opts     Options
+	mu       sync.Mutex // guards what follows: ranks add rounds from their goroutines
+	tables   *Tables
+	regions  [][]cuda.Ptr     // per round, per rank (0: no entries that round)
+	conns    [][]kernels.Conn // per rank: its entries' wiring, every round's
+	uploaded [][]cuda.Ptr     // per rank: its tables, the last the current one
 }
 
-// Options shape the connections of an in-process ring.
+// Options shape the connections of an in-process communicator.
 type Options struct {
 	Layout
 	Disabled bool // NCCL_P2P_DISABLE: no access between different GPUs
@@ -55,60 +63,86 @@ func EnablePeers(a, b *cuda.Device) error {
 	return nil
 }
 
-// Connect lays out and wires the connections of a ring whose rank r runs on
-// devs[r], in the given order (a permutation of the ranks), and enables the
-// peer access it needs. Peer access that the driver refuses, or that
-// opts.Disabled forbids, between ring neighbours on different GPUs is an
-// error naming both.
-func Connect(devs []*cuda.Device, order []int, opts Options) (*Ring, error) {
+// Connect makes the connections of edges between ranks whose rank r runs
+// on devs[r] (Edges gives a ring's), and enables the peer access they
+// need. Peer access that the driver refuses, or that opts.Disabled
+// forbids, between ranks on different GPUs is an error naming both.
+func Connect(devs []*cuda.Device, edges []transport.Edge, opts Options) (*Local, error) {
 	n := len(devs)
-	if n < 1 || len(order) != n || opts.Channels < 1 || opts.Channels > kernels.MaxChannels {
-		return nil, fmt.Errorf("p2p: %d GPUs, ring of %d, %d channels", n, len(order), opts.Channels)
+	if n < 1 {
+		return nil, fmt.Errorf("p2p: no GPUs")
 	}
-	pos := make([]int, n)
-	for i, r := range order {
-		pos[r] = i
-	}
-	next := func(r int) int { return order[(pos[r]+1)%n] }
-	prev := func(r int) int { return order[(pos[r]+n-1)%n] }
-	for r := range n {
-		a, b := devs[r], devs[next(r)]
-		if a.Ordinal == b.Ordinal {
-			continue
-		}
-		if opts.Disabled {
-			return nil, fmt.Errorf("%w: NCCL_P2P_DISABLE=1 between rank %d (GPU %d) and rank %d (GPU %d), and ringo has no other GPU transport in one process",
-				ErrNoPeerAccess, r, a.Ordinal, next(r), b.Ordinal)
-		}
-		if err := EnablePeers(a, b); err != nil {
-			return nil, fmt.Errorf("p2p: ranks %d and %d: %w", r, next(r), err)
-		}
-	}
-	g := &Ring{devs: devs}
-	fail := func(err error) (*Ring, error) {
+	g := &Local{devs: devs, opts: opts, tables: NewTables(n), conns: make([][]kernels.Conn, n), uploaded: make([][]cuda.Ptr, n)}
+	if err := g.Add(edges); err != nil {
 		g.Close()
 		return nil, err
 	}
-	size := opts.Bytes()
-	for r := range n {
-		p, err := devs[r].Alloc(size)
-		if err != nil {
-			return fail(err)
-		}
-		g.regions = append(g.regions, p)
-		if err := devs[r].Memset(p, 0, size); err != nil {
-			return fail(err)
-		}
-	}
-	for r := range n {
-		base := func(q int) uint64 { return uint64(g.regions[q]) }
-		t, err := Upload(devs[r], opts.Conns(base(r), base(prev(r)), base(next(r))))
-		if err != nil {
-			return fail(err)
-		}
-		g.tables = append(g.tables, t)
-	}
 	return g, nil
+}
+
+// Add makes the connections of edges that no earlier call made (a new
+// round), and uploads every rank's grown table. Any rank's goroutine may
+// call it; ranks pick their new table up with Table.
+func (g *Local) Add(edges []transport.Edge) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, e := range edges {
+		if e.From < 0 || e.From >= len(g.devs) || e.To < 0 || e.To >= len(g.devs) {
+			continue // Tables.Add names it
+		}
+		a, b := g.devs[e.From], g.devs[e.To]
+		if a.Ordinal == b.Ordinal {
+			continue
+		}
+		if g.opts.Disabled {
+			return fmt.Errorf("%w: NCCL_P2P_DISABLE=1 between rank %d (GPU %d) and rank %d (GPU %d), and ringo has no other GPU transport in one process",
+				ErrNoPeerAccess, e.From, a.Ordinal, e.To, b.Ordinal)
+		}
+		if err := EnablePeers(a, b); err != nil {
+			return fmt.Errorf("p2p: ranks %d and %d: %w", e.From, e.To, err)
+		}
+	}
+	rd, err := g.tables.Add(edges)
+	if err != nil || rd == nil {
+		return err
+	}
+	regions := make([]cuda.Ptr, len(g.devs))
+	g.regions = append(g.regions, regions)
+	for r, entries := range rd.Entries {
+		if len(entries) == 0 {
+			continue
+		}
+		size := g.opts.Bytes(len(entries))
+		p, err := g.devs[r].Alloc(size)
+		if err != nil {
+			return err
+		}
+		regions[r] = p
+		if err := g.devs[r].Memset(p, 0, size); err != nil {
+			return err
+		}
+	}
+	at := func(q int) uint64 { return uint64(regions[q]) }
+	for r, entries := range rd.Entries {
+		if len(entries) == 0 {
+			continue
+		}
+		g.conns[r] = append(g.conns[r], g.opts.Conns(rd, r, at)...)
+		t, err := Upload(g.devs[r], g.conns[r])
+		if err != nil {
+			return err
+		}
+		g.uploaded[r] = append(g.uploaded[r], t)
+	}
+	return nil
+}
+
+// Table returns the device address of rank r's current connection table
+// and a copy of what it holds.
+func (g *Local) Table(r int) (cuda.Ptr, *kernels.Table) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.uploaded[r][len(g.uploaded[r])-1], g.tables.Table(r).Clone()
 }
 
 // RingLL128Unsafe says why LL128 may not run on some link of an in-process
@@ -122,18 +156,21 @@ func RingLL128Unsafe(devs []*cuda.Device, rg ring.Ring) string {
 	return unsafe
 }
 
-// Table returns the device address of rank r's connection table.
-func (g *Ring) Table(r int) cuda.Ptr { return g.tables[r] }
-
 // Close frees the connections' memory. No kernel may be using them.
-func (g *Ring) Close() error {
+func (g *Local) Close() error {
 	var errs []error
-	for r, p := range g.regions {
-		errs = append(errs, g.devs[r].Free(p))
+	for _, regions := range g.regions {
+		for r, p := range regions {
+			if p != 0 {
+				errs = append(errs, g.devs[r].Free(p))
+			}
+		}
 	}
-	for r, p := range g.tables {
-		errs = append(errs, g.devs[r].Free(p))
+	for r, tables := range g.uploaded {
+		for _, p := range tables {
+			errs = append(errs, g.devs[r].Free(p))
+		}
 	}
-	g.regions, g.tables = nil, nil
+	g.regions, g.uploaded = nil, nil
 	return errors.Join(errs...)
 }

@@ -13,53 +13,58 @@ import (
 	"github.com/ringo-ccl/ringo/transport"
 )
 
-// regionShare is how a rank shares its connections' region.
+// regionShare is how a rank shares its region of a round.
 type regionShare struct {
 	Pid    int    `json:"pid"`
 	Addr   uint64 `json:"addr"`   // for ranks of the same process
 	Handle []byte `json:"handle"` // CUDA IPC handle, for the others
 }
 
-// shareIPC places this rank's connections in its GPU's memory and maps its
-// ring neighbours' through CUDA IPC. It returns the three regions' bases as
-// this GPU sees them and what releases them.
-func shareIPC(ctx context.Context, ex transport.Exchanger, dev *cuda.Device, l Layout, prev, next int) (self, prevBase, nextBase uint64, cleanup func() error, err error) {
-	region, err := dev.Alloc(l.Bytes())
-	if err != nil {
-		return 0, 0, 0, nil, err
-	}
+// shareIPC places this rank's region of a round, size bytes (none when 0),
+// in its GPU's memory and maps the regions of the peers it talks to
+// through CUDA IPC. It returns where each region is, as this GPU sees it,
+// and what releases them.
+func shareIPC(ctx context.Context, ex transport.Exchanger, dev *cuda.Device, size int64, peers []int) (Place, func() error, error) {
+	var region cuda.Ptr
 	var opened []cuda.Ptr
-	cleanup = func() error {
+	cleanup := func() error {
 		var errs []error
 		for _, p := range opened {
 			errs = append(errs, dev.CloseIPC(p))
 		}
-		return errors.Join(append(errs, dev.Free(region))...)
+		if region != 0 {
+			errs = append(errs, dev.Free(region))
+		}
+		return errors.Join(errs...)
 	}
-	fail := func(err error) (uint64, uint64, uint64, func() error, error) {
+	fail := func(err error) (Place, func() error, error) {
 		cleanup()
-		return 0, 0, 0, nil, err
+		return nil, nil, err
 	}
-	if err := dev.Memset(region, 0, l.Bytes()); err != nil {
-		return fail(err)
+	mine := regionShare{Pid: os.Getpid()}
+	if size > 0 {
+		var err error
+		if region, err = dev.Alloc(size); err != nil {
+			return fail(err)
+		}
+		if err := dev.Memset(region, 0, size); err != nil {
+			return fail(err)
+		}
+		h, err := dev.ExportIPC(region)
+		if err != nil {
+			return fail(err)
+		}
+		// Ranks in this process (nccl-tests' -g 2, say) use the region's
+		// address itself: a process cannot open its own IPC handles.
+		mine.Addr, mine.Handle = uint64(region), h[:]
 	}
-	h, err := dev.ExportIPC(region)
-	if err != nil {
-		return fail(err)
-	}
-	// Ranks in this process (nccl-tests' -g 2, say) use the region's
-	// address itself: a process cannot open its own IPC handles.
-	mine := regionShare{Pid: os.Getpid(), Addr: uint64(region), Handle: h[:]}
 	blob, _ := json.Marshal(mine)
 	blobs, err := ex.AllGather(ctx, blob)
 	if err != nil {
 		return fail(fmt.Errorf("exchanging IPC handles: %w", err))
 	}
 	bases := map[int]uint64{ex.Rank(): uint64(region)}
-	for _, r := range []int{prev, next} {
-		if _, ok := bases[r]; ok {
-			continue
-		}
+	for _, r := range peers {
 		var sh regionShare
 		if err := json.Unmarshal(blobs[r], &sh); err != nil {
 			return fail(fmt.Errorf("rank %d sent malformed connection handles: %v", r, err))
@@ -83,5 +88,5 @@ func shareIPC(ctx context.Context, ex transport.Exchanger, dev *cuda.Device, l L
 	if err := ex.Barrier(ctx); err != nil {
 		return fail(err)
 	}
-	return bases[ex.Rank()], bases[prev], bases[next], cleanup, nil
+	return func(q int) uint64 { return bases[q] }, cleanup, nil
 }

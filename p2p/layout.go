@@ -10,13 +10,14 @@ import (
 	"github.com/ringo-ccl/ringo/transport"
 )
 
-// Layout is where a rank keeps its connections: one region per rank, in
-// which channel c occupies [c·Stride, (c+1)·Stride):
+// Layout is where a rank keeps its connections: for each round of
+// connections (Tables.Add) a region, in which the rank's entry i of the
+// round occupies [i·Stride, (i+1)·Stride):
 //
-//	tail  (128 B)  steps produced into this rank's incoming connection;
+//	tail  (128 B)  steps produced into the entry's incoming connection;
 //	               on a net connection, the post entries follow it (postsOff)
-//	head  (128 B)  steps consumed from this rank's outgoing connection
-//	state (128 B)  this rank's send and receive step (kept across launches)
+//	head  (128 B)  steps consumed from the entry's outgoing connection
+//	state (128 B)  the entry's send and receive step (kept across launches)
 //	LL in          LL FIFO of the incoming connection
 //	LL128 in       LL128 FIFO of the incoming connection (none where LL128
 //	               is off: host memory, or links it is not safe on)
@@ -27,14 +28,10 @@ import (
 // directly), of several (GPU memory through CUDA IPC) and GPUs without peer
 // access (host shared memory registered with CUDA).
 type Layout struct {
-	Channels    int
-	SimpleBytes int // Simple FIFO per connection (NCCL_BUFFSIZE)
-	LLBytes     int // LL FIFO per connection (NCCL_LL_BUFFSIZE)
-	LL128Bytes  int // LL128 FIFO per connection (NCCL_LL128_BUFFSIZE); 0: none
-	// Variant is the plans' generator: its backward channels receive from
-	// the successor and send to the predecessor.
-	Variant ring.Variant
-	Read    bool // Simple slots in the sender's region, read by the receiver
+	SimpleBytes int  // Simple FIFO per connection (NCCL_BUFFSIZE)
+	LLBytes     int  // LL FIFO per connection (NCCL_LL_BUFFSIZE)
+	LL128Bytes  int  // LL128 FIFO per connection (NCCL_LL128_BUFFSIZE); 0: none
+	Read        bool // Simple slots in the sender's region, read by the receiver
 }
 
 const (
@@ -45,7 +42,7 @@ const (
 	llOff    = 384
 )
 
-// Stride is the bytes of one channel's part of a region, page aligned.
+// Stride is the bytes of one entry's part of a region, page aligned.
 func (l Layout) Stride() int64 {
 	s := l.simpleOff() + int64(l.SimpleBytes)
 	return (s + 4095) / 4096 * 4096
@@ -54,69 +51,97 @@ func (l Layout) Stride() int64 {
 func (l Layout) ll128Off() int64  { return int64(llOff + l.LLBytes) }
 func (l Layout) simpleOff() int64 { return l.ll128Off() + int64(l.LL128Bytes) }
 
-// Bytes is the size of a region.
-func (l Layout) Bytes() int64 { return l.Stride() * int64(l.Channels) }
+// Bytes is the size of a region of n entries.
+func (l Layout) Bytes(n int) int64 { return l.Stride() * int64(n) }
 
-// Conns wires one rank's connections from the base addresses, as this
-// rank's GPU sees them, of its own region and its predecessor's and
-// successor's (all the same on a ring of one).
-func (l Layout) Conns(self, prev, next uint64) []kernels.Conn {
+// Place is where rank q's region of a round starts, as the wiring rank's
+// GPU sees it.
+type Place func(q int) uint64
+
+// Conns wires rank's entries of round r from the rounds' regions (at).
+func (l Layout) Conns(r *Round, rank int, at Place) []kernels.Conn {
 	stride := uint64(l.Stride())
+	slot := func(q, i int) uint64 { return at(q) + uint64(i)*stride }
+	conns := make([]kernels.Conn, len(r.Entries[rank]))
+	for i, e := range r.Entries[rank] {
+		var from, to uint64
+		if e.Recv >= 0 {
+			from = slot(e.Recv, r.sender(transport.Edge{From: e.Recv, To: rank, Ch: e.Ch}))
+		}
+		if e.Send >= 0 {
+			to = slot(e.Send, r.receiver(transport.Edge{From: rank, To: e.Send, Ch: e.Ch}))
+		}
+		conns[i] = l.conn(e, slot(rank, i), from, to)
+	}
+	return conns
+}
+
+// conn wires entry e whose own part of a region is at own, the sender's
+// entry of its incoming connection at from, the receiver's entry of its
+// outgoing one at to.
+func (l Layout) conn(e kernels.Entry, own, from, to uint64) kernels.Conn {
 	simple, ll128 := uint64(l.simpleOff()), uint64(l.ll128Off())
-	at := func(base uint64, c int, off uint64) uint64 { return base + uint64(c)*stride + off }
-	conns := make([]kernels.Conn, l.Channels)
-	for c := range conns {
-		prev, next := prev, next
-		if l.Variant.Backwards(c) {
-			prev, next = next, prev
-		}
-		in, out := at(self, c, simple), at(next, c, simple) // write: slots at the receiver
+	k := kernels.Conn{State: own + stateOff}
+	if e.Recv >= 0 {
+		k.RecvBuf, k.RecvTail, k.RecvHead, k.RecvLL = own+simple, own+tailOff, from+headOff, own+llOff
 		if l.Read {
-			in, out = at(prev, c, simple), at(self, c, simple) // read: slots at the sender
-		}
-		conns[c] = kernels.Conn{
-			RecvBuf: in, RecvTail: at(self, c, tailOff), RecvHead: at(prev, c, headOff),
-			SendBuf: out, SendTail: at(next, c, tailOff), SendHead: at(self, c, headOff),
-			State: at(self, c, stateOff), RecvLL: at(self, c, llOff), SendLL: at(next, c, llOff),
+			k.RecvBuf = from + simple
 		}
 		if l.LL128Bytes > 0 {
-			conns[c].RecvLL128, conns[c].SendLL128 = at(self, c, ll128), at(next, c, ll128)
+			k.RecvLL128 = own + ll128
+		}
+	}
+	if e.Send >= 0 {
+		k.SendBuf, k.SendTail, k.SendHead, k.SendLL = to+simple, to+tailOff, own+headOff, to+llOff
+		if l.Read {
+			k.SendBuf = own + simple
+		}
+		if l.LL128Bytes > 0 {
+			k.SendLL128 = to + ll128
+		}
+	}
+	return k
+}
+
+// EntryRegion returns entry i's part of a region laid out by l.
+func (l Layout) EntryRegion(region []byte, i int) []byte {
+	stride := int(l.Stride())
+	return region[i*stride : (i+1)*stride : (i+1)*stride]
+}
+
+// NetConns wires the entries of a rank whose peers are reached through a
+// net transport's proxies: its own region of the round (self, as its GPU
+// sees it) receives, and a mirror region of as many entries (mirror)
+// stands in for the peers' — entry i "sends" into the mirror's entry i,
+// where the send proxy picks the posts up (SendPosts says what each
+// carries), and stores its credits for the sender there. Slots are
+// written by the sender (no P2P read), and no proxy forwards LL128.
+func (l Layout) NetConns(entries []kernels.Entry, self, mirror uint64) []kernels.Conn {
+	w := l
+	w.Read = false
+	stride := uint64(l.Stride())
+	conns := make([]kernels.Conn, len(entries))
+	for i, e := range entries {
+		m := mirror + uint64(i)*stride
+		conns[i] = w.conn(e, self+uint64(i)*stride, m, m)
+		conns[i].RecvLL128, conns[i].SendLL128 = 0, 0
+		if e.Send >= 0 {
+			conns[i].SendPosts = m + postsOff
 		}
 	}
 	return conns
 }
 
-// ChannelRegion returns channel c's part of a region laid out by l.
-func (l Layout) ChannelRegion(region []byte, c int) []byte {
-	stride := int(l.Stride())
-	return region[c*stride : (c+1)*stride : (c+1)*stride]
-}
-
-// NetConns wires the connections of a rank whose neighbours are reached
-// through a net transport's proxies: its own region (self, as its GPU sees
-// it) receives, and a mirror region (mirror) stands in for both neighbours'
-// — the kernel "sends" into the mirror, where the send proxy picks the posts
-// up (SendPosts says what each carries), and stores its credits for the
-// predecessor there. Slots are written by the sender (no P2P read).
-func (l Layout) NetConns(self, mirror uint64) []kernels.Conn {
-	w := l
-	w.Read = false
-	conns := w.Conns(self, mirror, mirror)
-	for c := range conns {
-		conns[c].SendPosts = mirror + uint64(c)*uint64(l.Stride()) + postsOff
-		conns[c].RecvLL128, conns[c].SendLL128 = 0, 0 // no proxy forwards LL128
-	}
-	return conns
-}
-
-// NetViews returns the host's view, for the proxies, of the connections
-// NetConns wires, given the same regions as host memory (each l.Bytes()
-// long, 128-byte aligned): per channel, the send connection (mirror's tail,
-// posts and slots; head in own) and the receive connection (own's tail and
-// slots; head in mirror).
-func (l Layout) NetViews(own, mirror []byte) (send, recv []*transport.Conn, err error) {
-	if int64(len(own)) != l.Bytes() || int64(len(mirror)) != l.Bytes() || !mem.Aligned(own, 128) || !mem.Aligned(mirror, 128) {
-		return nil, nil, fmt.Errorf("p2p: net regions of %d and %d bytes, want %d, 128-byte aligned", len(own), len(mirror), l.Bytes())
+// NetViews returns the host's view, for the proxies, of the entries
+// NetConns wires, given the same regions as host memory (each
+// l.Bytes(len(entries)) long, 128-byte aligned): per entry, its send
+// connection (mirror's tail, posts and slots; head in own) and its receive
+// connection (own's tail and slots; head in mirror), nil where the entry
+// has no such end.
+func (l Layout) NetViews(entries []kernels.Entry, own, mirror []byte) (send, recv []*transport.Conn, err error) {
+	size := l.Bytes(len(entries))
+	if int64(len(own)) != size || int64(len(mirror)) != size || !mem.Aligned(own, 128) || !mem.Aligned(mirror, 128) {
+		return nil, nil, fmt.Errorf("p2p: net regions of %d and %d bytes, want %d, 128-byte aligned", len(own), len(mirror), size)
 	}
 	sizes := transport.Sizes{Simple: l.SimpleBytes, LL: l.LLBytes}
 	view := func(slots, head, tail []byte) transport.ConnView {
@@ -128,14 +153,19 @@ func (l Layout) NetViews(own, mirror []byte) (send, recv []*transport.Conn, err 
 			LL:     mem.Slice[atomic.Uint64](slots[llOff : llOff+l.LLBytes]),
 		}
 	}
-	for c := range l.Channels {
-		o, m := l.ChannelRegion(own, c), l.ChannelRegion(mirror, c)
-		s, err1 := transport.NewConnView(view(m, o, m), sizes)
-		r, err2 := transport.NewConnView(view(o, m, o), sizes)
-		if err1 != nil || err2 != nil {
-			return nil, nil, fmt.Errorf("p2p: %v %v", err1, err2)
+	send, recv = make([]*transport.Conn, len(entries)), make([]*transport.Conn, len(entries))
+	for i, e := range entries {
+		o, m := l.EntryRegion(own, i), l.EntryRegion(mirror, i)
+		if e.Send >= 0 {
+			if send[i], err = transport.NewConnView(view(m, o, m), sizes); err != nil {
+				return nil, nil, fmt.Errorf("p2p: %w", err)
+			}
 		}
-		send, recv = append(send, s), append(recv, r)
+		if e.Recv >= 0 {
+			if recv[i], err = transport.NewConnView(view(o, m, o), sizes); err != nil {
+				return nil, nil, fmt.Errorf("p2p: %w", err)
+			}
+		}
 	}
 	return send, recv, nil
 }

@@ -36,6 +36,9 @@ type Choice struct {
 	// HostMemory: the connections' FIFOs are in host memory (shared memory
 	// or the network), where LL128 cannot run.
 	HostMemory bool
+	// AnyPeer: every rank's GPU reaches every other's (for connections
+	// off the ring through CUDA IPC).
+	AnyPeer bool
 }
 
 // choose is the transport of a ring of n ranks, as NCCL tries them: P2P

@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ringo-ccl/ringo/internal/cuda"
-	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/transport"
 )
 
@@ -18,9 +19,10 @@ import (
 type Rank struct {
 	Ex      transport.Exchanger // the control plane: the communicator's bootstrap
 	Dev     *cuda.Device
-	Tag     string // the communicator's tag: names its shared-memory segments
-	NextGPU string // the UUID of the ring successor's GPU
-	OneHost bool   // every rank of the communicator is on this rank's host
+	Tag     string   // the communicator's tag: names its shared-memory segments
+	NextGPU string   // the UUID of the ring successor's GPU
+	GPUs    []string // every rank's GPU's UUID
+	OneHost bool     // every rank of the communicator is on this rank's host
 
 	P2PDisabled bool // NCCL_P2P_DISABLE=1: GPUs do not reach each other's memory
 	SHMDisabled bool // NCCL_SHM_DISABLE=1: ranks of one host do not share memory
@@ -30,6 +32,7 @@ type Rank struct {
 // successor.
 type linkInfo struct {
 	P2P   bool   // whether this rank's GPU and its successor's reach each other
+	All   bool   // whether it reaches every rank's GPU
 	LL128 string // why LL128 is not safe on that link ("" where it is)
 }
 
@@ -53,91 +56,157 @@ func (r Rank) Select(ctx context.Context) (Choice, error) {
 			ll128 = LL128Unsafe(r.Dev, nd)
 		}
 	}
-	blob, _ := json.Marshal(linkInfo{P2P: p2pOK, LL128: ll128})
+	// And every other rank's, for connections off the ring?
+	all := !r.P2PDisabled
+	for _, uuid := range r.GPUs {
+		ord := cuda.ByUUID(uuid)
+		if !all || ord == r.Dev.Ordinal {
+			continue
+		}
+		if ord < 0 {
+			all = false
+			continue
+		}
+		d, err := cuda.Open(ord)
+		all = err == nil && EnablePeers(r.Dev, d) == nil
+	}
+	blob, _ := json.Marshal(linkInfo{P2P: p2pOK, All: all, LL128: ll128})
 	blobs, err := r.Ex.AllGather(ctx, blob)
 	if err != nil {
 		return Choice{}, fmt.Errorf("exchanging peer access: %w", err)
 	}
-	allP2P, unsafe := true, ""
+	allP2P, anyPeer, unsafe := true, true, ""
 	for q, b := range blobs {
 		var p linkInfo
 		if err := json.Unmarshal(b, &p); err != nil {
 			return Choice{}, fmt.Errorf("malformed peer access: %v", err)
 		}
-		allP2P = allP2P && p.P2P
+		allP2P, anyPeer = allP2P && p.P2P, anyPeer && p.All
 		if unsafe == "" && p.LL128 != "" {
 			unsafe = fmt.Sprintf("rank %d: %s", q, p.LL128)
 		}
 	}
 	c := choose(n, allP2P, r.OneHost, r.SHMDisabled)
-	c.LL128Unsafe = unsafe
+	c.LL128Unsafe, c.AnyPeer = unsafe, anyPeer
 	return c, nil
 }
 
-// Conns are a GPU rank's connections: the kernels' connection table in its
-// GPU's memory and what carries it.
+// Conns are a GPU rank's connections, made in rounds (Tables): the
+// kernels' connection table in its GPU's memory and what carries it.
 type Conns struct {
-	Table cuda.Ptr // the RingoConn table, one per channel (device.New's)
-	Via   string   // the transport's name for NCCL_DEBUG lines: "P2P/IPC", "NET/Socket" …
-	close func() error
+	Via string // the transport's name for NCCL_DEBUG lines: "P2P/IPC", "NET/Socket" …
+
+	r        Rank
+	t        Transport
+	l        Layout
+	anyPeer  bool
+	fail     func(error)
+	abort    *transport.Abort
+	tables   *Tables
+	conns    []kernels.Conn // every entry's wiring, every round's
+	uploaded []cuda.Ptr     // the tables uploaded, the last the current one
+	closers  []func() error // each round's transport resources
 }
 
-// Close frees the table and the transport's resources. No kernel may be
-// using them, and every other rank must be done with this rank's memory.
-func (c *Conns) Close() error { return c.close() }
+// Connect makes rank r's connections of edges (Edges gives a ring's)
+// through transport t, laid out by l, and uploads its table. A net
+// transport's proxies report failures to fail and stop at abort. Every
+// rank calls it at once with the same transport, layout and edges.
+func (r Rank) Connect(ctx context.Context, ch Choice, l Layout, edges []transport.Edge, fail func(error), abort *transport.Abort) (*Conns, error) {
+	c := &Conns{Via: ch.Transport.String(), r: r, t: ch.Transport, l: l, anyPeer: ch.AnyPeer, fail: fail, abort: abort, tables: NewTables(r.Ex.Size())}
+	if err := c.Add(ctx, edges); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
 
-// Connect makes rank r's connections through transport t, laid out by l,
-// to its neighbours on ring rg (each channel's, as l.Variant gives them).
-// A net transport's proxies report failures to fail and stop at abort.
-// Every rank calls it at once with the same transport, layout and ring.
-func (r Rank) Connect(ctx context.Context, t Transport, l Layout, rg ring.Ring, fail func(error), abort *transport.Abort) (*Conns, error) {
-	rank := r.Ex.Rank()
-	me := rg.Index(rank)
-	prev, next := rg.At(me, -1), rg.At(me, 1)
-	var self, prevBase, nextBase uint64
+// Add makes the connections of edges that no earlier call made (a new
+// round) and uploads the rank's grown table. Every rank calls it at once
+// with the same edges.
+func (c *Conns) Add(ctx context.Context, edges []transport.Edge) error {
+	if c.t == IPC && !c.anyPeer && len(c.uploaded) > 0 {
+		return fmt.Errorf("%w: connections off the ring need every rank's GPU to reach every other's, and some do not (NCCL_P2P_DISABLE=1 connects them through shared memory)", ErrNoPeerAccess)
+	}
+	rd, err := c.tables.Add(edges)
+	if err != nil || rd == nil {
+		return err
+	}
+	me := c.r.Ex.Rank()
+	entries := rd.Entries[me]
+	var peers []int // the other ranks this rank's new entries talk to
+	for _, e := range entries {
+		for _, q := range []int{e.Recv, e.Send} {
+			if q >= 0 && q != me && !slices.Contains(peers, q) {
+				peers = append(peers, q)
+			}
+		}
+	}
+	size := c.l.Bytes(len(entries))
+	var conns []kernels.Conn
+	var at Place
 	var cleanup func() error
-	var err error
-	via := t.String()
-	switch t {
+	switch c.t {
 	case None:
-		self, cleanup, err = alone(r.Dev, l)
-		prevBase, nextBase = self, self
+		var own cuda.Ptr
+		own, cleanup, err = alone(c.r.Dev, size)
+		at = func(int) uint64 { return uint64(own) }
 	case IPC:
-		self, prevBase, nextBase, cleanup, err = shareIPC(ctx, r.Ex, r.Dev, l, prev, next)
+		at, cleanup, err = shareIPC(ctx, c.r.Ex, c.r.Dev, size, peers)
 	case SHM:
-		self, prevBase, nextBase, cleanup, err = shareShm(ctx, r.Ex, r.Tag, r.Dev, l, prev, next)
+		at, cleanup, err = shareShm(ctx, c.r.Ex, fmt.Sprintf("%sg%d", c.r.Tag, len(c.closers)), c.r.Dev, size, peers)
 	case Net:
 		var kind string
-		self, nextBase, kind, cleanup, err = shareNet(ctx, r.Ex, r.Dev, l, rg, fail, abort)
-		via += "/" + kind
+		conns, kind, cleanup, err = shareNet(ctx, c.r.Ex, c.r.Dev, c.l, rd, c.fail, c.abort)
+		c.Via = Net.String() + "/" + kind
 	default:
-		return nil, fmt.Errorf("p2p: transport %d", t)
+		return fmt.Errorf("p2p: transport %d", c.t)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	conns := l.Conns(self, prevBase, nextBase)
-	if t == Net {
-		conns = l.NetConns(self, nextBase)
+	c.closers = append(c.closers, cleanup)
+	if at != nil {
+		conns = c.l.Conns(rd, me, at)
 	}
-	table, err := Upload(r.Dev, conns)
+	c.conns = append(c.conns, conns...)
+	table, err := Upload(c.r.Dev, c.conns)
 	if err != nil {
-		cleanup()
-		return nil, err
+		return err
 	}
-	return &Conns{Table: table, Via: via, close: func() error {
-		return errors.Join(r.Dev.Free(table), cleanup())
-	}}, nil
+	c.uploaded = append(c.uploaded, table)
+	return nil
 }
 
-// alone places the connections of a ring of one in its GPU's memory.
-func alone(dev *cuda.Device, l Layout) (uint64, func() error, error) {
-	p, err := dev.Alloc(l.Bytes())
+// Table returns the device address of the rank's current connection table
+// and a copy of what it holds.
+func (c *Conns) Table() (cuda.Ptr, *kernels.Table) {
+	return c.uploaded[len(c.uploaded)-1], c.tables.Table(c.r.Ex.Rank()).Clone()
+}
+
+// Close frees the tables and the transports' resources. No kernel may be
+// using them, and every other rank must be done with this rank's memory.
+func (c *Conns) Close() error {
+	var errs []error
+	for _, t := range c.uploaded {
+		errs = append(errs, c.r.Dev.Free(t))
+	}
+	for _, f := range c.closers {
+		errs = append(errs, f())
+	}
+	c.uploaded, c.closers = nil, nil
+	return errors.Join(errs...)
+}
+
+// alone places a region of size bytes in dev's memory, for a ring of one.
+func alone(dev *cuda.Device, size int64) (cuda.Ptr, func() error, error) {
+	p, err := dev.Alloc(size)
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := dev.Memset(p, 0, l.Bytes()); err != nil {
+	if err := dev.Memset(p, 0, size); err != nil {
+		dev.Free(p)
 		return 0, nil, err
 	}
-	return uint64(p), func() error { return dev.Free(p) }, nil
+	return p, func() error { return dev.Free(p) }, nil
 }

@@ -66,8 +66,7 @@ func (s *Settings) BuffSize(p ring.Protocol) int {
 
 // Layout is the GPU connections' layout the settings ask for.
 func (s *Settings) Layout() p2p.Layout {
-	l := p2p.Layout{Channels: s.Channels, SimpleBytes: s.Sizes.Simple, LLBytes: s.Sizes.LL, Read: s.P2PRead,
-		Variant: s.Variant}
+	l := p2p.Layout{SimpleBytes: s.Sizes.Simple, LLBytes: s.Sizes.LL, Read: s.P2PRead}
 	if s.Protos[ring.LL128] {
 		l.LL128Bytes = s.LL128Size
 	}

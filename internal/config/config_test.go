@@ -251,8 +251,8 @@ func TestResolveEnv(t *testing.T) {
 
 // TestFingerprintCoversLayout: ranks in separate processes compare their
 // settings' fingerprints at init, so two settings with the same fingerprint
-// must build the same connections (layout, after PlaceLL128 on any link)
-// and plan every call alike (the GPU cost model's choice). Each variable
+// must build the same connections (layout, after PlaceLL128 on any link,
+// and edges: the channels and the variant's directions) and plan every call alike (the GPU cost model's choice). Each variable
 // below changes one of those; its fingerprint must change too (it once
 // left out NCCL_P2P_READ_ENABLE: processes with different values built
 // incompatible layouts unchecked).
@@ -279,7 +279,8 @@ func TestFingerprintCoversLayout(t *testing.T) {
 			t.Setenv(v.name, v.value)
 			s, err := Resolve(Request{}, 2, GPU)
 			require.NoError(t, err)
-			differs := s.MinChannels != base.MinChannels || s.Model.Machine != base.Model.Machine
+			differs := s.MinChannels != base.MinChannels || s.Channels != base.Channels || s.Variant != base.Variant ||
+				s.Model.Machine != base.Model.Machine
 			for _, l := range links {
 				differs = differs || placed(s, l) != placed(base, l)
 			}

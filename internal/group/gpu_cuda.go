@@ -15,6 +15,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/peers"
 	"github.com/ringo-ccl/ringo/network"
 	"github.com/ringo-ccl/ringo/p2p"
+	"github.com/ringo-ccl/ringo/transport"
 )
 
 // ConnectGPU connects a GPU rank in its own process, on dev, to its ring
@@ -62,7 +63,11 @@ func ConnectGPU(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *con
 	for _, p := range ps {
 		oneHost = oneHost && p.SameHost(ps[0])
 	}
-	me := p2p.Rank{Ex: bs, Dev: dev, Tag: tag, NextGPU: ps[s.Ring.At(s.Ring.Index(rank), 1)].GPU, OneHost: oneHost,
+	gpus := make([]string, len(ps))
+	for q, p := range ps {
+		gpus[q] = p.GPU
+	}
+	me := p2p.Rank{Ex: bs, Dev: dev, Tag: tag, NextGPU: ps[s.Ring.At(s.Ring.Index(rank), 1)].GPU, GPUs: gpus, OneHost: oneHost,
 		P2PDisabled: s.P2POff, SHMDisabled: s.SHMOff}
 	choice, err := me.Select(ctx)
 	if err != nil {
@@ -77,15 +82,29 @@ func ConnectGPU(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *con
 		s.Channels = min(s.Channels, network.GPUChannels)
 		s.MinChannels = min(s.MinChannels, s.Channels)
 	}
-	conns, err := me.Connect(ctx, choice.Transport, s.Layout(), s.Ring, g.Fail, g.Broken())
+	conns, err := me.Connect(ctx, choice, s.Layout(), p2p.Edges(s.Ring, s.Variant, s.Channels), g.Fail, g.Broken())
 	if err != nil {
 		return nil, nil, err
 	}
 	g.Net = choice.Transport == p2p.Net
-	exec, err := device.New(dev.Ordinal, uintptr(conns.Table), s.Channels)
+	exec, err := device.New(dev.Ordinal, s.Channels)
+	if err == nil {
+		table, t := conns.Table()
+		err = exec.SetTable(uintptr(table), t)
+	}
 	if err != nil {
+		if exec != nil {
+			exec.Close()
+		}
 		conns.Close()
 		return nil, nil, err
+	}
+	g.connectGPU = func(ctx context.Context, edges []transport.Edge) error {
+		if err := conns.Add(ctx, edges); err != nil {
+			return err
+		}
+		table, t := conns.Table()
+		return exec.SetTable(uintptr(table), t)
 	}
 	next := s.Ring.At(s.Ring.Index(rank), 1)
 	for c := range s.Channels {

@@ -28,7 +28,8 @@ type Group interface {
 	// Proxied reports whether net proxies run in this process, so waits
 	// must not yield (transport.Waiter.SleepSoon).
 	Proxied() bool
-	// Connect makes the connections of edges the host ranks do not have
-	// yet; every rank calls it at once with the same edges.
-	Connect(ctx context.Context, edges []transport.Edge) error
+	// Connect makes the connections of edges that rank's communicator does
+	// not have yet (host or GPU ones), and gives a GPU rank's executor its
+	// grown table; every rank calls it at once with the same edges.
+	Connect(ctx context.Context, rank int, edges []transport.Edge) error
 }

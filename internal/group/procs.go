@@ -40,6 +40,8 @@ type Procs struct {
 	Cleanup func() error
 	Sib     *peers.Siblings // the communicator's ranks in this process, for release
 	Net     bool            // this rank has net connections (and their proxies)
+	// connectGPU makes a GPU rank's new connections (ConnectGPU's).
+	connectGPU func(ctx context.Context, edges []transport.Edge) error
 
 	seq uint64 // the rank's current collective, for Leave
 
@@ -177,8 +179,12 @@ func (g *Procs) Stalled(seq uint64) string {
 
 func (g *Procs) Broken() *transport.Abort { return &g.abort }
 
-// connect makes the host ranks' missing connections through the mesh.
-func (g *Procs) Connect(ctx context.Context, edges []transport.Edge) error {
+// Connect makes the rank's missing connections: a GPU rank's through its
+// connector (connectGPU), a host rank's through the mesh.
+func (g *Procs) Connect(ctx context.Context, _ int, edges []transport.Edge) error {
+	if g.connectGPU != nil {
+		return g.connectGPU(ctx, edges)
+	}
 	m, ok := g.tr.(*transport.Mesh)
 	if !ok {
 		return fmt.Errorf("%w: this communicator's ranks have no host connections", errs.ErrNotSupported)

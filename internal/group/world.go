@@ -23,6 +23,10 @@ type World struct {
 	// executors, for a GPU world (Fail stops their kernels).
 	Done func() error
 	GPUs []*device.Rank
+	// ConnectGPU makes a GPU world's connections of edges, if new, and
+	// gives rank's executor its table (nil for host worlds, whose
+	// in-memory connections are made on first use).
+	ConnectGPU func(rank int, edges []transport.Edge) error
 
 	calls *calls.Table
 
@@ -72,5 +76,11 @@ func (w *World) Release(int) error {
 	return nil
 }
 
-// connect does nothing: in-memory connections are made on first use.
-func (w *World) Connect(context.Context, []transport.Edge) error { return nil }
+// Connect makes a GPU world's connections (ConnectGPU); a host world's
+// in-memory connections are made on first use.
+func (w *World) Connect(_ context.Context, rank int, edges []transport.Edge) error {
+	if w.ConnectGPU == nil {
+		return nil
+	}
+	return w.ConnectGPU(rank, edges)
+}
