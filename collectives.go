@@ -113,10 +113,10 @@ func (c *Comm) RunSchedule(ctx context.Context, plans []*ring.Plan, call Call) e
 	if c.gpu != nil {
 		return errs.Invalid(op, c.rank, "RunSchedule on a GPU communicator: its buffers are on the GPU (RunScheduleDevice)")
 	}
-	if err := c.checkSchedule(plans, call.Coll, call.Count, call.Root, call.Type); err != nil {
+	a := call.args()
+	if err := a.CheckSchedule(plans, c.rank, c.size, c.cfg.Channels, c.cfg.BuffSize); err != nil {
 		return err
 	}
-	a := call.args()
 	if err := c.enter(ctx, &a); err != nil {
 		return err
 	}
@@ -132,28 +132,6 @@ func (c *Comm) RunSchedule(ctx context.Context, plans []*ring.Plan, call Call) e
 		c.group.Fail(err)
 	}
 	return err
-}
-
-// checkSchedule checks a schedule's plans against a call of coll on count
-// elements of type t (root for rooted collectives) on this communicator.
-func (c *Comm) checkSchedule(plans []*ring.Plan, coll Collective, count int64, root int, t DataType) error {
-	op := coll.String()
-	if len(plans) != c.size || plans[c.rank] == nil {
-		return errs.Invalid(op, c.rank, "a schedule of %d plans for a communicator of %d ranks", len(plans), c.size)
-	}
-	sp := &plans[c.rank].Spec
-	switch {
-	case sp.Coll != coll || sp.Count != count || (sp.Coll.Rooted() && sp.Root != root):
-		return errs.Invalid(op, c.rank, "the call (%v of %d, root %d) is not the schedule's (%v of %d, root %d)", coll, count, root, sp.Coll, sp.Count, sp.Root)
-	case sp.Rank != c.rank || sp.Ring.Size() != c.size:
-		return errs.Invalid(op, c.rank, "plans[%d] is rank %d's plan of %d ranks", c.rank, sp.Rank, sp.Ring.Size())
-	case sp.EltSize != t.Size() || sp.Variant.Precision():
-		return errs.Invalid(op, c.rank, "the schedule moves %d-byte elements (variant %v), the call %v", sp.EltSize, sp.Variant, t)
-	case sp.Channels > c.cfg.Channels || (sp.Proto != ring.Simple && sp.Proto != ring.LL) || sp.BuffSize > c.cfg.BuffSize(sp.Proto):
-		return errs.Invalid(op, c.rank, "the schedule's %d channels of %v with %d-byte FIFOs do not fit this communicator's connections (%d channels, FIFOs of %d bytes)",
-			sp.Channels, sp.Proto, sp.BuffSize, c.cfg.Channels, c.cfg.BuffSize(sp.Proto))
-	}
-	return nil
 }
 
 // run plans and executes a validated call.

@@ -50,6 +50,12 @@ func TestBadArguments(t *testing.T) {
 		{"op of another type", func() error {
 			return ringo.AllReduce(bg, c, f32, f32, ringo.PreMul(float64(2)))
 		}, []string{"rank 1", "double", "float"}},
+		{"a GPU schedule on host ranks", func() error {
+			return c.RunScheduleDevice(bg, nil, ringo.DeviceCall{Coll: ringo.CollAllGather, Count: 1, Type: ringo.TypeFloat32}, ringo.Stream{})
+		}, []string{"rank 1", "RunScheduleDevice on a host communicator"}},
+		{"a schedule of no plans", func() error {
+			return c.RunSchedule(bg, nil, ringo.Call{Coll: ringo.CollAllGather, Send: make([]byte, 4), Recv: make([]byte, 8), Count: 1, Type: ringo.TypeFloat32})
+		}, []string{"rank 1", "a schedule of 0 plans for a communicator of 2 ranks"}},
 		{"nil send", func() error {
 			return c.Do(bg, ringo.Call{Coll: ringo.CollAllReduce, Recv: make([]byte, 40), Count: 10, Type: ringo.TypeFloat32})
 		}, []string{"send buffer is nil"}},

@@ -172,14 +172,14 @@ func (c *Comm) RunScheduleDevice(ctx context.Context, plans []*ring.Plan, call D
 	if c.gpu == nil {
 		return errs.Invalid(op, c.rank, "RunScheduleDevice on a host communicator (RunSchedule)")
 	}
-	if err := c.checkSchedule(plans, call.Coll, call.Count, call.Root, call.Type); err != nil {
+	a := call.args(s)
+	if err := a.CheckSchedule(plans, c.rank, c.size, c.cfg.Channels, c.cfg.BuffSize); err != nil {
 		return err
 	}
 	if sp := &plans[c.rank].Spec; c.group.Proxied() && sp.BuffSize != c.cfg.BuffSize(sp.Proto) {
 		return errs.Invalid(op, c.rank, "the schedule's %v FIFOs of %d bytes over the net transport, whose proxies forward this communicator's slots (FIFOs of %d bytes)",
 			sp.Proto, sp.BuffSize, c.cfg.BuffSize(sp.Proto))
 	}
-	a := call.args(s)
 	if err := c.enter(ctx, &a); err != nil {
 		return err
 	}

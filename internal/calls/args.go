@@ -160,3 +160,27 @@ func inPlace(coll ring.Collective, send, recv, seg uintptr) bool {
 	}
 	return send == recv
 }
+
+// CheckSchedule checks a schedule's plans (every rank's, ring.Schedule's)
+// against the call a describes on rank of a communicator of size ranks,
+// whose connections have channels channels and FIFOs of buffSize(proto)
+// bytes: the plans are the call's, this rank's, and fit the connections.
+func (a *Args) CheckSchedule(plans []*ring.Plan, rank, size, channels int, buffSize func(ring.Protocol) int) error {
+	op := a.Coll.String()
+	if len(plans) != size || plans[rank] == nil {
+		return errs.Invalid(op, rank, "a schedule of %d plans for a communicator of %d ranks", len(plans), size)
+	}
+	sp := &plans[rank].Spec
+	switch {
+	case sp.Coll != a.Coll || sp.Count != a.Count || (sp.Coll.Rooted() && sp.Root != a.Root):
+		return errs.Invalid(op, rank, "the call (%v of %d, root %d) is not the schedule's (%v of %d, root %d)", a.Coll, a.Count, a.Root, sp.Coll, sp.Count, sp.Root)
+	case sp.Rank != rank || sp.Ring.Size() != size:
+		return errs.Invalid(op, rank, "plans[%d] is rank %d's plan of %d ranks", rank, sp.Rank, sp.Ring.Size())
+	case sp.EltSize != a.Type.Size() || sp.Variant.Precision():
+		return errs.Invalid(op, rank, "the schedule moves %d-byte elements (variant %v), the call %v", sp.EltSize, sp.Variant, a.Type)
+	case sp.Channels > channels || (sp.Proto != ring.Simple && sp.Proto != ring.LL) || sp.BuffSize > buffSize(sp.Proto):
+		return errs.Invalid(op, rank, "the schedule's %d channels of %v with %d-byte FIFOs do not fit this communicator's connections (%d channels, FIFOs of %d bytes)",
+			sp.Channels, sp.Proto, sp.BuffSize, channels, buffSize(sp.Proto))
+	}
+	return nil
+}
