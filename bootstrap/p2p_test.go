@@ -392,6 +392,9 @@ func TestP2PGoroutines(t *testing.T) {
 			if _, err := b.Recv(ctx, peer, 1); err != nil {
 				return err
 			}
+			if _, err := b.Pair(peer).AllGather(ctx, []byte{byte(b.Rank())}); err != nil {
+				return err
+			}
 		}
 		return nil
 	}) {
