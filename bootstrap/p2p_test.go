@@ -24,6 +24,17 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
+// startRanks starts a root and joins n ranks to it, all closed when the
+// test ends, and returns them with a context for their calls.
+func startRanks(t *testing.T, n int) ([]*Bootstrap, context.Context) {
+	t.Helper()
+	ranks := make([]int, n)
+	for i := range ranks {
+		ranks[i] = i
+	}
+	return joinRanks(t, startTestRoot(t), n, ranks...), testCtx(t)
+}
+
 // msgFor is message k from rank from to rank to: sizes and bytes distinct,
 // empty now and then.
 func msgFor(from, to, k int) []byte {
@@ -76,8 +87,7 @@ func connOf(b *Bootstrap, peer int) net.Conn {
 func TestSendRecvEveryPair(t *testing.T) {
 	t.Parallel()
 	const n, rounds = 4, 20
-	bs := joinRanks(t, startTestRoot(t), n, 0, 1, 2, 3)
-	ctx := testCtx(t)
+	bs, ctx := startRanks(t, n)
 	tag := func(from, to int) uint32 { return uint32(100*from + to) }
 	for r, err := range run(bs, func(b *Bootstrap) error {
 		var wg sync.WaitGroup
@@ -126,8 +136,7 @@ func TestSendRecvEveryPair(t *testing.T) {
 func TestSendBeforeRecvKeepsOrder(t *testing.T) {
 	t.Parallel()
 	const perTag = 300 // 900 queued: within maxQueuedMsgs
-	bs := joinRanks(t, startTestRoot(t), 2, 0, 1)
-	ctx := testCtx(t)
+	bs, ctx := startRanks(t, 2)
 	for k := range perTag {
 		for tag := range 3 {
 			require.NoError(t, bs[0].Send(ctx, 1, uint32(tag), msgFor(tag, 1, k)))
@@ -149,8 +158,7 @@ func TestSendBeforeRecvKeepsOrder(t *testing.T) {
 
 func TestSendRecvBadInput(t *testing.T) {
 	t.Parallel()
-	bs := joinRanks(t, startTestRoot(t), 2, 0, 1)
-	ctx := testCtx(t)
+	bs, ctx := startRanks(t, 2)
 	for _, c := range []struct {
 		peer int
 		tag  uint32
@@ -196,8 +204,7 @@ func TestQueueCap(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			bs := joinRanks(t, startTestRoot(t), 2, 0, 1)
-			ctx := testCtx(t)
+			bs, ctx := startRanks(t, 2)
 			blob := bytes.Repeat([]byte{1}, c.size)
 			// As many as fit, the last on its own tag: once rank 1 has
 			// that one, it holds them all.
@@ -301,8 +308,7 @@ func TestListenerRefusesStrangersP2P(t *testing.T) {
 // process dies, ends naming it; the other pairs go on.
 func TestRecvPeerCloses(t *testing.T) {
 	t.Parallel()
-	bs := joinRanks(t, startTestRoot(t), 3, 0, 1, 2)
-	ctx := testCtx(t)
+	bs, ctx := startRanks(t, 3)
 	require.NoError(t, bs[0].Send(ctx, 1, 1, []byte("connect")))
 	_, err := bs[1].Recv(ctx, 0, 1)
 	require.NoError(t, err)
@@ -325,8 +331,7 @@ func TestRecvPeerCloses(t *testing.T) {
 // leaves the pair working, with no message lost or duplicated.
 func TestSendRecvContext(t *testing.T) {
 	t.Parallel()
-	bs := joinRanks(t, startTestRoot(t), 2, 0, 1)
-	ctx := testCtx(t)
+	bs, ctx := startRanks(t, 2)
 	require.NoError(t, bs[0].Send(ctx, 1, 1, []byte("one")))
 
 	cancelled, cancel := context.WithCancel(ctx)
@@ -357,8 +362,7 @@ func TestSendRecvContext(t *testing.T) {
 // calls fail so too.
 func TestCloseEndsRecv(t *testing.T) {
 	t.Parallel()
-	bs := joinRanks(t, startTestRoot(t), 2, 0, 1)
-	ctx := testCtx(t)
+	bs, ctx := startRanks(t, 2)
 	recvd := recvAsync(ctx, bs[0], 1, 1)
 	bs[0].Close()
 	peerErr(t, <-recvd, errs.ErrAborted, 1, "bootstrap closed")

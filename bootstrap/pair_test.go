@@ -17,8 +17,7 @@ import (
 func TestPair(t *testing.T) {
 	t.Parallel()
 	const n = 3
-	bs := joinRanks(t, startTestRoot(t), n, 0, 1, 2)
-	ctx := testCtx(t)
+	bs, ctx := startRanks(t, n)
 	for r, err := range run(bs, func(b *Bootstrap) error {
 		var wg sync.WaitGroup
 		errc := make(chan error, 2*n)
@@ -81,8 +80,7 @@ func TestPair(t *testing.T) {
 
 func TestPairMisuse(t *testing.T) {
 	t.Parallel()
-	bs := joinRanks(t, startTestRoot(t), 2, 0, 1)
-	ctx := testCtx(t)
+	bs, ctx := startRanks(t, 2)
 	for _, c := range []struct {
 		peer int
 		want string
