@@ -152,10 +152,11 @@ func (b *Bootstrap) Close() error {
 				c.Close()
 			}
 		}
+		b.failPeers() // first, so that a connection the listener is handing over fails with errClosed too
 		if b.lis != nil {
 			b.lis.close()
 		}
-		b.closePeers()
+		b.peers.wg.Wait()
 		select { // taken by the listener, not by Join
 		case a := <-b.predc:
 			a.c.Close()

@@ -2,8 +2,9 @@
 // communicator find each other before any data moves, and how they learn
 // that one of them died. It is NCCL's src/bootstrap.cc in Go, and like it
 // knows nothing of FIFOs or transports: package transport needs of it only
-// a transport.Exchanger, which *Bootstrap implements (and Pair returns, the
-// one thing this package takes from transport).
+// a transport.Exchanger, which *Bootstrap and *PairExchanger implement
+// (checked in the tests: package transport's own tests import this one, so
+// this one imports nothing of transport).
 //
 // A UniqueID (uniqueid.go) names a communicator: its root's address and a
 // random secret. The root (root.go) is where the ranks meet: each connects

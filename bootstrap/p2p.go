@@ -460,14 +460,13 @@ func (b *Bootstrap) lose(rank int, err error) {
 	}
 }
 
-// closePeers fails every pair with errClosed, and waits for their
-// goroutines.
-func (b *Bootstrap) closePeers() {
+// failPeers fails every pair with errClosed, and any pair asked for
+// after. Their goroutines end soon after (Close waits for b.peers.wg).
+func (b *Bootstrap) failPeers() {
 	b.peers.mu.Lock()
+	defer b.peers.mu.Unlock()
 	b.peers.closed = true
 	for _, p := range b.peers.pairs {
 		b.failLocked(p, errClosed)
 	}
-	b.peers.mu.Unlock()
-	b.peers.wg.Wait()
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/tcp"
-	"github.com/ringo-ccl/ringo/transport"
 )
 
 // Pair's calls travel as messages of the one tag pairTag, above MaxTag, so
@@ -27,8 +26,6 @@ const (
 	pairBarrier byte = 2
 )
 
-var _ transport.Exchanger = (*pairExchanger)(nil)
-
 // Pair returns the transport.Exchanger of the two ranks this one and peer,
 // ranked by their ranks here (the lower is rank 0), over Send and Recv (see
 // the package doc): its AllGather (blobs of at most 1 MiB) and Barrier
@@ -40,8 +37,8 @@ var _ transport.Exchanger = (*pairExchanger)(nil)
 // A peer out of range, or this rank (a pair is two ranks), is refused: every
 // call of the exchanger fails with errs.ErrInvalidArgument, and its Rank and
 // Size mean nothing. Other errors are Send and Recv's.
-func (b *Bootstrap) Pair(peer int) transport.Exchanger {
-	x := &pairExchanger{b: b, peer: peer}
+func (b *Bootstrap) Pair(peer int) *PairExchanger {
+	x := &PairExchanger{b: b, peer: peer}
 	switch {
 	case peer < 0 || peer >= b.nranks:
 		x.err = errs.Invalid("bootstrap pair", b.rank, "peer %d out of range [0, %d)", peer, b.nranks)
@@ -51,23 +48,28 @@ func (b *Bootstrap) Pair(peer int) transport.Exchanger {
 	return x
 }
 
-type pairExchanger struct {
+// PairExchanger is the transport.Exchanger of two ranks that Pair returns.
+// (It is named here, not as a transport.Exchanger, because package
+// transport's tests import this package.)
+type PairExchanger struct {
 	b    *Bootstrap
 	peer int
 	err  error // why peer is refused
 }
 
-func (x *pairExchanger) Rank() int {
+// Rank returns this rank's rank in the pair: 0 if it is the lower.
+func (x *PairExchanger) Rank() int {
 	if x.b.rank < x.peer {
 		return 0
 	}
 	return 1
 }
 
-func (x *pairExchanger) Size() int { return 2 }
+// Size returns 2.
+func (x *PairExchanger) Size() int { return 2 }
 
 // AllGather returns both ranks' blobs, by their rank in the pair.
-func (x *pairExchanger) AllGather(ctx context.Context, blob []byte) ([][]byte, error) {
+func (x *PairExchanger) AllGather(ctx context.Context, blob []byte) ([][]byte, error) {
 	if x.err != nil {
 		return nil, x.err
 	}
@@ -84,7 +86,7 @@ func (x *pairExchanger) AllGather(ctx context.Context, blob []byte) ([][]byte, e
 }
 
 // Barrier returns once both ranks have entered it.
-func (x *pairExchanger) Barrier(ctx context.Context) error {
+func (x *PairExchanger) Barrier(ctx context.Context) error {
 	if x.err != nil {
 		return x.err
 	}
@@ -96,7 +98,7 @@ func (x *pairExchanger) Barrier(ctx context.Context) error {
 
 // exchange sends blob in a call of kind and returns the peer's blob of the
 // same call.
-func (x *pairExchanger) exchange(ctx context.Context, kind byte, blob []byte) ([]byte, error) {
+func (x *PairExchanger) exchange(ctx context.Context, kind byte, blob []byte) ([]byte, error) {
 	b := x.b
 	b.peers.mu.Lock()
 	p, err := b.pairLocked(x.peer)

@@ -10,6 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/transport"
+)
+
+var (
+	_ transport.Exchanger = (*Bootstrap)(nil)
+	_ transport.Exchanger = (*PairExchanger)(nil)
 )
 
 // TestPair: the Pairs of 3 ranks run AllGather and Barrier at once, beside
