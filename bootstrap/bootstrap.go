@@ -26,32 +26,41 @@ var errClosed = fmt.Errorf("bootstrap closed: %w", errs.ErrAborted)
 
 // Bootstrap is one rank's membership in a communicator's bootstrap: a TCP
 // connection to the root, kept open so that the root can report lost ranks,
-// and a TCP ring (to rank+1, from rank−1) that AllGather and Barrier run on.
+// a TCP ring (to rank+1, from rank−1) that AllGather and Barrier run on, a
+// listener (listen.go), and the point-to-point connections of Send and
+// Recv (p2p.go), made when first used.
 //
 // AllGather and Barrier calls are serialized; every rank must make the same
 // calls in the same order. A call that fails leaves the ring out of step, so
-// every later call fails too. PeerLost, Rank, Size and Close may be called
-// from any goroutine at any time; Close ends a call in progress.
+// every later call fails too. Send, Recv, Pair, PeerLost, Rank, Size and
+// Close may be called from any goroutine at any time; Close ends a call in
+// progress.
 type Bootstrap struct {
 	id           UniqueID
 	rank, nranks int
-	root         net.Conn       // to the root; after Join only routineWatchRoot reads it
-	local        netip.AddrPort // root's local end, in localRanks while b is open
-	joined       bool           // Join succeeded
-	next, prev   net.Conn       // the ring: to rank+1, from rank−1; nil when nranks == 1
-	lostc        chan error     // PeerLost's, buffered 1
-	watchDone    chan struct{}  // closed when routineWatchRoot returns; nil if it never started
+	root         net.Conn         // to the root; after Join only routineWatchRoot reads it
+	local        netip.AddrPort   // root's local end, in localRanks while b is open
+	joined       bool             // Join succeeded
+	me           netip.AddrPort   // this rank's listener
+	table        []netip.AddrPort // every rank's listener, by rank; set by Join before it returns
+	lis          *listener        // nil until Join listens
+	predc        chan accepted    // the ring predecessor's connection, as the listener took it; buffered 1
+	next, prev   net.Conn         // the ring: to rank+1, from rank−1; nil when nranks == 1
+	lostc        chan error       // PeerLost's, buffered 1
+	watchDone    chan struct{}    // closed when routineWatchRoot returns; nil if it never started
 	watching     sync.WaitGroup
+	peers        peers // Send and Recv's connections
 
 	opMu   sync.Mutex // serializes AllGather and Barrier; guards seq and broken
 	seq    uint64     // calls made
 	broken error      // why the ring is out of step
 
-	mu       sync.Mutex              // guards the fields below
-	cancelOp context.CancelCauseFunc // of the Join, AllGather or Barrier in progress
-	lost     error                   // the first loss reported
-	lostDone bool                    // lostc is closed
-	closing  bool
+	mu        sync.Mutex              // guards the fields below
+	cancelOp  context.CancelCauseFunc // of the Join, AllGather or Barrier in progress
+	lost      error                   // the first loss reported
+	lostDone  bool                    // lostc is closed
+	closing   bool
+	prevTaken bool // the listener took the ring predecessor's connection
 
 	closeOnce sync.Once
 
@@ -83,7 +92,7 @@ func Join(ctx context.Context, id UniqueID, nranks, rank int) (*Bootstrap, error
 	if rank < 0 || rank >= nranks {
 		return nil, errs.Invalid("bootstrap join", rank, "rank %d out of range [0, %d)", rank, nranks)
 	}
-	b := &Bootstrap{id: id, rank: rank, nranks: nranks, lostc: make(chan error, 1), reports: make(chan []Progress, 1)}
+	b := newBootstrap(id, nranks, rank)
 	if _, err := ParseUniqueID(id[:]); err != nil {
 		return nil, b.wrap("join", err)
 	}
@@ -93,6 +102,12 @@ func Join(ctx context.Context, id UniqueID, nranks, rank int) (*Bootstrap, error
 	}
 	b.joined = true
 	return b, nil
+}
+
+// newBootstrap returns rank's Bootstrap before it joins.
+func newBootstrap(id UniqueID, nranks, rank int) *Bootstrap {
+	return &Bootstrap{id: id, rank: rank, nranks: nranks, lostc: make(chan error, 1), reports: make(chan []Progress, 1),
+		predc: make(chan accepted, 1), peers: peers{pairs: map[int]*pair{}}}
 }
 
 // Rank returns this rank.
@@ -110,8 +125,8 @@ func (b *Bootstrap) PeerLost() <-chan error { return b.lostc }
 
 // Close leaves gracefully: it tells the root (so that this rank's departure
 // is not reported as a loss), waits up to a second for the root to take
-// that, and closes every connection; a call in progress fails with
-// errs.ErrAborted. If this process runs the root, Close (of a Bootstrap that
+// that, and closes every connection and its listener; a call in progress
+// (Send and Recv included) fails with errs.ErrAborted. If this process runs the root, Close (of a Bootstrap that
 // Join returned) then waits until the ranks of other processes have left or
 // been lost, up to rootLinger (10 s): they may still be finishing a
 // collective that this rank has finished, and the root's end with this
@@ -136,6 +151,16 @@ func (b *Bootstrap) Close() error {
 			if c != nil {
 				c.Close()
 			}
+		}
+		b.failPeers() // first, so that a connection the listener is handing over fails with errClosed too
+		if b.lis != nil {
+			b.lis.close()
+		}
+		b.peers.wg.Wait()
+		select { // taken by the listener, not by Join
+		case a := <-b.predc:
+			a.c.Close()
+		default:
 		}
 		b.watching.Wait()
 		if b.root != nil {
@@ -207,24 +232,25 @@ func (b *Bootstrap) join(ctx context.Context) error {
 	l := b.root.LocalAddr().(*net.TCPAddr).AddrPort()
 	b.local = netip.AddrPortFrom(l.Addr().Unmap(), l.Port())
 	localRanks.Store(b.local, struct{}{})
-	// The ring listener listens on the address this host reaches the root
-	// from, which the other ranks can then reach too.
+	// The listener listens on the address this host reaches the root from,
+	// which the other ranks can then reach too.
 	local := b.root.LocalAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()
 	ln, err := net.ListenTCP("tcp", net.TCPAddrFromAddrPort(netip.AddrPortFrom(local, 0)))
 	if err != nil {
-		return fmt.Errorf("ring listener: %w", err)
+		return fmt.Errorf("listener: %w", err)
 	}
-	defer ln.Close()
-	me := ln.Addr().(*net.TCPAddr).AddrPort()
-	table, err := b.meet(op, me)
+	b.me = ln.Addr().(*net.TCPAddr).AddrPort()
+	b.listen(ln)
+	table, err := b.meet(op, b.me)
 	if err != nil {
 		return err
 	}
+	b.table = table
 	b.root.SetDeadline(time.Time{})
 	b.watchDone = make(chan struct{})
 	b.watching.Add(1)
 	go b.routineWatchRoot()
-	return b.formRing(op, ln, me, table)
+	return b.formRing(op, b.me, table)
 }
 
 // meet says hello to the root and waits for the table of ring listener
@@ -323,6 +349,7 @@ func (b *Bootstrap) routineWatchRoot() {
 		case frameLost:
 			if rank, reason, err := decodeLost(p); err == nil {
 				b.report(lostError(rank, reason))
+				b.lose(rank, lostError(rank, reason))
 			} else {
 				b.report(fmt.Errorf("bootstrap root at %s lost: %v: %w", addr, err, errs.ErrPeerLost))
 			}
@@ -384,6 +411,13 @@ func (b *Bootstrap) wrap(op string, err error) error {
 	return errs.At("bootstrap "+op, b.rank, err)
 }
 
+// wrapPeer is wrap for a call with a peer.
+func (b *Bootstrap) wrapPeer(op string, peer int, err error) error {
+	e := errs.At("bootstrap "+op, b.rank, err)
+	e.Peer = peer
+	return e
+}
+
 // lostError is the error of rank's loss, as the root reported it.
 func lostError(rank int, reason string) error {
 	return fmt.Errorf("rank %d lost: %s: %w", rank, reason, errs.ErrPeerLost)
@@ -393,8 +427,11 @@ func lostError(rank int, reason string) error {
 // names.
 func refused(who string, code byte, reason string) error {
 	sentinel := errs.ErrInvalidArgument
-	if code == refusePeerLost {
+	switch code {
+	case refusePeerLost:
 		sentinel = errs.ErrPeerLost
+	case refuseCrossed:
+		sentinel = errCrossed
 	}
 	return fmt.Errorf("%s refused this rank: %s: %w", who, reason, sentinel)
 }

@@ -180,13 +180,22 @@ func waitInCall(t *testing.T, b *Bootstrap) {
 	}, time.Minute, time.Millisecond, "rank %d never entered its call", b.Rank())
 }
 
-// crash makes b's connections close as when its process dies: no bye.
+// crash makes b's connections and listener close as when its process
+// dies: no bye.
 func crash(b *Bootstrap) {
 	for _, c := range []net.Conn{b.root, b.next, b.prev} {
 		if c != nil {
 			c.Close()
 		}
 	}
+	b.lis.ln.Close()
+	b.peers.mu.Lock()
+	for _, p := range b.peers.pairs {
+		if p.conn != nil {
+			p.conn.Close()
+		}
+	}
+	b.peers.mu.Unlock()
 }
 
 // blobFor is rank's blob in round k: empty in some rounds, sizes and bytes
@@ -534,10 +543,15 @@ func TestRingListenerRefusesStrangers(t *testing.T) {
 	}
 	writeFrame(prev, frameAccept)
 	collect(t, c1, c2)
-	// Rank 1 dropped the silent connection once its ring was formed.
+	// Rank 1's listener refused the silent connection after helloDeadline,
+	// and closed it.
 	silent.SetReadDeadline(time.Now().Add(time.Minute))
+	typ, p, err = readFrame(silent)
+	if err != nil || typ != frameRefuse || !strings.Contains(string(p), "no valid hello") {
+		t.Fatalf("silent connection: %v %q %v, want a refusal", typ, p, err)
+	}
 	if _, err := silent.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
-		t.Fatalf("silent ring connection: %v, want EOF", err)
+		t.Fatalf("silent connection after its refusal: %v, want EOF", err)
 	}
 }
 
@@ -776,15 +790,7 @@ func TestCloseStopsRootAndGoroutines(t *testing.T) {
 	if running {
 		t.Fatal("the root is still registered")
 	}
-	n := runtime.NumGoroutine()
-	// Goroutines signal nothing when they end: poll, generously.
-	for deadline := time.Now().Add(time.Minute); n > before && time.Now().Before(deadline); n = runtime.NumGoroutine() {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n > before {
-		buf := make([]byte, 1<<16)
-		t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
-	}
+	waitGoroutines(t, before)
 }
 
 // rawExchange sends one frame to addr and returns the reply frame.

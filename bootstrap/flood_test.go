@@ -259,31 +259,23 @@ func TestRootFlood(t *testing.T) {
 	assert.LessOrEqual(t, after.goroutines, base.goroutines+nranks, "root goroutines once the flood stopped")
 }
 
-// TestRingListenerFlood floods a rank's ring listener during setup, as
-// TestRootFlood does the root: its predecessor still gets in, the heap stays
-// within floodHeapSlack of its baseline and at most maxPendingRingHellos
+// TestListenerFlood floods a rank's listener during setup, as TestRootFlood
+// does the root: its ring predecessor still gets in, the heap stays within
+// floodHeapSlack of its baseline and at most maxPendingListenerHellos
 // connections are vetted at once.
-func TestRingListenerFlood(t *testing.T) {
+func TestListenerFlood(t *testing.T) {
 	const workers = 200
-	m := &memSampler{prefix: "github.com/ringo-ccl/ringo/bootstrap.(*Bootstrap).acceptPredecessor", buf: make([]byte, 4<<20)}
+	m := &memSampler{prefix: "github.com/ringo-ccl/ringo/bootstrap.(*listener).routine", buf: make([]byte, 4<<20)}
 	secret := testSecret(22)
-	b := &Bootstrap{id: newUniqueID(loopbackPort(1), secret), rank: 1, nranks: 3}
+	b := newBootstrap(newUniqueID(loopbackPort(1), secret), 3, 1)
 	ln, err := net.ListenTCP("tcp", net.TCPAddrFromAddrPort(loopbackPort(0)))
 	require.NoError(t, err)
-	defer ln.Close()
 	base := m.sample(t)
+	b.listen(ln)
+	defer b.Close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	type accepted struct {
-		c   net.Conn
-		err error
-	}
-	ac := make(chan accepted, 1)
-	go func() {
-		c, err := b.acceptPredecessor(ctx, ln, 0)
-		ac <- accepted{c, err}
-	}()
 	f := startFlood(t, ln.Addr().String(), workers, frameRingHello)
 	<-f.under
 	done := make(chan struct{})
@@ -300,7 +292,12 @@ func TestRingListenerFlood(t *testing.T) {
 	release()
 	require.NoError(t, err)
 	require.Equal(t, frameAccept, typ)
-	a := <-ac
+	var a accepted
+	select {
+	case a = <-b.predc:
+	case <-ctx.Done():
+		require.FailNow(t, "the listener accepted the predecessor but never handed it over")
+	}
 	require.NoError(t, a.err)
 	defer a.c.Close()
 	assert.Equal(t, prev.LocalAddr().String(), a.c.RemoteAddr().String(), "the accepted connection is the predecessor's")
@@ -309,13 +306,15 @@ func TestRingListenerFlood(t *testing.T) {
 	peak := <-peakc
 	made := f.conns.Load()
 	f.stop()
-	after := m.settle(t, base.goroutines)
+	after := m.settle(t, base.goroutines+1)
 
 	t.Logf("flood of %d workers, %d connections: predecessor accepted in %v", workers, made, acceptTime.Round(time.Millisecond))
-	t.Logf("ring listener heap: before %v; peak during %v; after %v", base, peak, after)
+	t.Logf("listener heap: before %v; peak during %v; after %v", base, peak, after)
 	assert.Less(t, peak.heap, base.heap+floodHeapSlack, "heap during the flood")
 	assert.Less(t, after.heap, base.heap+floodHeapSlack, "heap after the flood")
-	// acceptPredecessor itself, its accept loop, and the vetting goroutines.
-	assert.LessOrEqual(t, peak.goroutines, base.goroutines+maxPendingRingHellos+2+floodGoroutineSlack, "ring listener goroutines")
-	assert.LessOrEqual(t, after.goroutines, base.goroutines, "ring listener goroutines once accepted")
+	// The accept loop, and the vetting goroutines.
+	assert.LessOrEqual(t, peak.goroutines, base.goroutines+maxPendingListenerHellos+1+floodGoroutineSlack, "listener goroutines")
+	assert.LessOrEqual(t, after.goroutines, base.goroutines+1, "listener goroutines once the flood stopped: the accept loop")
+	b.Close()
+	assert.LessOrEqual(t, m.settle(t, base.goroutines).goroutines, base.goroutines, "listener goroutines after Close")
 }

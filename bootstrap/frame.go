@@ -9,12 +9,14 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/ringo-ccl/ringo/internal/tcp"
 )
 
 // The bootstrap's wire format. Every message on every bootstrap TCP
-// connection (rank↔root and rank→successor) is a frame:
+// connection (rank↔root, rank→successor, and a point-to-point connection
+// between two ranks) is a frame:
 //
 //	type    1 byte   (frameType)
 //	length  4 bytes  payload length, big endian, at most maxPayload(type)
@@ -23,13 +25,14 @@ import (
 // Integers in payloads are big endian. An address is 18 bytes: the IP in its
 // 16-byte form (IPv4 as ::ffff:a.b.c.d) and the port. Payloads by type:
 //
-//	hello, ringHello  secret [32] | rank u32 | nranks u32 | ring listener address [18]   (58 bytes)
+//	hello, ringHello, p2pHello  secret [32] | rank u32 | nranks u32 | listener address [18]   (58 bytes)
 //	status            missing u32 | up to maxListedMissing missing ranks, u32 each
 //	table             nranks u32 | nranks addresses [18] (each rank's ring listener)
-//	refuse            code u8 (refuseInvalid, refusePeerLost) | reason (UTF-8)
+//	refuse            code u8 (refuseInvalid, refusePeerLost, refuseCrossed) | reason (UTF-8)
 //	lost              rank u32 | reason (UTF-8)
 //	bye, accept       empty
 //	gather, barrier   call sequence u64 | origin rank u32 | blob (empty for barrier)
+//	message           tag u32 | blob (at most maxMsgBytes, plus msgSlack for Pair's header)
 //
 // Decoders accept exactly what the encoders produce: anything decoded
 // re-encodes to the same bytes (the fuzz targets check it).
@@ -50,6 +53,8 @@ const (
 	frameAsk                            // root → every rank: report your progress (query number)
 	frameProgress                       // rank → root: its progress, answering an ask
 	frameReport                         // root → querying rank: every rank's progress
+	frameP2PHello                       // rank → any rank: point-to-point connection (p2p.go)
+	frameMsg                            // point-to-point: one message of Send
 )
 
 func (t frameType) String() string {
@@ -82,6 +87,10 @@ func (t frameType) String() string {
 		return "progress"
 	case frameReport:
 		return "report"
+	case frameP2PHello:
+		return "p2p hello"
+	case frameMsg:
+		return "message"
 	}
 	return fmt.Sprintf("frame type %#x", uint8(t))
 }
@@ -91,6 +100,11 @@ const (
 	maxBlobBytes = 1 << 20
 	// maxRanks bounds nranks so that a table frame fits maxTableLen.
 	maxRanks = 1 << 15
+	// maxMsgBytes is the largest blob Send moves.
+	maxMsgBytes = 1 << 20
+	// msgSlack is room beyond maxMsgBytes in a message frame for the
+	// header of a Pair's call (pair.go), whose blobs may be maxBlobBytes.
+	msgSlack = 16
 
 	frameHeaderLen    = 5
 	helloLen          = 32 + 4 + 4 + tcp.AddrLen
@@ -102,13 +116,15 @@ const (
 	progressLen       = 4 + 1 + 8 // rank, state, seq
 	answerLen         = 4 + progressLen
 	maxReportLen      = 4 + maxRanks*progressLen
+	msgHeaderLen      = 4 // tag
+	maxMsgFrameLen    = msgHeaderLen + maxMsgBytes + msgSlack
 )
 
 // maxPayload returns the largest payload a frame of type t may carry, and
-// false for an unknown type. The largest (gather) is 1 MiB plus 12 bytes.
+// false for an unknown type. The largest (message) is 1 MiB plus 20 bytes.
 func maxPayload(t frameType) (int, bool) {
 	switch t {
-	case frameHello, frameRingHello:
+	case frameHello, frameRingHello, frameP2PHello:
 		return helloLen, true
 	case frameStatus:
 		return 4 + 4*maxListedMissing, true
@@ -128,6 +144,8 @@ func maxPayload(t frameType) (int, bool) {
 		return maxReportLen, true
 	case frameGather, frameBarrier:
 		return maxGatherFrameLen, true
+	case frameMsg:
+		return maxMsgFrameLen, true
 	}
 	return 0, false
 }
@@ -148,61 +166,90 @@ func readFrame(r io.Reader) (frameType, []byte, error) {
 // known type when none are given): another type is an errFrame, returned
 // before its payload is read.
 func readFrameOf(r io.Reader, types ...frameType) (frameType, []byte, error) {
+	t, n, err := readHeaderOf(r, types...)
+	if err != nil {
+		return 0, nil, err
+	}
+	p, err := readPayload(r, t, n)
+	if err != nil {
+		return 0, nil, err
+	}
+	return t, p, nil
+}
+
+// readHeaderOf reads a frame's header, checked as readFrameOf checks it, and
+// returns its type and payload length, at most maxPayload(type): a reader
+// that bounds what it holds (p2p.go) checks the length before it allocates
+// the payload (readPayload).
+func readHeaderOf(r io.Reader, types ...frameType) (frameType, int, error) {
 	var h [frameHeaderLen]byte
 	if n, err := io.ReadFull(r, h[:]); err != nil {
 		if n > 0 && errors.Is(err, io.ErrUnexpectedEOF) {
-			return 0, nil, fmt.Errorf("%w: truncated header (%d of %d bytes)", errFrame, n, frameHeaderLen)
+			return 0, 0, fmt.Errorf("%w: truncated header (%d of %d bytes)", errFrame, n, frameHeaderLen)
 		}
-		return 0, nil, err
+		return 0, 0, err
 	}
 	t := frameType(h[0])
 	max, ok := maxPayload(t)
 	if !ok {
-		return 0, nil, fmt.Errorf("%w: unknown %v", errFrame, t)
+		return 0, 0, fmt.Errorf("%w: unknown %v", errFrame, t)
 	}
 	if len(types) > 0 && !slices.Contains(types, t) {
-		return 0, nil, fmt.Errorf("%w: unexpected %v frame", errFrame, t)
+		return 0, 0, fmt.Errorf("%w: unexpected %v frame", errFrame, t)
 	}
 	n := binary.BigEndian.Uint32(h[1:])
 	if n > uint32(max) {
-		return 0, nil, fmt.Errorf("%w: %v payload of %d bytes exceeds %d", errFrame, t, n, max)
+		return 0, 0, fmt.Errorf("%w: %v payload of %d bytes exceeds %d", errFrame, t, n, max)
 	}
+	return t, int(n), nil
+}
+
+// readPayload reads the n-byte payload of a frame of type t whose header
+// readHeaderOf read.
+func readPayload(r io.Reader, t frameType, n int) ([]byte, error) {
 	p := make([]byte, n)
 	if got, err := io.ReadFull(r, p); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return 0, nil, fmt.Errorf("%w: truncated %v payload (%d of %d bytes)", errFrame, t, got, n)
+			return nil, fmt.Errorf("%w: truncated %v payload (%d of %d bytes)", errFrame, t, got, n)
 		}
-		return 0, nil, err
+		return nil, err
 	}
-	return t, p, nil
+	return p, nil
 }
 
 // writeFrame writes one frame of type t whose payload is the concatenation
 // of parts, with one writev where w is a TCP connection. Writes to one
 // connection must be serialized by the caller.
 func writeFrame(w io.Writer, t frameType, parts ...[]byte) error {
+	_, err := writeFrameN(w, t, parts...)
+	return err
+}
+
+// writeFrameN is writeFrame, also returning how many bytes it wrote: a
+// write that fails after its first byte leaves the connection amid a frame.
+func writeFrameN(w io.Writer, t frameType, parts ...[]byte) (int64, error) {
 	n := 0
 	for _, p := range parts {
 		n += len(p)
 	}
 	if max, ok := maxPayload(t); !ok || n > max {
-		return fmt.Errorf("%w: cannot send a %v payload of %d bytes", errFrame, t, n)
+		return 0, fmt.Errorf("%w: cannot send a %v payload of %d bytes", errFrame, t, n)
 	}
 	h := make([]byte, frameHeaderLen)
 	h[0] = byte(t)
 	binary.BigEndian.PutUint32(h[1:], uint32(n))
 	bufs := append(net.Buffers{h}, parts...)
-	_, err := bufs.WriteTo(w)
-	return err
+	return bufs.WriteTo(w)
 }
 
-// hello is a rank's introduction: to the root (frameHello) and to its ring
-// successor (frameRingHello).
+// hello is a rank's introduction: to the root (frameHello), to its ring
+// successor (frameRingHello), and to a rank it opens a point-to-point
+// connection to (frameP2PHello).
 type hello struct {
 	secret [32]byte
 	rank   uint32
 	nranks uint32
-	ring   netip.AddrPort // the sender's ring listener
+	ring   netip.AddrPort // the sender's listener
 }
 
 // errWrongSecret is a hello whose secret is not the communicator's.
@@ -218,31 +265,50 @@ var errWrongSecret = errors.New("wrong secret")
 // errWrongSecret, io.EOF when the connection ends before the first byte, or
 // r's error (a deadline).
 func readHello(r io.Reader, want frameType, secret *[32]byte) (hello, error) {
+	_, h, err := readHelloOf(r, secret, want)
+	return h, err
+}
+
+// readHelloOf is readHello taking a hello of any of the types want (all of
+// helloLen bytes), and returning which it was.
+func readHelloOf(r io.Reader, secret *[32]byte, want ...frameType) (frameType, hello, error) {
 	var buf [frameHeaderLen + helloLen]byte
 	n, err := io.ReadFull(r, buf[:frameHeaderLen])
 	if err != nil {
 		if n > 0 && errors.Is(err, io.ErrUnexpectedEOF) {
-			return hello{}, fmt.Errorf("%w: truncated header (%d of %d bytes)", errFrame, n, frameHeaderLen)
+			return 0, hello{}, fmt.Errorf("%w: truncated header (%d of %d bytes)", errFrame, n, frameHeaderLen)
 		}
-		return hello{}, err
+		return 0, hello{}, err
 	}
-	if t := frameType(buf[0]); t != want {
-		return hello{}, fmt.Errorf("%w: expected a %v, got a %v frame", errFrame, want, t)
+	t := frameType(buf[0])
+	if !slices.Contains(want, t) {
+		return 0, hello{}, fmt.Errorf("%w: expected a %v, got a %v frame", errFrame, helloNames(want), t)
 	}
 	if n := binary.BigEndian.Uint32(buf[1:]); n != helloLen {
-		return hello{}, fmt.Errorf("%w: %v of %d bytes, want %d", errFrame, want, n, helloLen)
+		return 0, hello{}, fmt.Errorf("%w: %v of %d bytes, want %d", errFrame, t, n, helloLen)
 	}
 	p := buf[frameHeaderLen:]
 	if n, err := io.ReadFull(r, p); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return hello{}, fmt.Errorf("%w: truncated %v (%d of %d bytes)", errFrame, want, n, helloLen)
+			return 0, hello{}, fmt.Errorf("%w: truncated %v (%d of %d bytes)", errFrame, t, n, helloLen)
 		}
-		return hello{}, err
+		return 0, hello{}, err
 	}
 	if subtle.ConstantTimeCompare(p[:len(secret)], secret[:]) != 1 {
-		return hello{}, errWrongSecret
+		return 0, hello{}, errWrongSecret
 	}
-	return decodeHello(p)
+	h, err := decodeHello(p)
+	return t, h, err
+}
+
+// helloNames names hello types for an error: "hello", "ring hello or p2p
+// hello".
+func helloNames(types []frameType) string {
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = t.String()
+	}
+	return strings.Join(names, " or ")
 }
 
 func appendHello(b []byte, h hello) []byte {
@@ -329,6 +395,7 @@ func decodeTable(p []byte) ([]netip.AddrPort, error) {
 const (
 	refuseInvalid  byte = 1 // errs.ErrInvalidArgument
 	refusePeerLost byte = 2 // errs.ErrPeerLost: the communicator already lost a rank
+	refuseCrossed  byte = 3 // errCrossed: the refuser connects to the connector itself (p2p.go)
 )
 
 func appendRefuse(b []byte, code byte, reason string) []byte {
@@ -336,7 +403,7 @@ func appendRefuse(b []byte, code byte, reason string) []byte {
 }
 
 func decodeRefuse(p []byte) (code byte, reason string, err error) {
-	if len(p) < 1 || (p[0] != refuseInvalid && p[0] != refusePeerLost) {
+	if len(p) < 1 || (p[0] != refuseInvalid && p[0] != refusePeerLost && p[0] != refuseCrossed) {
 		return 0, "", fmt.Errorf("%w: refusal without a known code", errFrame)
 	}
 	return p[0], string(p[1:]), nil
@@ -424,4 +491,16 @@ func decodeReport(p []byte) ([]Progress, error) {
 		}
 	}
 	return ps, nil
+}
+
+// msgHeader returns the header of a message payload.
+func msgHeader(tag uint32) []byte {
+	return binary.BigEndian.AppendUint32(make([]byte, 0, msgHeaderLen), tag)
+}
+
+func decodeMsg(p []byte) (tag uint32, blob []byte, err error) {
+	if len(p) < msgHeaderLen {
+		return 0, nil, fmt.Errorf("%w: message payload of %d bytes", errFrame, len(p))
+	}
+	return binary.BigEndian.Uint32(p), p[msgHeaderLen:], nil
 }

@@ -32,6 +32,8 @@ func sampleFrames() map[frameType][]byte {
 		frameAsk:       {0, 0, 0, 7},
 		frameProgress:  appendAnswer(nil, 7, Progress{Rank: 2, State: Inside, Seq: 41}),
 		frameReport:    appendReport(nil, []Progress{{0, Finished, 41}, {1, Silent, 0}, {2, Inside, 42}, {3, Gone, 0}}),
+		frameP2PHello:  appendHello(nil, hello{secret: testSecret(7), rank: 2, nranks: 3, ring: loopbackPort(7)}),
+		frameMsg:       append(msgHeader(7), "blob"...),
 	}
 }
 
@@ -47,7 +49,7 @@ func encodeFrame(t frameType, payload []byte) []byte {
 // ok is false when p does not decode.
 func reencodePayload(t frameType, p []byte) (out []byte, ok bool) {
 	switch t {
-	case frameHello, frameRingHello:
+	case frameHello, frameRingHello, frameP2PHello:
 		h, err := decodeHello(p)
 		return appendHello(nil, h), err == nil
 	case frameStatus:
@@ -71,6 +73,9 @@ func reencodePayload(t frameType, p []byte) (out []byte, ok bool) {
 	case frameReport:
 		ps, err := decodeReport(p)
 		return appendReport(nil, ps), err == nil
+	case frameMsg:
+		tag, blob, err := decodeMsg(p)
+		return append(msgHeader(tag), blob...), err == nil
 	}
 	return p, true
 }
@@ -103,6 +108,7 @@ func TestReadFrameRejects(t *testing.T) {
 		{"unknown type", header(0x47, 0), "unknown frame type 0x47"},
 		{"type zero", header(0, 0), "unknown frame type 0x0"},
 		{"oversized gather", header(byte(frameGather), maxGatherFrameLen+1), "exceeds"},
+		{"oversized message", header(byte(frameMsg), maxMsgFrameLen+1), "message payload of 1048597 bytes exceeds 1048596"},
 		{"oversized hello", header(byte(frameHello), helloLen+1), "exceeds"},
 		{"huge", header(byte(frameTable), 1<<31), "exceeds"},
 		{"bye with payload", append(header(byte(frameBye), 1), 0), "exceeds"},
@@ -144,6 +150,9 @@ func TestPayloadDecodersReject(t *testing.T) {
 	}
 	if _, _, _, err := decodeGather(make([]byte, gatherHeaderLen-1)); err == nil {
 		t.Error("short gather accepted")
+	}
+	if _, _, err := decodeMsg(make([]byte, msgHeaderLen-1)); err == nil {
+		t.Error("message without its tag accepted")
 	}
 	if got := (status{missing: 70, listed: []int{1, 2}}).String(); got != "[1 2 … and 68 more]" {
 		t.Errorf("status string %q", got)
@@ -232,6 +241,18 @@ func TestReadHello(t *testing.T) {
 			assert.Contains(t, err.Error(), c.msg)
 		})
 	}
+
+	// A listener's: either of two types, and which it was.
+	secret6 := testSecret(6)
+	for _, typ := range []frameType{frameRingHello, frameP2PHello} {
+		got, h, err := readHelloOf(bytes.NewReader(encodeFrame(typ, sampleFrames()[frameRingHello])), &secret6, frameRingHello, frameP2PHello)
+		require.NoError(t, err)
+		assert.Equal(t, typ, got)
+		assert.Equal(t, uint32(1), h.rank)
+	}
+	_, _, err := readHelloOf(bytes.NewReader(encodeFrame(frameHello, good)), &secret, frameRingHello, frameP2PHello)
+	require.ErrorIs(t, err, errFrame)
+	assert.Contains(t, err.Error(), "expected a ring hello or p2p hello, got a hello frame")
 
 	// What a refused header makes readHello allocate does not depend on the
 	// length it names.

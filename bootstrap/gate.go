@@ -1,12 +1,15 @@
 package bootstrap
 
 import (
+	"errors"
 	"net"
 	"sync"
 	"time"
+
+	"github.com/ringo-ccl/ringo/internal/tcp"
 )
 
-// A listener of the bootstrap (the root, a rank's ring listener) holds a
+// A listener of the bootstrap (the root, a rank's listener) holds a
 // connection that has not yet proved the secret through a helloGate:
 //
 //   - at most cap such connections at once, each with its own goroutine and
@@ -119,4 +122,36 @@ func (g *helloGate) remove(c net.Conn) bool {
 		}
 	}
 	return false
+}
+
+// acceptLoop accepts connections on ln as g lets it, until stop is closed
+// or ln is, tuning each (tcp.Tune) and handing it, registered with g, to
+// start, which must start its goroutine (that leaves g when done) and
+// return true, or return false (its owner is stopping): then acceptLoop
+// closes it and gives its slot back.
+func (g *helloGate) acceptLoop(ln net.Listener, stop <-chan struct{}, start func(net.Conn) bool) {
+	for {
+		if !g.enter(stop) {
+			return
+		}
+		c, err := ln.Accept()
+		if err != nil {
+			g.leave(nil)
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			select { // e.g. out of file descriptors: try again shortly
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		}
+		tcp.Tune(c)
+		g.add(c)
+		if !start(c) {
+			g.leave(c)
+			c.Close()
+		}
+	}
 }

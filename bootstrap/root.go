@@ -174,37 +174,17 @@ func (m *rootMember) send(t frameType, payload []byte) {
 // own routineServe.
 func (r *rootServer) routineAccept() {
 	defer r.wg.Done()
-	for {
-		if !r.gate.enter(r.stopc) {
-			return
-		}
-		c, err := r.ln.Accept()
-		if err != nil {
-			r.gate.leave(nil)
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			select { // e.g. out of file descriptors: try again shortly
-			case <-r.stopc:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-			continue
-		}
+	r.gate.acceptLoop(r.ln, r.stopc, func(c net.Conn) bool {
 		r.mu.Lock()
+		defer r.mu.Unlock()
 		if r.stopped {
-			r.mu.Unlock()
-			r.gate.leave(nil)
-			c.Close()
-			continue
+			return false
 		}
-		tcp.Tune(c)
 		r.conns[c] = struct{}{}
-		r.gate.add(c)
 		r.wg.Add(1)
-		r.mu.Unlock()
 		go r.routineServe(c)
-	}
+		return true
+	})
 }
 
 // routineServe vets c's hello in its r.gate slot, admits or refuses it, and
