@@ -38,7 +38,8 @@ func planMain(args []string) error {
 	asJSON := fs.Bool("json", false, "write the schedule document")
 	fs.Bool("show", true, "print the plan (the default; kept for ringo plan --show)")
 	from := fs.String("schedule", "", "read this schedule document instead of planning")
-	run := fs.Bool("run", false, "run the plans on a host communicator of this process (every rank's executor, in-memory connections made as the steps need them) and check the result")
+	run := fs.Bool("run", false, "run the plans on a communicator of this process (every rank's executor, connections made as the steps need them) and check the result")
+	gpus := fs.String("gpus", "", "with -run: run on these GPUs, one rank each (e.g. 0,0,0,0; default: the host executor)")
 	fs.SetOutput(os.Stderr)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -64,7 +65,13 @@ func planMain(args []string) error {
 		return fmt.Errorf("-rank %d: the plan has ranks 0…%d", *rank, len(plans)-1)
 	}
 	if *run {
-		return runPlans(os.Stdout, plans)
+		var on []int
+		if *gpus != "" {
+			if on, err = parseGPUs(*gpus); err != nil {
+				return err
+			}
+		}
+		return runPlans(os.Stdout, plans, on)
 	}
 	if *asJSON {
 		d, err := ring.NewSchedule(plans)
@@ -227,11 +234,12 @@ func peer(p int32) string {
 	return fmt.Sprint(p)
 }
 
-// runPlans runs every rank's plan of one collective on an in-process host
-// communicator whose connections fit them, with integer-valued inputs of
-// the plans' element size (summed, where the collective reduces), and
-// checks every rank's output against the collective's definition.
-func runPlans(w io.Writer, plans []*ring.Plan) error {
+// runPlans runs every rank's plan of one collective on an in-process
+// communicator whose connections fit them — host ranks, or rank r on GPU
+// gpus[r] when gpus is given — with integer-valued inputs of the plans'
+// element size (summed, where the collective reduces), and checks every
+// rank's output against the collective's definition.
+func runPlans(w io.Writer, plans []*ring.Plan, gpus []int) error {
 	spec := plans[0].Spec
 	n := len(plans)
 	dt, ok := map[int]ringo.DataType{1: ringo.TypeUint8, 2: ringo.TypeFloat16, 4: ringo.TypeInt32, 8: ringo.TypeInt64}[spec.EltSize]
@@ -244,7 +252,16 @@ func runPlans(w io.Writer, plans []*ring.Plan) error {
 	} else {
 		cfg.BuffSize = spec.BuffSize
 	}
-	comms, err := ringo.NewLocal(n, cfg)
+	if gpus != nil && len(gpus) != n {
+		return fmt.Errorf("-run: %d GPUs for a schedule of %d ranks", len(gpus), n)
+	}
+	var comms []*ringo.Comm
+	var err error
+	if gpus != nil {
+		comms, err = ringo.NewLocalGPUs(gpus, cfg)
+	} else {
+		comms, err = ringo.NewLocal(n, cfg)
+	}
 	if err != nil {
 		return fmt.Errorf("-run: %w", err)
 	}
@@ -273,8 +290,12 @@ func runPlans(w io.Writer, plans []*ring.Plan) error {
 	start := time.Now()
 	for r, c := range comms {
 		go func() {
-			errc <- c.RunSchedule(ctx, plans, ringo.Call{Coll: spec.Coll, Count: spec.Count, Type: dt, Op: ringo.OpSum,
-				Root: spec.Root, Send: sends[r], Recv: recvs[r]})
+			call := ringo.Call{Coll: spec.Coll, Count: spec.Count, Type: dt, Op: ringo.OpSum, Root: spec.Root, Send: sends[r], Recv: recvs[r]}
+			if gpus == nil {
+				errc <- c.RunSchedule(ctx, plans, call)
+			} else {
+				errc <- runOnGPU(ctx, c, plans, call)
+			}
 		}()
 	}
 	for range n {
@@ -318,4 +339,34 @@ func runPlans(w io.Writer, plans []*ring.Plan) error {
 		return fmt.Errorf("-run: %d wrong elements", wrong)
 	}
 	return nil
+}
+
+// runOnGPU runs rank c's plan of a schedule on its GPU: call's buffers
+// copied to GPU memory and back.
+func runOnGPU(ctx context.Context, c *ringo.Comm, plans []*ring.Plan, call ringo.Call) error {
+	bufs := make([]ringo.DevPtr[uint8], 2)
+	for i, b := range [][]byte{call.Send, call.Recv} {
+		p, err := ringo.DeviceAlloc[uint8](c.GPU(), max(len(b), 1))
+		if err != nil {
+			return err
+		}
+		defer p.Free()
+		if err := p.Slice(0, len(b)).CopyFrom(b); err != nil {
+			return err
+		}
+		bufs[i] = p
+	}
+	s, err := ringo.NewStream(c.GPU()) // ranks sharing a GPU run their kernels side by side
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	dc := ringo.DeviceCall{Coll: call.Coll, Send: bufs[0].Addr(), Recv: bufs[1].Addr(), Count: call.Count, Type: call.Type, Op: call.Op, Root: call.Root}
+	if err := c.RunScheduleDevice(ctx, plans, dc, s); err != nil {
+		return err
+	}
+	if err := c.Wait(ctx, s); err != nil {
+		return err
+	}
+	return bufs[1].Slice(0, len(call.Recv)).CopyTo(call.Recv)
 }

@@ -42,6 +42,10 @@ func TestPlanRun(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "allgather of 300 elements on 4 ranks (Simple, 2 channels, int32): 0 wrong")
 
+	out, err = exec.Command(bin, "plan", "-schedule", path, "-run", "-gpus", "0,0").CombinedOutput()
+	assert.Error(t, err)
+	assert.Contains(t, string(out), "2 GPUs for a schedule of 4 ranks")
+
 	d.Version = 1
 	f, err = os.Create(path)
 	require.NoError(t, err)
