@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ringo-ccl/ringo/reduce"
@@ -209,4 +211,25 @@ func instantiated(src string) []string {
 		}
 	}
 	return names
+}
+
+// TestPrimCodes: common.cuh's RingoPrim codes are ring.Prim's values, name
+// for name (PrimX for ring's "x"), and NumPrims counts them.
+func TestPrimCodes(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("src", "common.cuh"))
+	require.NoError(t, err)
+	codes := map[string]int{}
+	for _, m := range regexp.MustCompile(`(?m)^\s+(Prim\w+|NumPrims) = (\d+),`).FindAllStringSubmatch(string(src), -1) {
+		v, _ := strconv.Atoi(m[2])
+		codes[m[1]] = v
+	}
+	n := 0
+	for p := ring.Prim(0); p.Valid(); p++ {
+		name := p.String()
+		code, ok := codes["Prim"+strings.ToUpper(name[:1])+name[1:]]
+		assert.True(t, ok && code == int(p), "ring.%s = %d: common.cuh has %d (%v)", name, p, code, ok)
+		n++
+	}
+	assert.Equal(t, n, codes["NumPrims"], "NumPrims")
+	assert.Len(t, codes, n+1, "common.cuh has primitives ring does not: %v", codes)
 }

@@ -14,8 +14,12 @@
 // here (runFlagged runs them as Simple does).
 template <typename T, typename R, typename P>
 __device__ bool flaggedStep(const R& r, uint32_t prim, const char* rl, uint64_t rs, char* sl, uint64_t ss,
-                            const char* in, char* out, int64_t bytes, const volatile uint32_t* abortFlag) {
+                            const char* in, char* out, int64_t bytes, int64_t recvBytes,
+                            const volatile uint32_t* abortFlag) {
   switch (prim) {
+    case PrimSendRecv:  // a Send and a Recv, each of its own size: the send never waits
+      return P::template move<T, R, Move<PrimSend> >(r, rl, rs, sl, ss, in, out, bytes, abortFlag) &&
+             P::template move<T, R, Move<PrimRecv> >(r, rl, rs, sl, ss, in, out, recvBytes, abortFlag);
     case PrimSend:
       return P::template move<T, R, Move<PrimSend> >(r, rl, rs, sl, ss, in, out, bytes, abortFlag);
     case PrimRecv:
@@ -80,7 +84,7 @@ __device__ void runFlagged(const R& r, const RingoConn* conns, const RingoStep* 
     const char* rl = P::recvFifo(*rc) + (recvStep % RINGO_NSTEPS) * g.slotBytes;
     char* sl = P::sendFifo(*sc) + (sendStep % RINGO_NSTEPS) * g.slotBytes;
     aborted = !flaggedStep<T, R, P>(r, s.prim, rl, recvStep, sl, sendStep, in + s.inOff, out + s.outOff, s.bytes,
-                                    abortFlag);
+                                    s.recvBytes, abortFlag);
     if (sends) P::clean(sl, sendStep, s.bytes, g.slotBytes);
     const bool posts = sends && sc->sendPosts != nullptr;
     if (posts) __threadfence_system();  // every line out before the tail below

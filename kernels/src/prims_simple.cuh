@@ -96,9 +96,14 @@ __device__ void runSimple(const R& r, const RingoConn* conns, const RingoStep* s
         barWorkers();
         // After an abort the slots may hold anything; moving it is harmless,
         // the communicator is dead.
-        if (n > 0) {
-          const char* rs = recvs ? rc->recvBuf + (recvStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
-          char* ss = sends ? sc->sendBuf + (sendStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
+        const char* rs = recvs ? rc->recvBuf + (recvStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
+        char* ss = sends ? sc->sendBuf + (sendStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
+        if (s.prim == PrimSendRecv) {  // a Send and a Recv, each of its own size
+          const int64_t ro = min((int64_t)k * s.sliceBytes, s.recvBytes);
+          const int64_t rn = min(ro + s.sliceBytes, s.recvBytes) - ro;
+          if (n > 0) Mover<T, W, R>::move(r, PrimSend, nullptr, ss, in + s.inOff + off, nullptr, n);
+          if (rn > 0) Mover<T, W, R>::move(r, PrimRecv, rs, nullptr, nullptr, out + s.outOff + ro, rn);
+        } else if (n > 0) {
           Mover<T, W, R>::move(r, s.prim, rs, ss, in + s.inOff + off, out + s.outOff + off, n);
         }
       }
