@@ -10,7 +10,7 @@ import (
 // Sizes of the structures in src/common.cuh (asserted there with
 // static_assert).
 const (
-	StepBytes        = 40  // RingoStep
+	StepBytes        = 48  // RingoStep
 	PlanChannelBytes = 8   // RingoPlanChannel
 	ConnBytes        = 128 // RingoConn
 	planHeaderBytes  = MaxChannels * PlanChannelBytes
@@ -29,7 +29,7 @@ func PlanBytes(nsteps int) int { return planHeaderBytes + nsteps*StepBytes }
 
 // EncodePlan appends the device encoding of p to dst: per channel the first
 // step and the step count (64 entries), then every channel's steps with
-// offsets and lengths in bytes and the entries of t, the rank's connection
+// offsets and lengths in bytes (a SendRecv's received bytes too) and the entries of t, the rank's connection
 // table, whose receive and send ends each uses. It fails when p has more
 // channels than a launch can run, or a step talks to a peer over a
 // connection t does not hold.
@@ -71,6 +71,7 @@ func EncodePlan(dst []byte, p *ring.Plan, t *Table) ([]byte, error) {
 			binary.LittleEndian.PutUint64(b[16:], uint64(st.OutOff*elt))
 			binary.LittleEndian.PutUint64(b[24:], uint64(st.Count*elt))
 			binary.LittleEndian.PutUint64(b[32:], uint64(st.SliceLen*elt))
+			binary.LittleEndian.PutUint64(b[40:], uint64(st.RecvCount*elt))
 			first++
 		}
 	}

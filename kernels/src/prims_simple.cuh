@@ -84,46 +84,50 @@ __device__ void runSimple(const R& r, const RingoConn* conns, const RingoStep* s
       if (newR) curR = s.recvConn, rc = &conns[curR], recvStep = st.recvStep;
       if (newS) curS = s.sendConn, sc = &conns[curS], sendStep = st.sendStep, posted = st.posted;
     }
+    // A SendRecv moves each slice in two halves, its send and then its
+    // receive, so that the send never waits for the receive: two ranks
+    // exchanging with each other would otherwise each wait for the other's
+    // data first.
+    const bool sr = s.prim == PrimSendRecv;
     for (int k = 0; k < g.slicesPerStep; k++) {
-      bool aborted = false;
-      if (worker) {
-        const int64_t off = min((int64_t)k * s.sliceBytes, s.bytes);
-        const int64_t n = min(off + s.sliceBytes, s.bytes) - off;
-        if (recvs && tid == 0) aborted = !spinUntil(rc->recvTail, recvStep + sps, abortFlag);
-        // Credit: head + NSTEPS ≥ sendStep + sps (nothing to wait for early on).
-        if (sends && tid == 32 && sendStep + sps > RINGO_NSTEPS)
-          aborted = !spinUntil(sc->sendHead, sendStep + sps - RINGO_NSTEPS, abortFlag);
-        barWorkers();
-        // After an abort the slots may hold anything; moving it is harmless,
-        // the communicator is dead.
-        const char* rs = recvs ? rc->recvBuf + (recvStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
-        char* ss = sends ? sc->sendBuf + (sendStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
-        if (s.prim == PrimSendRecv) {  // a Send and a Recv, each of its own size
-          const int64_t ro = min((int64_t)k * s.sliceBytes, s.recvBytes);
-          const int64_t rn = min(ro + s.sliceBytes, s.recvBytes) - ro;
-          if (n > 0) Mover<T, W, R>::move(r, PrimSend, nullptr, ss, in + s.inOff + off, nullptr, n);
-          if (rn > 0) Mover<T, W, R>::move(r, PrimRecv, rs, nullptr, nullptr, out + s.outOff + ro, rn);
-        } else if (n > 0) {
-          Mover<T, W, R>::move(r, s.prim, rs, ss, in + s.inOff + off, out + s.outOff + off, n);
-        }
-      }
-      if (__syncthreads_or(aborted)) return;
-      if (poster) {
-        if (sends) {
-          if (sc->sendPosts != nullptr) {  // a proxy forwards the post: say what it carries
-            const int64_t off = min((int64_t)k * s.sliceBytes, s.bytes);
-            const int64_t n = (min(off + s.sliceBytes, s.bytes) - off) / (int64_t)sizeof(T) * (int64_t)sizeof(W);
-            sc->sendPosts[posted % RINGO_NSTEPS] =
-                ringoPackPost(sendStep - posted, sendStep + sps - posted, (uint64_t)n, RINGO_PROTO_SIMPLE);
-            posted = sendStep + sps;
+      for (int half = 0; half < (sr ? 2 : 1); half++) {
+        const bool hr = recvs && (!sr || half == 1), hs = sends && (!sr || half == 0);
+        const uint32_t prim = !sr ? s.prim : half == 0 ? PrimSend : PrimRecv;
+        const int64_t total = sr && half == 1 ? s.recvBytes : s.bytes;
+        const int64_t off = min((int64_t)k * s.sliceBytes, total);
+        const int64_t n = min(off + s.sliceBytes, total) - off;
+        bool aborted = false;
+        if (worker) {
+          if (hr && tid == 0) aborted = !spinUntil(rc->recvTail, recvStep + sps, abortFlag);
+          // Credit: head + NSTEPS ≥ sendStep + sps (nothing to wait for early on).
+          if (hs && tid == 32 && sendStep + sps > RINGO_NSTEPS)
+            aborted = !spinUntil(sc->sendHead, sendStep + sps - RINGO_NSTEPS, abortFlag);
+          barWorkers();
+          // After an abort the slots may hold anything; moving it is
+          // harmless, the communicator is dead.
+          if (n > 0) {
+            const char* rs = hr ? rc->recvBuf + (recvStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
+            char* ss = hs ? sc->sendBuf + (sendStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
+            Mover<T, W, R>::move(r, prim, rs, ss, in + s.inOff + off, out + s.outOff + off, n);
           }
-          __threadfence_system();
-          ringoStoreRelaxed(sc->sendTail, sendStep + sps);
         }
-        if (recvs) ringoStoreRelaxed(rc->recvHead, recvStep + sps);
+        if (__syncthreads_or(aborted)) return;
+        if (poster) {
+          if (hs) {
+            if (sc->sendPosts != nullptr) {  // a proxy forwards the post: say what it carries
+              const int64_t wn = n / (int64_t)sizeof(T) * (int64_t)sizeof(W);
+              sc->sendPosts[posted % RINGO_NSTEPS] =
+                  ringoPackPost(sendStep - posted, sendStep + sps - posted, (uint64_t)wn, RINGO_PROTO_SIMPLE);
+              posted = sendStep + sps;
+            }
+            __threadfence_system();
+            ringoStoreRelaxed(sc->sendTail, sendStep + sps);
+          }
+          if (hr) ringoStoreRelaxed(rc->recvHead, recvStep + sps);
+        }
+        if (hs) sendStep += sps;
+        if (hr) recvStep += sps;
       }
-      if (sends) sendStep += sps;
-      if (recvs) recvStep += sps;
     }
     tc.end();
   }
