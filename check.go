@@ -28,7 +28,7 @@ func (call *DeviceCall) args(s Stream) calls.Args {
 // with the other ranks' calls. On success the caller holds the rank (busy)
 // and releases it when the call is over; on failure nothing is held.
 func (c *Comm) enter(ctx context.Context, a *calls.Args) error {
-	op := a.Coll.String()
+	op := a.OpName()
 	switch {
 	case a.Device && c.gpu == nil:
 		return errs.Invalid(op, c.rank, "this communicator's ranks are on the host: use Do")
@@ -48,9 +48,11 @@ func (c *Comm) enter(ctx context.Context, a *calls.Args) error {
 	return nil
 }
 
-// admit is enter's part once the rank is held.
+// admit is enter's part once the rank is held. A point-to-point call that
+// only some ranks make (Send, Recv, SendRecv) is neither numbered nor
+// entered: the ranks' collectives keep their numbers.
 func (c *Comm) admit(ctx context.Context, a *calls.Args) error {
-	op := a.Coll.String()
+	op := a.OpName()
 	if err := c.failed(op); err != nil {
 		return err
 	}
@@ -63,6 +65,9 @@ func (c *Comm) admit(ctx context.Context, a *calls.Args) error {
 	}
 	if err := ctx.Err(); err != nil {
 		return errs.AtDetail(op, c.rank, "not started", err)
+	}
+	if a.Coll.P2P() && !a.AllRanks {
+		return nil
 	}
 	c.seq++
 	rec := calls.Record{Seq: c.seq, Coll: a.Coll, Count: a.Count, Type: a.Type, Op: a.Op.Kind(), Root: a.Root,

@@ -86,7 +86,14 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 	m := c.marks.Start(call.Coll, call.Count, call.Type, call.Op)
 	err := c.run(ctx, &call)
 	c.marks.End(m, c.seq, err)
-	if err != nil && errors.Is(err, ErrTimeout) { // the report shows this rank still inside
+	return c.leave(err)
+}
+
+// leave ends an entered call with its error: a timeout's gains the stall
+// report (which shows this rank still inside), the rank leaves the group,
+// and a failure breaks the group.
+func (c *Comm) leave(err error) error {
+	if err != nil && errors.Is(err, ErrTimeout) {
 		if stall := c.group.Stalled(c.seq); stall != "" {
 			err = fmt.Errorf("%w; %s", err, stall)
 		}
@@ -199,6 +206,13 @@ func (c *Comm) execute(ctx context.Context, p *ring.Plan, call *Call, wire *redu
 		}
 		job.Func = f
 	}
+	return c.runJob(ctx, job)
+}
+
+// runJob runs job on the host executor, bounded by ctx, the timeout and
+// the aborts.
+func (c *Comm) runJob(ctx context.Context, job host.Job) error {
+	job.Wait = &c.wait
 	timeout := c.cfg.Timeout
 	if timeout < 0 {
 		timeout = 0

@@ -72,7 +72,8 @@ func allReduceVsRef[T ringo.Elem](t *testing.T, comms []*ringo.Comm, count int, 
 // ops with inputs chosen so every result is exactly representable, and
 // compares bit for bit, in and out of place, over both protocols — on four
 // ranks with the ring and the bidirectional variant, and on two with the
-// one-shot variant.
+// one-shot variant. Each datatype's all-to-all, all-to-allv, gather and
+// scatter run too (checkP2PColls), which no variant changes.
 func TestEveryTypeAndOp(t *testing.T) {
 	for _, v := range []struct {
 		variant string
@@ -160,6 +161,7 @@ func everyTypeAndOp(t *testing.T, comms []*ringo.Comm, rng *rand.Rand) {
 }
 
 func everyOp[T ringo.Elem](t *testing.T, comms []*ringo.Comm, rng *rand.Rand) {
+	checkP2PColls[T](t, comms)
 	n := len(comms)
 	dt := ringo.TypeOf[T]()
 	for _, oc := range opCases[T](n) {

@@ -32,6 +32,9 @@ func wantErr(t *testing.T, err, sentinel error, fragments ...string) {
 	}
 }
 
+// TestBadArguments: every bad argument of a call, collectives' and
+// point-to-point's, is refused before anything moves, naming what is
+// wrong and the rank.
 func TestBadArguments(t *testing.T) {
 	comms := newComms(t, 2, nil)
 	c := comms[1]
@@ -94,6 +97,45 @@ func TestBadArguments(t *testing.T) {
 			b := make([]float32, 20)
 			return ringo.AllReduce(bg, c, b[:10], b[5:15], ringo.OpSum)
 		}, []string{"overlap without being in place"}},
+		// point-to-point (sendrecv.go)
+		{"peer out of range", func() error { return ringo.Send(bg, c, f32, 2) }, []string{"send", "rank 1", "peer 2 outside [0, 2)"}},
+		{"negative peer", func() error { return ringo.Recv(bg, c, f32, -1) }, []string{"recv", "peer -1 outside"}},
+		{"self-send alone", func() error { return ringo.Send(bg, c, f32, 1) }, []string{"send 0 to itself (40 bytes), has no matching receive"}},
+		{"self-recv alone", func() error { return ringo.SendRecv(bg, ringo.RecvOp(c, f32, 1)) }, []string{"receive 0 from itself (40 bytes), has no matching send"}},
+		{"self sizes differ", func() error {
+			return ringo.SendRecv(bg, ringo.SendOp(c, f32, 1), ringo.RecvOp(c, make([]float64, 10), 1))
+		}, []string{"send 0 to itself (message 0) has 40 bytes, its receive 0 from itself (message 1) 80"}},
+		{"receives overlap", func() error {
+			return ringo.SendRecv(bg, ringo.RecvOp(c, f32[:6], 0), ringo.RecvOp(c, f32[4:], 0))
+		}, []string{"message 0 (recv from rank 0) and message 1 (recv from rank 0) overlap"}},
+		{"receive into a send", func() error {
+			return ringo.SendRecv(bg, ringo.SendOp(c, f32[:6], 0), ringo.RecvOp(c, f32[5:], 0))
+		}, []string{"message 0 (send to rank 0) and message 1 (recv from rank 0) overlap"}},
+		{"alltoall lengths", func() error { return ringo.AllToAll(bg, c, f32, f32[:8]) }, []string{"alltoall", "send has 10 elements, recv 8"}},
+		{"alltoall blocks", func() error { return ringo.AllToAll(bg, c, make([]int8, 3), make([]int8, 3)) }, []string{"2 blocks of equal length"}},
+		{"alltoall in place", func() error { return ringo.AllToAll(bg, c, f32, f32) }, []string{"overlap", "never in place"}},
+		{"alltoallv counts length", func() error {
+			return ringo.AllToAllV(bg, c, f32, []int{1}, []int{0, 1}, f32, []int{1, 1}, []int{0, 1})
+		}, []string{"alltoallv", "sendCounts has 1 entries, need one per rank (2)"}},
+		{"alltoallv displs length", func() error {
+			return ringo.AllToAllV(bg, c, f32, []int{1, 1}, []int{0, 1}, f32, []int{1, 1}, []int{0, 1, 2})
+		}, []string{"recvDispls has 3 entries"}},
+		{"alltoallv negative count", func() error {
+			return ringo.AllToAllV(bg, c, f32, []int{1, -1}, []int{0, 1}, make([]float32, 2), []int{1, 1}, []int{0, 1})
+		}, []string{"sendCounts[1] = -1 is negative"}},
+		{"alltoallv negative displacement", func() error {
+			return ringo.AllToAllV(bg, c, f32, []int{1, 1}, []int{0, 1}, make([]float32, 2), []int{1, 1}, []int{-1, 1})
+		}, []string{"recvDispls[0] = -1 is negative"}},
+		{"alltoallv displacement out of range", func() error {
+			return ringo.AllToAllV(bg, c, f32, []int{1, 3}, []int{0, 8}, make([]float32, 2), []int{1, 1}, []int{0, 1})
+		}, []string{"sendDispls[1] = 8 + sendCounts[1] = 3 reaches past send's 10 elements"}},
+		{"alltoallv nil buffer", func() error {
+			return ringo.AllToAllV[float32](bg, c, nil, []int{0, 2}, []int{0, 0}, make([]float32, 2), []int{1, 1}, []int{0, 1})
+		}, []string{"send is nil, but sendCounts[1] = 2"}},
+		{"gather root", func() error { return ringo.Gather(bg, c, f32, f32, 2) }, []string{"gather", "root 2 outside [0, 2)"}},
+		{"gather recv length", func() error { return ringo.Gather(bg, c, f32, make([]float32, 19), 1) }, []string{"root's recv has 19 elements, need 2 ranks × send's 10"}},
+		{"scatter root", func() error { return ringo.Scatter(bg, c, f32, f32, -1) }, []string{"scatter", "root -1 outside"}},
+		{"scatter send length", func() error { return ringo.Scatter(bg, c, f32, make([]float32, 4), 1) }, []string{"root's send has 10 elements, need 2 ranks × recv's 4"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -52,6 +52,8 @@ func TestMain(m *testing.M) {
 //     until an error, which it prints.
 //   - "join-then-die": join the bootstrap, then kill itself (a rank lost
 //     during setup).
+//   - "p2p": all-to-all, all-to-allv, gather and scatter, checked
+//     (checkP2PProcs), then every collective (checkEvery).
 //   - "mismatch": one all-reduce of 1000 elements, 1001 on odd ranks.
 //   - "stall": three all-reduces, then "stalled" and a minute without
 //     calling any (a rank stuck outside the library).
@@ -147,8 +149,12 @@ func childMain(mode string) int {
 		}
 		fmt.Println("ok")
 		return 0
-	case "schedule":
-		if err := runDirect(ctx, c); err != nil {
+	case "schedule", "p2p":
+		first := runDirect // a schedule that is no ring
+		if mode == "p2p" {
+			first = checkP2PProcs
+		}
+		if err := first(ctx, c); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			return 5
 		}

@@ -9,8 +9,20 @@
 // of one channel while slice k+1 is still in flight and other channels move
 // other ranges. Running a plan does not allocate.
 //
+// Point-to-point plans (ring.NewP2P) run like any other: their SendRecv
+// steps move slice k of the send half (credit, copy from the input, post),
+// then slice k of the receive half (data, copy to the output, head), so a
+// send never waits for a receive; Send, Recv and Copy steps are the
+// collectives'. A group's messages may each sit in a buffer of its own:
+// Job.InSegs and OutSegs stand for the input and output, the plan's
+// offsets indexing the segments laid end to end.
+//
 // Lifecycle hazards: an Executor runs one plan at a time; connection step
-// counters persist across plans, so every rank of a communicator must run the
-// same sequence of plans. After a failed Run the connections are in an
-// unknown state and the Executor must not run again.
+// counters persist across plans, so every rank of a communicator must run
+// the same sequence of plans — for point-to-point plans, the two ends of
+// each connection the same sequence of messages, as ring.NewP2P's matching
+// gives when the ranks issue matching sends and receives (of one protocol:
+// a connection's Simple steps stay aligned only so). After a failed Run
+// the connections are in an unknown state and the Executor must not run
+// again.
 package host

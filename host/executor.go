@@ -15,14 +15,26 @@ import (
 // Job is one call: a plan and the memory it runs over.
 type Job struct {
 	Plan *ring.Plan
-	In   []byte       // input buffer, Plan.Spec.InputLen() elements
-	Out  []byte       // output buffer, Plan.Spec.OutputLen() elements (may be the input: in-place)
-	Func *reduce.Func // the reduction; nil for collectives that do not reduce
-	Wire *reduce.Wire // a precision variant's sum (Plan.Spec.Variant), used instead of Func
+	In   []byte // input buffer, Plan.Spec.InputLen() elements (a p2p plan's: Plan.P2P.InputLen())
+	Out  []byte // output buffer, Plan.Spec.OutputLen() elements (may be the input: in-place)
+	// InSegs and OutSegs, when not empty, stand for In and Out: the
+	// plan's element offsets then index a buffer made of segments (a
+	// point-to-point group's messages, each in memory of its own),
+	// segment i covering elements [Off, Off + len(Buf)/EltSize). A step's
+	// range lies in one segment.
+	InSegs, OutSegs []Seg
+	Func            *reduce.Func // the reduction; nil for collectives that do not reduce
+	Wire            *reduce.Wire // a precision variant's sum (Plan.Spec.Variant), used instead of Func
 
 	Trace *trace.Recorder // records every step when not nil (RINGO_TRACE)
 	Seq   uint64          // the collective's sequence number, for the trace
 	Wait  *transport.Waiter
+}
+
+// Seg is one segment of a job's input or output (Job.InSegs).
+type Seg struct {
+	Off int64 // the element offset of Buf's first element
+	Buf []byte
 }
 
 // Executor runs plans for one rank. Its methods must not be called
@@ -246,11 +258,27 @@ const (
 
 // slices of the job's buffers for a step's range.
 func (e *Executor) in(st *ring.Step, off, n int64) []byte {
-	elt := int64(e.job.Plan.Spec.EltSize)
-	return e.job.In[(st.InOff+off)*elt : (st.InOff+off+n)*elt]
+	return e.view(e.job.In, e.job.InSegs, st.InOff+off, n)
 }
 
 func (e *Executor) out(st *ring.Step, off, n int64) []byte {
+	return e.view(e.job.Out, e.job.OutSegs, st.OutOff+off, n)
+}
+
+// view returns elements [off, off+n) of buf, or of the segments standing
+// for it.
+func (e *Executor) view(buf []byte, segs []Seg, off, n int64) []byte {
 	elt := int64(e.job.Plan.Spec.EltSize)
-	return e.job.Out[(st.OutOff+off)*elt : (st.OutOff+off+n)*elt]
+	if len(segs) > 0 {
+		lo, hi := 0, len(segs) // the last segment starting at or before off
+		for hi-lo > 1 {
+			if m := (lo + hi) / 2; segs[m].Off <= off {
+				lo = m
+			} else {
+				hi = m
+			}
+		}
+		buf, off = segs[lo].Buf, off-segs[lo].Off
+	}
+	return buf[off*elt : (off+n)*elt]
 }

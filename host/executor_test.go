@@ -318,33 +318,49 @@ func TestAnyPeer(t *testing.T) {
 		plans, err := ringtest.DirectAllGather(s)
 		require.NoError(t, err)
 		for round := range 3 {
-			ins := make([][]int32, n)
-			inb, outb := make([][]byte, n), make([][]byte, n)
-			for r := range n {
-				ins[r] = make([]int32, count)
-				for i := range ins[r] {
-					ins[r][i] = rng.Int32N(1000)
-				}
-				inb[r], outb[r] = mem.Bytes(ins[r]), make([]byte, 4*count*n)
-			}
-			errsOut := make([]error, n)
-			var wg sync.WaitGroup
-			for r := range n {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					var wt transport.Waiter
-					wt.Reset(context.Background(), 10*time.Second)
-					errsOut[r] = w.execs[r].Run(Job{Plan: plans[r], In: inb[r], Out: outb[r], Wait: &wt})
-				}()
-			}
-			wg.Wait()
-			want := expected(ring.AllGather, n, count, 0, ins)
-			for r := range n {
-				require.NoError(t, errsOut[r], "%v round %d rank %d", proto, round, r)
-				assert.Equal(t, want[r], mem.Slice[int32](outb[r]), "%v round %d rank %d", proto, round, r)
-			}
+			checkAllGather(t, fmt.Sprintf("%v round %d", proto, round), w, plans, count, rng)
 			checkRun(t, fmt.Sprintf("%v ring after direct, round %d", proto, round), w, w.spec(ring.AllReduce, proto, 333, 4), rng, true)
 		}
 	}
+}
+
+// checkAllGather runs every rank's plan of an all-gather of count int32
+// elements on random data and checks every output.
+func checkAllGather(t *testing.T, name string, w *world, plans []*ring.Plan, count int64, rng *rand.Rand) {
+	t.Helper()
+	n := w.n
+	ins := make([][]int32, n)
+	jobs := make([]Job, n)
+	for r := range n {
+		ins[r] = make([]int32, count)
+		for i := range ins[r] {
+			ins[r][i] = rng.Int32N(1000)
+		}
+		jobs[r] = Job{Plan: plans[r], In: mem.Bytes(ins[r]), Out: make([]byte, 4*count*int64(n))}
+	}
+	errsOut := w.runJobs(jobs, 10*time.Second)
+	want := expected(ring.AllGather, n, count, 0, ins)
+	for r := range n {
+		require.NoError(t, errsOut[r], "%s rank %d", name, r)
+		assert.Equal(t, want[r], mem.Slice[int32](jobs[r].Out), "%s rank %d", name, r)
+	}
+}
+
+// runJobs runs jobs[r] on rank r, every rank on its own goroutine, each
+// bounded by timeout, and returns each rank's error.
+func (w *world) runJobs(jobs []Job, timeout time.Duration) []error {
+	errsOut := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for r := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var wt transport.Waiter
+			wt.Reset(context.Background(), timeout)
+			jobs[r].Wait = &wt
+			errsOut[r] = w.execs[r].Run(jobs[r])
+		}()
+	}
+	wg.Wait()
+	return errsOut
 }

@@ -12,6 +12,9 @@ func (e *Executor) llStep(ch *channel, c int, st *ring.Step) (string, error) {
 	w := e.job.Wait
 	f := e.job.Func
 	n := st.Count
+	if st.Prim == ring.SendRecv {
+		return e.llSendRecv(c, st)
+	}
 	var in, out []byte
 	if st.Prim.ReadsInput() {
 		in = e.in(st, 0, n)
@@ -27,6 +30,7 @@ func (e *Executor) llStep(ch *channel, c int, st *ring.Step) (string, error) {
 	if err != nil {
 		return what, err
 	}
+
 	nb := n * int64(e.job.Plan.Spec.EltSize)
 	var data []byte // what goes out on the send connection
 	if st.Prim.Recvs() {
@@ -71,5 +75,26 @@ func (e *Executor) llStep(ch *channel, c int, st *ring.Step) (string, error) {
 		sendEnd.conn.WriteLL(sendEnd.step, data)
 		sendEnd.step++
 	}
+	return "", nil
+}
+
+// llSendRecv runs a SendRecv step with the LL protocol: its one slice's
+// send half, then its receive half.
+func (e *Executor) llSendRecv(c int, st *ring.Step) (string, error) {
+	w := e.job.Wait
+	recvEnd, sendEnd, what, err := e.ends(c, st, 0)
+	if err != nil {
+		return what, err
+	}
+	if err := sendEnd.conn.WaitCredit(sendEnd.step, 1, w); err != nil {
+		return waitCredit, err
+	}
+	sendEnd.conn.WriteLL(sendEnd.step, e.in(st, 0, st.Count))
+	sendEnd.step++
+	if err := recvEnd.conn.ReadLL(recvEnd.step, e.out(st, 0, st.RecvCount), w); err != nil {
+		return waitData, err
+	}
+	recvEnd.step++
+	recvEnd.conn.PostHead(recvEnd.step)
 	return "", nil
 }

@@ -24,6 +24,9 @@ func (e *Executor) simpleStep(_ *channel, c int, st *ring.Step) (string, error) 
 	if err != nil {
 		return what, err
 	}
+	if st.Prim == ring.SendRecv {
+		return e.simpleSendRecv(st, recv, send)
+	}
 	for k := range p.SlicesPerStep {
 		off, n := st.Slice(k)
 		nb := n * wire // bytes in the FIFO
@@ -59,6 +62,35 @@ func (e *Executor) simpleStep(_ *channel, c int, st *ring.Step) (string, error) 
 			send.conn.PostSimple(send.step, send.step+uint64(sps), int(nb))
 			send.step += uint64(sps)
 		}
+	}
+	return "", nil
+}
+
+// simpleSendRecv runs a SendRecv step with the Simple protocol: for each
+// slice k, its send half (credit, copy from the input, post), then its
+// receive half (data, copy to the output, head), so the send never waits
+// for the receive.
+func (e *Executor) simpleSendRecv(st *ring.Step, recv, send *end) (string, error) {
+	p := e.job.Plan
+	w := e.job.Wait
+	sps := p.SlotsPerSlice
+	elt := int64(p.Spec.EltSize)
+	for k := range p.SlicesPerStep {
+		off, n := st.Slice(k)
+		if err := send.conn.WaitCredit(send.step, sps, w); err != nil {
+			return waitCredit, err
+		}
+		copy(send.conn.SimpleSlots(send.step, sps)[:n*elt], e.in(st, off, n))
+		send.conn.PostSimple(send.step, send.step+uint64(sps), int(n*elt))
+		send.step += uint64(sps)
+
+		off, n = st.RecvSlice(k)
+		if err := recv.conn.WaitData(recv.step+uint64(sps), w); err != nil {
+			return waitData, err
+		}
+		copy(e.out(st, off, n), recv.conn.SimpleSlots(recv.step, sps)[:n*elt])
+		recv.step += uint64(sps)
+		recv.conn.PostHead(recv.step)
 	}
 	return "", nil
 }

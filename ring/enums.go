@@ -11,8 +11,14 @@ const (
 	AllGather                       // allgather
 	Broadcast                       // broadcast
 	Reduce                          // reduce
+	// SendRecvs is a point-to-point plan (NewP2P): each rank's sends and
+	// receives, to and from any ranks. New refuses it.
+	SendRecvs // sendrecv
 	numCollectives
 )
+
+// numRingColls counts the collectives New plans (SendRecvs excluded).
+const numRingColls = SendRecvs
 
 // Valid reports whether c names a collective.
 func (c Collective) Valid() bool { return c < numCollectives }
@@ -21,6 +27,10 @@ func (c Collective) Valid() bool { return c < numCollectives }
 func (c Collective) Reduces() bool {
 	return c == AllReduce || c == ReduceScatter || c == Reduce
 }
+
+// P2P reports whether c is point-to-point (SendRecvs): its plans come from
+// NewP2P, its buffers' extents from the plan's P2PSpec.
+func (c Collective) P2P() bool { return c == SendRecvs }
 
 // Rooted reports whether the collective has a root rank.
 func (c Collective) Rooted() bool { return c == Broadcast || c == Reduce }
@@ -52,6 +62,17 @@ func (p Protocol) Valid() bool { return p < numProtocols }
 //	CopySend            input → output and send FIFO
 //	Copy                input → output (one rank, no reduction)
 //	ReduceCopy          post(pre(input)) → output (one rank, reduction)
+//	SendRecv            input → send FIFO, and independently recv FIFO → output
+//
+// SendRecv is point-to-point's primitive (NewP2P): two halves on two
+// connections that need not be a ring's — Count elements from the input
+// at InOff to SendPeer, and RecvCount elements from RecvPeer into the
+// output at OutOff. Both halves are cut into slices of SliceLen (either
+// may have fewer, or no, elements: its remaining slices are posted
+// empty) and run in lockstep: iteration k moves slice k of each. The send
+// half of slice k must never wait for the receive half (an executor sends
+// slice k, then receives slice k): otherwise two ranks exchanging with a
+// SendRecv each would both wait for data neither has sent.
 type Prim uint8
 
 const (
@@ -64,6 +85,7 @@ const (
 	CopySend                       // copySend
 	Copy                           // copy
 	ReduceCopy                     // reduceCopy
+	SendRecv                       // sendRecv
 	numPrims
 )
 
@@ -73,7 +95,7 @@ func (p Prim) Valid() bool { return p < numPrims }
 // Recvs reports whether the primitive consumes from the receive FIFO.
 func (p Prim) Recvs() bool {
 	switch p {
-	case Recv, RecvReduceSend, RecvReduceCopy, RecvReduceCopySend, RecvCopySend:
+	case Recv, RecvReduceSend, RecvReduceCopy, RecvReduceCopySend, RecvCopySend, SendRecv:
 		return true
 	}
 	return false
@@ -82,7 +104,7 @@ func (p Prim) Recvs() bool {
 // Sends reports whether the primitive produces into the send FIFO.
 func (p Prim) Sends() bool {
 	switch p {
-	case Send, RecvReduceSend, RecvReduceCopySend, RecvCopySend, CopySend:
+	case Send, RecvReduceSend, RecvReduceCopySend, RecvCopySend, CopySend, SendRecv:
 		return true
 	}
 	return false
@@ -91,7 +113,7 @@ func (p Prim) Sends() bool {
 // ReadsInput reports whether the primitive reads the rank's input buffer.
 func (p Prim) ReadsInput() bool {
 	switch p {
-	case Send, RecvReduceSend, RecvReduceCopy, RecvReduceCopySend, CopySend, Copy, ReduceCopy:
+	case Send, RecvReduceSend, RecvReduceCopy, RecvReduceCopySend, CopySend, Copy, ReduceCopy, SendRecv:
 		return true
 	}
 	return false
@@ -100,7 +122,7 @@ func (p Prim) ReadsInput() bool {
 // WritesOutput reports whether the primitive writes the rank's output buffer.
 func (p Prim) WritesOutput() bool {
 	switch p {
-	case Recv, RecvReduceCopy, RecvReduceCopySend, RecvCopySend, CopySend, Copy, ReduceCopy:
+	case Recv, RecvReduceCopy, RecvReduceCopySend, RecvCopySend, CopySend, Copy, ReduceCopy, SendRecv:
 		return true
 	}
 	return false

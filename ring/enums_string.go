@@ -13,12 +13,13 @@ func _() {
 	_ = x[AllGather-2]
 	_ = x[Broadcast-3]
 	_ = x[Reduce-4]
-	_ = x[numCollectives-5]
+	_ = x[SendRecvs-5]
+	_ = x[numCollectives-6]
 }
 
-const _Collective_name = "allreducereducescatterallgatherbroadcastreducenumCollectives"
+const _Collective_name = "allreducereducescatterallgatherbroadcastreducesendrecvnumCollectives"
 
-var _Collective_index = [...]uint8{0, 9, 22, 31, 40, 46, 60}
+var _Collective_index = [...]uint8{0, 9, 22, 31, 40, 46, 54, 68}
 
 func (i Collective) String() string {
 	idx := int(i) - 0
@@ -61,12 +62,13 @@ func _() {
 	_ = x[CopySend-6]
 	_ = x[Copy-7]
 	_ = x[ReduceCopy-8]
-	_ = x[numPrims-9]
+	_ = x[SendRecv-9]
+	_ = x[numPrims-10]
 }
 
-const _Prim_name = "sendrecvrecvReduceSendrecvReduceCopyrecvReduceCopySendrecvCopySendcopySendcopyreduceCopynumPrims"
+const _Prim_name = "sendrecvrecvReduceSendrecvReduceCopyrecvReduceCopySendrecvCopySendcopySendcopyreduceCopysendRecvnumPrims"
 
-var _Prim_index = [...]uint8{0, 4, 8, 22, 36, 54, 66, 74, 78, 88, 96}
+var _Prim_index = [...]uint8{0, 4, 8, 22, 36, 54, 66, 74, 78, 88, 96, 104}
 
 func (i Prim) String() string {
 	idx := int(i) - 0

@@ -18,7 +18,7 @@ func FuzzPlan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, coll, n uint8, seed uint64, count int64, elt, nch, proto uint8, buffUnits uint16, root uint8) {
 		nr := int(n%12) + 1
 		s := Spec{
-			Coll:     Collective(coll % uint8(numCollectives)),
+			Coll:     Collective(coll % uint8(numRingColls)),
 			Ring:     Ring{Order: rand.New(rand.NewPCG(seed, 0)).Perm(nr)},
 			Root:     int(root) % nr,
 			Count:    count % 5000,

@@ -1,5 +1,7 @@
 package ring
 
+import "fmt"
+
 // Step is one primitive call of a rank's program on one channel.
 type Step struct {
 	Prim     Prim
@@ -8,15 +10,33 @@ type Step struct {
 	SendPeer int32 // rank sent to, -1 if the step does not send
 	InOff    int64 // element offset of the step's data in the input buffer
 	OutOff   int64 // element offset of the step's data in the output buffer
-	Count    int64 // elements moved; 0 is legal (the FIFO slots are still posted)
+	Count    int64 // elements moved (a SendRecv's sent); 0 is legal (the FIFO slots are still posted)
 	SliceLen int64 // elements per slice; slice k covers [k·SliceLen, min((k+1)·SliceLen, Count))
+	// RecvCount is the elements a SendRecv step receives into the output
+	// at OutOff, sliced by SliceLen as Count is; 0 for every other
+	// primitive (their one count is Count).
+	RecvCount int64
 }
 
 // Slice returns the element range [off, off+n) of slice k relative to the
-// step's offsets. Trailing slices may be empty.
-func (s *Step) Slice(k int) (off, n int64) {
-	off = min(int64(k)*s.SliceLen, s.Count)
-	return off, min(off+s.SliceLen, s.Count) - off
+// step's offsets: of the data sent and of the data received, except for
+// SendRecv, whose received slices are RecvSlice's. Trailing slices may be
+// empty.
+func (s *Step) Slice(k int) (off, n int64) { return s.slice(k, s.Count) }
+
+// RecvSlice returns the element range of slice k of what the step receives,
+// relative to OutOff: Slice's, except for SendRecv, which receives
+// RecvCount elements.
+func (s *Step) RecvSlice(k int) (off, n int64) {
+	if s.Prim == SendRecv {
+		return s.slice(k, s.RecvCount)
+	}
+	return s.Slice(k)
+}
+
+func (s *Step) slice(k int, count int64) (off, n int64) {
+	off = min(int64(k)*s.SliceLen, count)
+	return off, min(off+s.SliceLen, count) - off
 }
 
 // Channel is the program of one rank on one channel.
@@ -39,6 +59,10 @@ type Plan struct {
 	SliceCapElems  int64 // most elements a slice may carry
 	Channels       []Channel
 	AlignmentElems int64 // chunk and slice offsets are multiples of this inside a segment
+
+	// P2P is the transfers of a point-to-point plan (Spec.Coll SendRecvs,
+	// NewP2P); nil for collectives.
+	P2P *P2PSpec
 }
 
 // SlotsPerStep returns how many FIFO slots every primitive call consumes on
@@ -62,14 +86,10 @@ func (p *Plan) Build(spec Spec) error {
 	if err := spec.Validate(); err != nil {
 		return err
 	}
-	p.Spec = spec
-	p.SlotBytes = spec.BuffSize / NSteps
-	p.SlotPayload = SlotPayload(spec.Proto, spec.BuffSize)
-	p.SlotsPerSlice = sliceSteps(spec.Coll, spec.Proto)
-	p.SlicesPerStep = chunkSteps(spec.Coll, spec.Proto) / p.SlotsPerSlice
-	p.AlignmentElems = int64(AlignElems(spec.EltSize))
-	p.SliceCapElems = sliceCapElems(&spec)
-	p.ChunkCount = p.SliceCapElems * int64(p.SlicesPerStep)
+	if spec.Coll.P2P() {
+		return fmt.Errorf("%w: %v plans come from NewP2P", ErrInvalid, spec.Coll)
+	}
+	p.geometry(spec)
 
 	unit := channelUnit(spec.Proto, spec.EltSize)
 	for c := 0; c < spec.Channels; c++ {
@@ -89,4 +109,16 @@ func (p *Plan) Build(spec Spec) error {
 		g.run()
 	}
 	return nil
+}
+
+// geometry sets p's spec and the FIFO geometry that follows from it.
+func (p *Plan) geometry(spec Spec) {
+	p.Spec = spec
+	p.SlotBytes = spec.BuffSize / NSteps
+	p.SlotPayload = SlotPayload(spec.Proto, spec.BuffSize)
+	p.SlotsPerSlice = sliceSteps(spec.Coll, spec.Proto)
+	p.SlicesPerStep = chunkSteps(spec.Coll, spec.Proto) / p.SlotsPerSlice
+	p.AlignmentElems = int64(AlignElems(spec.EltSize))
+	p.SliceCapElems = sliceCapElems(&spec)
+	p.ChunkCount = p.SliceCapElems * int64(p.SlicesPerStep)
 }

@@ -168,7 +168,7 @@ func TestVerifyGrid(t *testing.T) {
 	if testing.Short() {
 		ns = []int{1, 2, 3, 5}
 	}
-	for c := range numCollectives {
+	for c := range numRingColls {
 		for _, n := range ns {
 			for _, ring := range orders(n, rng) {
 				for _, count := range counts {

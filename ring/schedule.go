@@ -22,7 +22,14 @@ import (
 //
 // A step's counts and offsets are in elements; "recv" and "send" are the
 // ranks it receives from and sends to (-1: none), any rank but itself;
-// "slice" is the elements of each of the plan's slices. Version 1, still
+// "slice" is the elements of each of the plan's slices. A sendRecv step
+// (the point-to-point primitive, which may appear in any schedule) has
+// "recv_count" too, the elements its receive half takes into the output at
+// "out" (its "count" is what it sends from "in"); no other step has it.
+// A point-to-point schedule ("collective": "sendrecv", count 0: every
+// rank's NewP2P plan of one group) gives each rank's messages beside its
+// channels, "sends" and "recvs" ({"peer", "off", "count"} each, in issue
+// order), which Plans checks the delivery of. Version 1, still
 // read, is the same document whose steps name only the channel's ring
 // neighbours (its executors connected no others); Plans holds a version-1
 // document to that. The derived geometry (slot and slice sizes)
@@ -58,6 +65,9 @@ type Schedule struct {
 type RankSchedule struct {
 	Rank     int               `json:"rank"`
 	Channels []ChannelSchedule `json:"channels"`
+	// A point-to-point schedule's messages (P2PSpec's).
+	Sends []Xfer `json:"sends,omitempty"`
+	Recvs []Xfer `json:"recvs,omitempty"`
 }
 
 // ChannelSchedule is one rank's program on one channel.
@@ -77,6 +87,8 @@ type StepSchedule struct {
 	Out   int64  `json:"out"`
 	Count int64  `json:"count"`
 	Slice int64  `json:"slice"`
+	// RecvCount is a sendRecv step's receive count (Step.RecvCount).
+	RecvCount int64 `json:"recv_count,omitempty"`
 }
 
 // NewSchedule returns the schedule of plans, plans[r] being rank r's plan of
@@ -101,11 +113,14 @@ func NewSchedule(plans []*Plan) (*Schedule, error) {
 			return nil, fmt.Errorf("schedule: plans[%d] is not rank %d's plan of rank 0's collective", r, r)
 		}
 		rs := RankSchedule{Rank: r}
+		if p.P2P != nil {
+			rs.Sends, rs.Recvs = append([]Xfer{}, p.P2P.Sends...), append([]Xfer{}, p.P2P.Recvs...)
+		}
 		for _, ch := range p.Channels {
 			cs := ChannelSchedule{Offset: ch.Offset, Count: ch.Count, Steps: make([]StepSchedule, 0, len(ch.Steps))}
 			for _, st := range ch.Steps {
 				cs.Steps = append(cs.Steps, StepSchedule{Op: st.Prim.String(), Chunk: st.Chunk, Recv: st.RecvPeer,
-					Send: st.SendPeer, In: st.InOff, Out: st.OutOff, Count: st.Count, Slice: st.SliceLen})
+					Send: st.SendPeer, In: st.InOff, Out: st.OutOff, Count: st.Count, Slice: st.SliceLen, RecvCount: st.RecvCount})
 			}
 			rs.Channels = append(rs.Channels, cs)
 		}
@@ -151,7 +166,7 @@ func (d *Schedule) Plans() ([]*Plan, error) {
 			return bad("ranks[%d] is rank %d's program", r, rs.Rank)
 		}
 		spec.Rank = r
-		p, err := New(spec)
+		p, err := schedulePlan(spec, rs)
 		if err != nil {
 			return bad("%v", err)
 		}
@@ -174,11 +189,14 @@ func (d *Schedule) Plans() ([]*Plan, error) {
 					return bad("rank %d channel %d step %d: a version-1 schedule names only ring neighbours (%d, %d), not recv %d, send %d",
 						r, c, i, prev, next, ss.Recv, ss.Send)
 				}
-				if ss.Count < 0 || ss.In < 0 || ss.Out < 0 || ss.Slice < 0 || (ss.Count > 0 && ss.Slice == 0) {
+				if ss.Count < 0 || ss.RecvCount < 0 || ss.In < 0 || ss.Out < 0 || ss.Slice < 0 || (max(ss.Count, ss.RecvCount) > 0 && ss.Slice == 0) {
 					return bad("rank %d channel %d step %d: negative offset or count, or no slice length", r, c, i)
 				}
+				if ss.RecvCount != 0 && prim != SendRecv {
+					return bad("rank %d channel %d step %d: recv_count on a %v (sendRecv's only)", r, c, i, prim)
+				}
 				ch.Steps = append(ch.Steps, Step{Prim: prim, Chunk: ss.Chunk, RecvPeer: ss.Recv, SendPeer: ss.Send,
-					InOff: ss.In, OutOff: ss.Out, Count: ss.Count, SliceLen: ss.Slice})
+					InOff: ss.In, OutOff: ss.Out, Count: ss.Count, SliceLen: ss.Slice, RecvCount: ss.RecvCount})
 			}
 		}
 		plans[r] = p
@@ -187,6 +205,31 @@ func (d *Schedule) Plans() ([]*Plan, error) {
 		return bad("%v", err)
 	}
 	return plans, nil
+}
+
+// schedulePlan returns the plan whose geometry a rank's program of a
+// schedule takes: New's for a collective, NewP2P's (from the rank's
+// messages, bounded as counts are) for a point-to-point schedule.
+func schedulePlan(spec Spec, rs RankSchedule) (*Plan, error) {
+	if !spec.Coll.P2P() {
+		if len(rs.Sends)+len(rs.Recvs) > 0 {
+			return nil, fmt.Errorf("rank %d: sends and recvs in a schedule of %v (sendrecv's only)", rs.Rank, spec.Coll)
+		}
+		return New(spec)
+	}
+	ps := P2PSpec{Rank: spec.Rank, Size: spec.Ring.Size(), Sends: rs.Sends, Recvs: rs.Recvs, EltSize: spec.EltSize,
+		Channels: spec.Channels, Proto: spec.Proto, BuffSize: spec.BuffSize}
+	if spec.Count != 0 || !sameOrder(spec.Ring, Identity(ps.Size)) {
+		return nil, fmt.Errorf("a sendrecv schedule has count 0 and the identity ring, not count %d and ring %v", spec.Count, spec.Ring.Order)
+	}
+	if err := ps.Validate(); err != nil {
+		return nil, err
+	}
+	if ps.InputLen() > MaxScheduleElems/int64(ps.Size) || ps.OutputLen() > MaxScheduleElems/int64(ps.Size) {
+		return nil, fmt.Errorf("rank %d's messages reach element %d: more than Verify checks (%d elements in all)",
+			rs.Rank, max(ps.InputLen(), ps.OutputLen()), int64(MaxScheduleElems))
+	}
+	return NewP2P(ps)
 }
 
 // peerOK: a step names a peer in range exactly when it uses one.
@@ -217,7 +260,20 @@ func (d *Schedule) Write(w io.Writer) error {
 	fmt.Fprintf(&b, " \"count\": %d, \"elt_size\": %d, \"proto\": %q, \"buff_size\": %d, \"channels\": %d,\n \"ranks\": [",
 		d.Count, d.EltSize, d.Proto, d.BuffSize, d.Channels)
 	for r, rs := range d.Ranks {
-		fmt.Fprintf(&b, "%s\n  {\"rank\": %d, \"channels\": [", comma(r), rs.Rank)
+		fmt.Fprintf(&b, "%s\n  {\"rank\": %d, ", comma(r), rs.Rank)
+		for _, l := range []struct {
+			name string
+			xs   []Xfer
+		}{{"sends", rs.Sends}, {"recvs", rs.Recvs}} {
+			if len(l.xs) > 0 {
+				xb, err := json.Marshal(l.xs)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(&b, "%q: %s,\n   ", l.name, xb)
+			}
+		}
+		b.WriteString("\"channels\": [")
 		for c, cs := range rs.Channels {
 			fmt.Fprintf(&b, "%s\n   {\"offset\": %d, \"count\": %d, \"steps\": [", comma(c), cs.Offset, cs.Count)
 			for i, st := range cs.Steps {

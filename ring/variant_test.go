@@ -72,7 +72,7 @@ func TestBidirectional(t *testing.T) {
 			}
 		}
 	}
-	for coll := range numCollectives {
+	for coll := range numRingColls {
 		s := Spec{Coll: coll, Ring: r, Root: 3, Count: 1001, EltSize: 4, Channels: 4, Proto: Simple, BuffSize: 8 * 512, Variant: Bidirectional}
 		plans := plansFor(t, s)
 		if err := Verify(plans); err != nil {

@@ -7,7 +7,8 @@ import (
 )
 
 // Verify executes plans symbolically — plans[r] must be rank r's plan of the
-// same collective — and reports the first violated invariant:
+// same collective, or every rank's point-to-point plan (NewP2P) of one
+// group — and reports the first violated invariant:
 //
 //   - the ring runs to completion: every receive finds data, no FIFO holds
 //     more than NSteps slots, every FIFO is empty at the end;
@@ -18,6 +19,14 @@ import (
 //     nothing outside the buffers is read or written;
 //   - slices fit their FIFO slots, and chunk and slice offsets are aligned
 //     inside each rank's segment as Plan.AlignmentElems promises.
+//
+// For point-to-point plans the result checked is the messages' delivery:
+// every send matches a receive (by order per pair, with the same count),
+// each receive's place in the receiver's output holds exactly the sender's
+// elements, and no other output element is written. Collectives' plans may
+// use SendRecv steps too (a direct all-gather, say): each half is checked
+// as a Send or a Recv would be, the send half of a slice before its receive
+// half, as the executors run them.
 //
 // Verify tracks, for every element, the set of ranks it holds contributions
 // from, so it handles up to 64 ranks. It is meant for tests of plan
@@ -42,7 +51,12 @@ type token struct {
 
 type connKey struct{ from, to, ch int }
 
-type cursor struct{ step, slice int }
+// cursor is where a rank's channel is: its step, the slice, and for a
+// SendRecv whether the slice's send half is done.
+type cursor struct {
+	step, slice int
+	sent        bool
+}
 
 type verifier struct {
 	plans []*Plan
@@ -53,6 +67,7 @@ type verifier struct {
 	fifo  map[connKey][][]token
 	cur   [][]cursor // [rank][channel]
 	depth int        // slices a FIFO holds
+	want  [][]token  // point-to-point: each rank's expected output
 }
 
 func newVerifier(plans []*Plan) (*verifier, error) {
@@ -74,20 +89,34 @@ func newVerifier(plans []*Plan) (*verifier, error) {
 		if len(p.Channels) != s.Channels {
 			return nil, fmt.Errorf("verify: rank %d has %d channels, spec says %d", r, len(p.Channels), s.Channels)
 		}
+		if s.Coll.P2P() != (p.P2P != nil) {
+			return nil, fmt.Errorf("verify: rank %d's plan of %v has no point-to-point transfers, or a collective's has", r, s.Coll)
+		}
 	}
 	if s0.Ring.Size() != n {
 		return nil, fmt.Errorf("verify: %d plans for a ring of %d", n, s0.Ring.Size())
 	}
 	v := &verifier{plans: plans, n: n, spec: s0, fifo: map[connKey][][]token{}}
 	v.depth = NSteps / plans[0].SlotsPerSlice
-	for r := range n {
-		in := make([]token, s0.InputLen())
+	for r, p := range plans {
+		inLen, outLen := s0.InputLen(), s0.OutputLen()
+		if p.P2P != nil {
+			inLen, outLen = p.P2P.InputLen(), p.P2P.OutputLen()
+		}
+		in := make([]token, inLen)
 		for i := range in {
 			in[i] = token{mask: 1 << r, idx: int64(i)}
 		}
 		v.in = append(v.in, in)
-		v.out = append(v.out, make([]token, s0.OutputLen()))
+		v.out = append(v.out, make([]token, outLen))
 		v.cur = append(v.cur, make([]cursor, s0.Channels))
+	}
+	if s0.Coll.P2P() {
+		want, err := p2pOutputs(plans)
+		if err != nil {
+			return nil, err
+		}
+		v.want = want
 	}
 	return v, nil
 }
@@ -175,6 +204,9 @@ func (v *verifier) advance(r, c int) (ok, done bool, err error) {
 			return false, false, where("%v", err)
 		}
 	}
+	if st.Prim == SendRecv {
+		return v.sendRecv(r, c, st, cur, where)
+	}
 	local := st.Prim == Copy || st.Prim == ReduceCopy
 	off, cnt := st.Slice(cur.slice)
 	if local {
@@ -225,15 +257,8 @@ func (v *verifier) advance(r, c int) (ok, done bool, err error) {
 		}
 	}
 	if st.Prim.WritesOutput() {
-		lo, hi := st.OutOff+off, st.OutOff+off+cnt
-		if lo < 0 || hi > int64(len(v.out[r])) {
-			return false, false, where("writes output [%d, %d) outside [0, %d)", lo, hi, len(v.out[r]))
-		}
-		for i, t := range data {
-			if v.out[r][lo+int64(i)].mask != 0 {
-				return false, false, where("output element %d written twice", lo+int64(i))
-			}
-			v.out[r][lo+int64(i)] = t
+		if err := v.write(r, st.OutOff+off, data); err != nil {
+			return false, false, where("%v", err)
 		}
 	}
 	if st.Prim.Sends() {
@@ -244,6 +269,21 @@ func (v *verifier) advance(r, c int) (ok, done bool, err error) {
 		cur.step, cur.slice = cur.step+1, 0
 	}
 	return true, cur.step >= len(steps), nil
+}
+
+// write stores data at element lo of rank r's output, each element once.
+func (v *verifier) write(r int, lo int64, data []token) error {
+	out := v.out[r]
+	if hi := lo + int64(len(data)); lo < 0 || hi > int64(len(out)) {
+		return fmt.Errorf("writes output [%d, %d) outside [0, %d)", lo, hi, len(out))
+	}
+	for i, t := range data {
+		if out[lo+int64(i)].mask != 0 {
+			return fmt.Errorf("output element %d written twice", lo+int64(i))
+		}
+		out[lo+int64(i)] = t
+	}
+	return nil
 }
 
 // checkStep checks what a step of channel c promises before any of it
@@ -257,8 +297,11 @@ func (v *verifier) checkStep(p *Plan, c int, st *Step) error {
 	if st.RecvPeer >= int32(v.n) || st.SendPeer >= int32(v.n) || st.RecvPeer == me || st.SendPeer == me {
 		return fmt.Errorf("peers recv %d send %d: not another rank of %d", st.RecvPeer, st.SendPeer, v.n)
 	}
-	if st.Count < 0 {
-		return fmt.Errorf("negative count %d", st.Count)
+	if st.Count < 0 || st.RecvCount < 0 {
+		return fmt.Errorf("negative count %d or receive count %d", st.Count, st.RecvCount)
+	}
+	if st.RecvCount != 0 && st.Prim != SendRecv {
+		return fmt.Errorf("receive count %d on a %v (SendRecv's only)", st.RecvCount, st.Prim)
 	}
 	if st.Prim == Copy || st.Prim == ReduceCopy {
 		return nil
@@ -267,22 +310,22 @@ func (v *verifier) checkStep(p *Plan, c int, st *Step) error {
 	if st.SliceLen <= 0 || st.SliceLen > p.SliceCapElems || st.SliceLen%a != 0 {
 		return fmt.Errorf("slice length %d not a positive multiple of %d up to %d", st.SliceLen, a, p.SliceCapElems)
 	}
-	if st.SliceLen*int64(p.SlicesPerStep) < st.Count {
-		return fmt.Errorf("%d slices of %d elements cannot carry %d", p.SlicesPerStep, st.SliceLen, st.Count)
+	if st.SliceLen*int64(p.SlicesPerStep) < max(st.Count, st.RecvCount) {
+		return fmt.Errorf("%d slices of %d elements cannot carry %d", p.SlicesPerStep, st.SliceLen, max(st.Count, st.RecvCount))
 	}
 	if int64(p.SlotPayload*p.SlotsPerSlice) < st.SliceLen*int64(p.Spec.WireSize()) {
 		return fmt.Errorf("slice of %d elements overflows its %d-byte slots", st.SliceLen, p.SlotPayload*p.SlotsPerSlice)
 	}
-	if st.Count == 0 {
-		return nil // an empty step's offsets are never dereferenced
+	if st.Count == 0 && st.RecvCount == 0 || p.Spec.Coll.P2P() {
+		return nil // an empty step's offsets are never dereferenced; a message's are its own
 	}
 	seg := p.Spec.Count
 	inSeg := p.Spec.Coll == ReduceScatter
 	outSeg := p.Spec.Coll == AllGather
-	if st.Prim.ReadsInput() && segOffset(st.InOff, seg, inSeg)%a != 0 {
+	if st.Prim.ReadsInput() && (st.Prim != SendRecv || st.Count > 0) && segOffset(st.InOff, seg, inSeg)%a != 0 {
 		return fmt.Errorf("input offset %d not aligned to %d elements in its segment", st.InOff, a)
 	}
-	if st.Prim.WritesOutput() && segOffset(st.OutOff, seg, outSeg)%a != 0 {
+	if st.Prim.WritesOutput() && (st.Prim != SendRecv || st.RecvCount > 0) && segOffset(st.OutOff, seg, outSeg)%a != 0 {
 		return fmt.Errorf("output offset %d not aligned to %d elements in its segment", st.OutOff, a)
 	}
 	return nil
@@ -297,6 +340,16 @@ func segOffset(off, seg int64, segmented bool) int64 {
 
 func (v *verifier) checkOutputs() error {
 	s := v.spec
+	if v.want != nil {
+		for r := range v.n {
+			for i, t := range v.out[r] {
+				if w := v.want[r][i]; t != w {
+					return fmt.Errorf("verify: %v rank %d output element %d holds %s, want %s", s.Coll, r, i, t, w)
+				}
+			}
+		}
+		return nil
+	}
 	all := uint64(1)<<v.n - 1
 	if v.n == 64 {
 		all = ^uint64(0)

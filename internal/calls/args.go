@@ -22,6 +22,7 @@ var bufNames = [2]string{sendBuf: "send", recvBuf: "recv"}
 // fields of the root's Call or DeviceCall.
 type Args struct {
 	Coll  ring.Collective
+	Name  string // the operation's name in errors, when not Coll's (a point-to-point call's: "send", "alltoall" …)
 	Count int64
 	Type  reduce.DataType
 	Op    reduce.Op
@@ -32,6 +33,20 @@ type Args struct {
 	Dev       [2]uintptr // its buffers' device addresses
 	StreamGPU int        // the GPU of the stream it is enqueued on
 	Stream    uintptr    // that stream's handle
+
+	// A point-to-point call (Coll SendRecvs): its messages, and whether
+	// every rank calls it (AllToAll, Gather …: numbered and compared as
+	// collectives are) or only some (Send, Recv, a group of them).
+	Msgs     []Msg
+	AllRanks bool
+}
+
+// OpName returns the call's name in errors.
+func (a *Args) OpName() string {
+	if a.Name != "" {
+		return a.Name
+	}
+	return a.Coll.String()
 }
 
 // DeviceCheck checks a device call's buffers and stream against the
@@ -42,16 +57,28 @@ type DeviceCheck interface {
 }
 
 // Check validates a call's arguments against rank of a communicator of
-// size ranks: the collective, datatype, op (made by funcs), root and
+// size ranks — a point-to-point call's messages as checkP2P says; for
+// collectives: the collective, datatype, op (made by funcs), root and
 // count; a device call's stream (dev); the bytes each buffer must hold,
 // without overflow; each buffer the rank uses (checkBuf); and, where send
 // and recv overlap, that they are NCCL's in-place layout. Its errors wrap
 // errs.ErrInvalidArgument.
 func (a *Args) Check(rank, size int, funcs *reduce.Cache, dev DeviceCheck) error {
-	op := a.Coll.String()
+	op := a.OpName()
 	bad := func(format string, x ...any) error { return errs.Invalid(op, rank, format, x...) }
 	if !a.Coll.Valid() {
 		return bad("unknown collective %d", a.Coll)
+	}
+	if a.Coll.P2P() {
+		if a.Device {
+			return errs.At(op, rank, fmt.Errorf("%w: point-to-point on GPU communicators", errs.ErrNotSupported))
+		}
+		if err := a.checkP2P(rank, size); err != nil {
+			return bad("%v", err)
+		}
+		return nil
+	} else if len(a.Msgs) > 0 {
+		return bad("messages in a call of %v (point-to-point's only)", a.Coll)
 	}
 	if !a.Type.Valid() {
 		return bad("invalid datatype %d", a.Type)
@@ -127,14 +154,24 @@ func (a *Args) checkBuf(i int, need int64, dev DeviceCheck) error {
 		}
 		return nil
 	}
-	b := a.Host[i]
+	if err := checkHost(a.Host[i], need, a.Type); err != nil {
+		return fmt.Errorf("%s %v", name, err)
+	}
+	return nil
+}
+
+// checkHost checks a host buffer b of which need bytes are used (none when
+// need is 0): its presence, length and alignment to elements of t.
+func checkHost(b []byte, need int64, t reduce.DataType) error {
 	switch {
+	case need == 0:
+		return nil
 	case b == nil:
-		return fmt.Errorf("%s buffer is nil", name)
+		return fmt.Errorf("buffer is nil")
 	case int64(len(b)) < need:
-		return fmt.Errorf("%s buffer has %d bytes, need %d", name, len(b), need)
-	case !mem.Aligned(b, a.Type.Size()):
-		return fmt.Errorf("%s buffer is not aligned to %d-byte %v elements", name, a.Type.Size(), a.Type)
+		return fmt.Errorf("buffer has %d bytes, need %d", len(b), need)
+	case !mem.Aligned(b, t.Size()):
+		return fmt.Errorf("buffer is not aligned to %d-byte %v elements", t.Size(), t)
 	}
 	return nil
 }
@@ -172,6 +209,8 @@ func (a *Args) CheckSchedule(plans []*ring.Plan, rank, size, channels int, buffS
 	}
 	sp := &plans[rank].Spec
 	switch {
+	case sp.Coll.P2P():
+		return errs.Invalid(op, rank, "a point-to-point schedule runs through SendRecv (its messages), not as a collective's")
 	case sp.Coll != a.Coll || sp.Count != a.Count || (sp.Coll.Rooted() && sp.Root != a.Root):
 		return errs.Invalid(op, rank, "the call (%v of %d, root %d) is not the schedule's (%v of %d, root %d)", a.Coll, a.Count, a.Root, sp.Coll, sp.Count, sp.Root)
 	case sp.Rank != rank || sp.Ring.Size() != size:

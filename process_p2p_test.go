@@ -1,0 +1,118 @@
+package ringo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringo-ccl/ringo"
+)
+
+// TestProcessesPointToPoint: ranks in separate processes run all-to-all,
+// all-to-allv (unequal counts, zeros), gather and scatter — connecting the
+// pairs they need on first use — then every ring collective on the same
+// communicator, through shared memory and through sockets.
+func TestProcessesPointToPoint(t *testing.T) {
+	for name, env := range map[string][]string{
+		"shm":     nil,
+		"sockets": {"NCCL_SHM_DISABLE=1", "NCCL_SOCKET_IFNAME=lo"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			id, kids := startRanksEnv(t, 3, func(int) string { return "p2p" }, func(int) []string { return env })
+			for r, k := range kids {
+				require.NoError(t, waitExit(t, k, 90*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
+			}
+			noLeftovers(t, id)
+		})
+	}
+}
+
+// checkP2PProcs is a rank process's part of TestProcessesPointToPoint:
+// each call at a small size and at one of several FIFOs, values checked
+// exactly; a Send, which ranks in processes cannot connect alone yet, is
+// refused with ErrNotSupported.
+func checkP2PProcs(ctx context.Context, c *ringo.Comm) error {
+	n, rank := c.Size(), c.Rank()
+	val := func(r, i int) int32 { return int32(r<<20 | i) }
+	block := func(r, off, count int) []int32 {
+		out := make([]int32, count)
+		for i := range out {
+			out[i] = val(r, off+i)
+		}
+		return out
+	}
+	check := func(what string, got, want []int32) error {
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("%s: got %v…, want %v…", what, got[:min(len(got), 4)], want[:min(len(want), 4)])
+		}
+		return nil
+	}
+	for _, count := range []int{3, 1<<18 + 5} {
+		send, recv := block(rank, 0, n*count), make([]int32, n*count)
+		if err := ringo.AllToAll(ctx, c, send, recv); err != nil {
+			return err
+		}
+		for p := range n {
+			if err := check(fmt.Sprintf("alltoall %d block %d", count, p), recv[p*count:(p+1)*count], block(p, rank*count, count)); err != nil {
+				return err
+			}
+		}
+		root := n - 1
+		var all []int32
+		if rank == root {
+			all = make([]int32, n*count)
+		}
+		if err := ringo.Gather(ctx, c, block(rank, 0, count), all, root); err != nil {
+			return err
+		}
+		for p := range all[:len(all)/max(count, 1)] {
+			if err := check(fmt.Sprintf("gather %d block %d", count, p), all[p*count:(p+1)*count], block(p, 0, count)); err != nil {
+				return err
+			}
+		}
+		part := make([]int32, count)
+		var from []int32
+		if rank == 0 {
+			from = block(0, 0, n*count)
+		}
+		if err := ringo.Scatter(ctx, c, from, part, 0); err != nil {
+			return err
+		}
+		if err := check(fmt.Sprintf("scatter %d", count), part, block(0, rank*count, count)); err != nil {
+			return err
+		}
+		// all-to-allv: a sends (a+2b)·count/4 mod … elements to b, zeros among them
+		cnt := func(a, b int) int { return (a + 2*b) % 3 * count / 2 }
+		var sc, sd, rc, rd []int
+		so, ro := 0, 0
+		for p := range n {
+			sc, sd, rc, rd = append(sc, cnt(rank, p)), append(sd, so), append(rc, cnt(p, rank)), append(rd, ro)
+			so, ro = so+cnt(rank, p), ro+cnt(p, rank)
+		}
+		vrecv := make([]int32, ro)
+		if err := ringo.AllToAllV(ctx, c, block(rank, 0, so), sc, sd, vrecv, rc, rd); err != nil {
+			return err
+		}
+		for p := range n {
+			// p's block for this rank starts where p's sends to lower ranks end
+			off := 0
+			for q := range rank {
+				off += cnt(p, q)
+			}
+			if err := check(fmt.Sprintf("alltoallv %d from %d", count, p), vrecv[rd[p]:rd[p]+rc[p]], block(p, off, rc[p])); err != nil {
+				return err
+			}
+		}
+	}
+	err := ringo.Send(ctx, c, []int32{1}, (rank+1)%n)
+	if !errors.Is(err, ringo.ErrNotSupported) || !strings.Contains(err.Error(), "separate processes") {
+		return fmt.Errorf("send between processes: %v, want ErrNotSupported", err)
+	}
+	return nil
+}

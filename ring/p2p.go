@@ -1,0 +1,292 @@
+package ring
+
+import (
+	"fmt"
+	"math"
+)
+
+// Point-to-point plans: a rank's sends and receives, to and from any ranks,
+// scheduled as NCCL schedules a group of ncclSend/ncclRecv.
+//
+// Matching. The k-th send from rank a to rank b meets the k-th receive at b
+// from a (by issue order, per peer); both must have the same count. A send
+// to itself is matched, the same way, with the rank's receives from itself.
+//
+// Rounds. Rank r's program on every channel is n rounds, d = 0 … n−1: in
+// round d it sends only to (r+d) mod n and receives only from (r−d) mod n.
+// Round 0 is local: each self-send is copied into its self-receive (Copy).
+// In round d every message to the round's send peer and from its receive
+// peer is cut into chunks — a chunk is one step, at most ChunkCount
+// elements, and a message spreads over several channels once it is larger
+// than the protocol's grain per channel — and chunk j of message k of a
+// pair goes to channel (k+j) mod Channels. Both ends of a message compute
+// the same chunks and channels: they depend only on the message's count,
+// its index k among the pair's messages, and the plan's geometry, which
+// every rank shares. On each channel the round's send chunks s₁…sₐ and
+// receive chunks r₁…r_b become min(a, b) SendRecv steps (sᵢ with rᵢ), then
+// the longer side's remaining chunks as plain Send or Recv steps. Every
+// slice is SliceCapElems long (a chunk's trailing slices are empty), so the
+// two halves of a SendRecv, chunks of different messages, slice alike.
+//
+// Why it cannot deadlock, for any set of matched sends and receives. The
+// channels are independent (each runs on its own connections), so take one.
+// A connection a→b is used by one round only, d = b−a mod n, so the data in
+// it always belongs to the round both ends are in. Every step posts all its
+// slices, so per connection and round the sender posts exactly the slices
+// the receiver takes. In slices, a rank's round d is pairs (send a slice,
+// then receive one: the send half never waits for the receive half), then
+// sends only or receives only. Suppose every rank not yet done were
+// blocked, and take the lowest round d any of them is in: their partners in
+// round d are in round d too (one already past it has moved all its data of
+// round d, so nothing waits on it). Write S(x) and R(x) for the slices rank
+// x has sent and taken in round d.
+//
+//   - A rank r blocked on a send has its FIFO to r+d full, so r+d has not
+//     taken everything r sends and is blocked too; not on a receive (its
+//     FIFO from r is full), and not in its sends-only tail (there it has
+//     taken all it ever takes from r, yet the FIFO holds some): it is in its
+//     pairs, blocked on a send, where S = R. So S(r+d) = R(r+d) = S(r) −
+//     depth < S(r), and r+d is blocked on a send in turn: around the cycle
+//     r, r+d, r+2d … S would strictly decrease. So no rank is blocked on a
+//     send.
+//   - A rank b blocked on a receive has an empty FIFO from a = b−d, which
+//     has not sent it everything yet, so a is blocked, on a receive; not in
+//     its receives-only tail (it would have sent b everything). So every
+//     rank on the cycle b, b−d, b−2d … is in its pairs, blocked on a
+//     receive: S = R + 1. Summed over the cycle the ranks sent more slices
+//     than they took, yet every FIFO between them is empty — impossible.
+//
+// So some rank can always move, with FIFOs of any depth ≥ 1 slice, and the
+// plans run to completion. VerifyP2P checks a given set of plans by
+// executing them symbolically; the tests run random groups (all-to-all,
+// all-to-allv with zeros, gather, scatter, several messages to one peer)
+// through it and on the host executor.
+
+// Xfer is one point-to-point message as one rank sees it: Count elements
+// to or from rank Peer, at element offset Off of the rank's input (a send)
+// or output (a receive).
+type Xfer struct {
+	Peer  int   `json:"peer"`
+	Off   int64 `json:"off"`
+	Count int64 `json:"count"`
+}
+
+// P2PSpec is everything a point-to-point plan depends on.
+type P2PSpec struct {
+	Rank, Size   int    // this rank, of Size ranks
+	Sends, Recvs []Xfer // in issue order
+	EltSize      int    // bytes per element, ≥ 1
+	Channels     int    // 1…MaxChannels
+	Proto        Protocol
+	BuffSize     int // bytes of the protocol's FIFO per connection, all NSteps slots
+}
+
+// spec returns the Spec of s's plans: collective SendRecvs over the
+// identity ring (its size is the rank count), count 0.
+func (s *P2PSpec) spec() Spec {
+	return Spec{Coll: SendRecvs, Ring: Identity(s.Size), Rank: s.Rank, EltSize: s.EltSize,
+		Channels: s.Channels, Proto: s.Proto, BuffSize: s.BuffSize}
+}
+
+// InputLen returns the elements the sends read: the end of the furthest.
+func (s *P2PSpec) InputLen() int64 { return extent(s.Sends) }
+
+// OutputLen returns the elements the receives write: the end of the
+// furthest.
+func (s *P2PSpec) OutputLen() int64 { return extent(s.Recvs) }
+
+func extent(xs []Xfer) int64 {
+	var n int64
+	for _, x := range xs {
+		if x.Count > 0 {
+			n = max(n, x.Off+x.Count)
+		}
+	}
+	return n
+}
+
+// Validate reports the first thing wrong with s, wrapping ErrInvalid: the
+// geometry (as Spec.Validate), then each message (a peer in range, offsets
+// and counts ≥ 0, no overflow), then that the self-sends and
+// self-receives match one to one with equal counts.
+func (s *P2PSpec) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, a...))
+	}
+	if s.Size < 1 {
+		return bad("%d ranks, need at least 1", s.Size)
+	}
+	sp := s.spec()
+	if err := sp.Validate(); err != nil {
+		return err
+	}
+	for _, l := range []struct {
+		what string
+		xs   []Xfer
+	}{{"send", s.Sends}, {"recv", s.Recvs}} {
+		for i, x := range l.xs {
+			switch {
+			case x.Peer < 0 || x.Peer >= s.Size:
+				return bad("%s %d: peer %d outside [0, %d)", l.what, i, x.Peer, s.Size)
+			case x.Count < 0:
+				return bad("%s %d: count %d is negative", l.what, i, x.Count)
+			case x.Off < 0:
+				return bad("%s %d: offset %d is negative", l.what, i, x.Off)
+			case x.Off > math.MaxInt64/int64(s.EltSize)-x.Count:
+				return bad("%s %d: offset %d + count %d of %d-byte elements overflows", l.what, i, x.Off, x.Count, s.EltSize)
+			}
+		}
+	}
+	self := func(xs []Xfer) []Xfer { return byPeer(xs, s.Rank) }
+	ss, rs := self(s.Sends), self(s.Recvs)
+	for k := range max(len(ss), len(rs)) {
+		switch {
+		case k >= len(rs):
+			return bad("rank %d's send %d to itself (%d elements) has no matching receive from itself", s.Rank, k, ss[k].Count)
+		case k >= len(ss):
+			return bad("rank %d's receive %d from itself (%d elements) has no matching send to itself", s.Rank, k, rs[k].Count)
+		case ss[k].Count != rs[k].Count:
+			return bad("rank %d's send %d to itself has %d elements, its receive %d from itself %d", s.Rank, k, ss[k].Count, k, rs[k].Count)
+		}
+	}
+	return nil
+}
+
+// byPeer returns the messages of xs with peer, in order.
+func byPeer(xs []Xfer, peer int) []Xfer {
+	var out []Xfer
+	for _, x := range xs {
+		if x.Peer == peer {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// NewP2P returns rank spec.Rank's point-to-point plan: its Spec has
+// collective SendRecvs over the identity ring of spec.Size ranks, and P2P
+// a copy of spec. The schedule is the package's rounds (see above).
+func NewP2P(spec P2PSpec) (*Plan, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	s := spec.spec()
+	cp := spec
+	cp.Sends, cp.Recvs = append([]Xfer(nil), spec.Sends...), append([]Xfer(nil), spec.Recvs...)
+	p := &Plan{P2P: &cp}
+	p.geometry(s)
+	p.Channels = make([]Channel, s.Channels)
+
+	n, me := spec.Size, spec.Rank
+	for d := range n {
+		to, from := (me+d)%n, (me-d+n)%n
+		sends, recvs := byPeer(spec.Sends, to), byPeer(spec.Recvs, from)
+		if d == 0 {
+			for k := range sends {
+				if sends[k].Count == 0 {
+					continue
+				}
+				ch := &p.Channels[k%s.Channels]
+				ch.Steps = append(ch.Steps, Step{Prim: Copy, RecvPeer: -1, SendPeer: -1, InOff: sends[k].Off,
+					OutOff: recvs[k].Off, Count: sends[k].Count, SliceLen: sends[k].Count})
+			}
+			continue
+		}
+		sc, rc := p.chunks(sends), p.chunks(recvs)
+		for c := range p.Channels {
+			ch := &p.Channels[c]
+			a, b := sc[c], rc[c]
+			for i := range max(len(a), len(b)) {
+				st := Step{RecvPeer: -1, SendPeer: -1, SliceLen: p.SliceCapElems}
+				if i < len(a) {
+					st.Prim, st.SendPeer, st.InOff, st.Count = Send, int32(to), a[i].Off, a[i].Count
+				}
+				if i < len(b) {
+					st.RecvPeer, st.OutOff = int32(from), b[i].Off
+					if i < len(a) {
+						st.Prim, st.RecvCount = SendRecv, b[i].Count
+					} else {
+						st.Prim, st.Count = Recv, b[i].Count
+					}
+				}
+				ch.Steps = append(ch.Steps, st)
+			}
+		}
+	}
+	return p, nil
+}
+
+// chunks cuts the messages of one pair, in order, into chunks, and returns
+// them by channel: chunk j of message k goes to channel (k+j) mod Channels.
+// A message is cut into as many chunks as it needs of ChunkCount elements,
+// and into up to one chunk per channel when it holds more than one
+// protocol grain per channel; chunks start at multiples of the alignment
+// unit from the message's start, and none is empty.
+func (p *Plan) chunks(xs []Xfer) [][]Xfer {
+	nch := int64(len(p.Channels))
+	out := make([][]Xfer, nch)
+	unit := channelUnit(p.Spec.Proto, p.Spec.EltSize)
+	for k, x := range xs {
+		if x.Count == 0 {
+			continue
+		}
+		parts := max(ceilDiv(x.Count, p.ChunkCount), min(nch, ceilDiv(x.Count, unit)))
+		l := min(alignUp(ceilDiv(x.Count, parts), p.AlignmentElems), p.ChunkCount)
+		for j, off := int64(0), int64(0); off < x.Count; j, off = j+1, off+l {
+			c := (int64(k) + j) % nch
+			out[c] = append(out[c], Xfer{Peer: x.Peer, Off: x.Off + off, Count: min(l, x.Count-off)})
+		}
+	}
+	return out
+}
+
+// AllToAll returns rank's messages of an all-to-all of count elements per
+// pair among n ranks (NCCL's ncclAlltoAll): block p of the input, count
+// elements at p·count, goes to rank p, and rank p's block lands at p·count
+// of the output. The block to itself is a local copy.
+func AllToAll(n int, count int64) (sends, recvs []Xfer) {
+	for p := range n {
+		x := Xfer{Peer: p, Off: int64(p) * count, Count: count}
+		sends, recvs = append(sends, x), append(recvs, x)
+	}
+	return sends, recvs
+}
+
+// AllToAllV returns a rank's messages of an all-to-all with per-peer counts
+// and displacements (MPI_Alltoallv's): sendCounts[p] elements at
+// sendDispls[p] of the input go to rank p, and recvCounts[p] elements from
+// rank p land at recvDispls[p] of the output. Rank p's sendCounts[q] must
+// equal rank q's recvCounts[p]. The four slices have one entry per rank.
+func AllToAllV(sendCounts, sendDispls, recvCounts, recvDispls []int64) (sends, recvs []Xfer) {
+	for p := range sendCounts {
+		sends = append(sends, Xfer{Peer: p, Off: sendDispls[p], Count: sendCounts[p]})
+		recvs = append(recvs, Xfer{Peer: p, Off: recvDispls[p], Count: recvCounts[p]})
+	}
+	return sends, recvs
+}
+
+// Gather returns rank's messages of a gather to root among n ranks (NCCL's
+// ncclGather): every rank sends its count elements to root, root included,
+// and root receives rank p's at p·count of its output.
+func Gather(n, rank, root int, count int64) (sends, recvs []Xfer) {
+	sends = []Xfer{{Peer: root, Count: count}}
+	if rank == root {
+		for p := range n {
+			recvs = append(recvs, Xfer{Peer: p, Off: int64(p) * count, Count: count})
+		}
+	}
+	return sends, recvs
+}
+
+// Scatter returns rank's messages of a scatter from root among n ranks
+// (NCCL's ncclScatter): root sends the count elements at p·count of its
+// input to rank p, itself included, and every rank receives count elements
+// from root at offset 0 of its output.
+func Scatter(n, rank, root int, count int64) (sends, recvs []Xfer) {
+	if rank == root {
+		for p := range n {
+			sends = append(sends, Xfer{Peer: p, Off: int64(p) * count, Count: count})
+		}
+	}
+	return sends, []Xfer{{Peer: root, Count: count}}
+}

@@ -1,0 +1,220 @@
+package ring_test
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/ring/ringtest"
+)
+
+func p2pGeom(n, nch int, proto ring.Protocol, elt int) ring.P2PSpec {
+	buff := 8 * 512
+	if proto == ring.LL {
+		buff = 8 * 256
+	}
+	return ring.P2PSpec{Size: n, EltSize: elt, Channels: nch, Proto: proto, BuffSize: buff}
+}
+
+// TestP2PRandomGroupsVerify: every pattern of random groups — all-to-all,
+// all-to-allv with zeros, gather, scatter, random pairs with several
+// messages to one peer and to itself — on 1 to 6 ranks, 1 to 3 channels,
+// Simple and LL, with messages from empty to many chunks long, runs to
+// completion and delivers every message to its receive (Verify).
+func TestP2PRandomGroupsVerify(t *testing.T) {
+	rng := rand.New(rand.NewPCG(20, 1))
+	for trial := range 400 {
+		n := 1 + rng.IntN(6)
+		pattern := trial % ringtest.NumPatterns
+		g := p2pGeom(n, 1+rng.IntN(3), []ring.Protocol{ring.Simple, ring.LL}[rng.IntN(2)], []int{1, 2, 4, 8}[rng.IntN(4)])
+		sends, recvs := ringtest.P2PGroup(rng, n, pattern, []int64{3, 100, 2000}[rng.IntN(3)])
+		plans, err := ringtest.P2PPlans(g, sends, recvs)
+		require.NoError(t, err, "trial %d", trial)
+		require.NoError(t, ring.Verify(plans), "trial %d: pattern %d, %+v\nsends %v\nrecvs %v", trial, pattern, g, sends, recvs)
+	}
+}
+
+// TestP2PSchedule: the shape NCCL's group scheduling gives: round d sends
+// to r+d and receives from r−d, paired in SendRecv steps, the longer side's
+// remaining chunks alone; a send to itself is a copy.
+func TestP2PSchedule(t *testing.T) {
+	g := p2pGeom(3, 1, ring.Simple, 4)
+	g.Rank = 1
+	g.Sends = []ring.Xfer{{Peer: 2, Off: 0, Count: 10}, {Peer: 1, Off: 10, Count: 5}, {Peer: 0, Off: 20, Count: 3}}
+	g.Recvs = []ring.Xfer{{Peer: 0, Off: 0, Count: 7}, {Peer: 1, Off: 8, Count: 5}}
+	p, err := ring.NewP2P(g)
+	require.NoError(t, err)
+	cap := p.SliceCapElems
+	assert.Equal(t, []ring.Step{
+		{Prim: ring.Copy, RecvPeer: -1, SendPeer: -1, InOff: 10, OutOff: 8, Count: 5, SliceLen: 5},
+		{Prim: ring.SendRecv, RecvPeer: 0, SendPeer: 2, InOff: 0, OutOff: 0, Count: 10, RecvCount: 7, SliceLen: cap},
+		{Prim: ring.Send, RecvPeer: -1, SendPeer: 0, InOff: 20, Count: 3, SliceLen: cap},
+	}, p.Channels[0].Steps)
+	assert.Equal(t, int64(23), g.InputLen())
+	assert.Equal(t, int64(13), g.OutputLen())
+
+	// A message of many chunks spreads over the channels, chunk j of
+	// message k on channel (k+j) mod channels, the same at both ends.
+	g = p2pGeom(2, 3, ring.Simple, 4)
+	big := 5*p.ChunkCount + 3
+	sends := [][]ring.Xfer{{{Peer: 1, Count: 1}, {Peer: 1, Off: 1, Count: big}}, nil}
+	recvs := [][]ring.Xfer{nil, {{Peer: 0, Count: 1}, {Peer: 0, Off: 1, Count: big}}}
+	plans, err := ringtest.P2PPlans(g, sends, recvs)
+	require.NoError(t, err)
+	require.NoError(t, ring.Verify(plans))
+	for c := range 3 {
+		assert.Len(t, plans[0].Channels[c].Steps, len(plans[1].Channels[c].Steps), "channel %d", c)
+		assert.NotEmpty(t, plans[0].Channels[c].Steps, "channel %d", c)
+	}
+	assert.Equal(t, int64(1), plans[0].Channels[0].Steps[0].Count, "message 0 on channel 0")
+	assert.Equal(t, int64(1), plans[0].Channels[1].Steps[0].InOff, "message 1 starts on channel 1")
+}
+
+// TestP2PRefusals: every bad spec is an error naming what is wrong.
+func TestP2PRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		sends, recvs []ring.Xfer
+		size         int
+		want         string
+	}{
+		{"peer out of range", []ring.Xfer{{Peer: 3, Count: 1}}, nil, 3, "send 0: peer 3 outside [0, 3)"},
+		{"negative peer", nil, []ring.Xfer{{Peer: -1, Count: 1}}, 3, "recv 0: peer -1 outside"},
+		{"negative count", []ring.Xfer{{Peer: 1, Count: -2}}, nil, 3, "send 0: count -2 is negative"},
+		{"negative offset", nil, []ring.Xfer{{Peer: 1, Off: -1, Count: 2}}, 3, "recv 0: offset -1 is negative"},
+		{"overflow", []ring.Xfer{{Peer: 1, Off: math.MaxInt64 / 8, Count: 2}}, nil, 3, "overflows"},
+		{"self-send alone", []ring.Xfer{{Peer: 0, Count: 4}}, nil, 3, "send 0 to itself (4 elements) has no matching receive"},
+		{"self-recv alone", nil, []ring.Xfer{{Peer: 0, Count: 4}}, 3, "receive 0 from itself (4 elements) has no matching send"},
+		{"self counts differ", []ring.Xfer{{Peer: 0, Count: 4}}, []ring.Xfer{{Peer: 0, Count: 5}}, 3, "send 0 to itself has 4 elements, its receive 0 from itself 5"},
+		{"no ranks", nil, nil, 0, "0 ranks"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := p2pGeom(tc.size, 1, ring.Simple, 8)
+			g.Sends, g.Recvs = tc.sends, tc.recvs
+			_, err := ring.NewP2P(g)
+			require.ErrorIs(t, err, ring.ErrInvalid)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	_, err := ring.New(ring.Spec{Coll: ring.SendRecvs, Ring: ring.Identity(2), EltSize: 4, Channels: 1, Proto: ring.Simple, BuffSize: 4096})
+	require.ErrorIs(t, err, ring.ErrInvalid)
+	assert.Contains(t, err.Error(), "NewP2P")
+}
+
+// TestP2PVerifyCatches: Verify refuses groups whose messages do not match
+// and plans that would hang or deliver wrongly.
+func TestP2PVerifyCatches(t *testing.T) {
+	g := p2pGeom(2, 1, ring.Simple, 4)
+	build := func(sends, recvs [][]ring.Xfer) []*ring.Plan {
+		plans, err := ringtest.P2PPlans(g, sends, recvs)
+		require.NoError(t, err)
+		return plans
+	}
+	err := ring.Verify(build([][]ring.Xfer{{{Peer: 1, Count: 5}}, nil}, [][]ring.Xfer{nil, {{Peer: 0, Count: 6}}}))
+	assert.ErrorContains(t, err, "rank 0's send 0 to rank 1 has 5 elements, rank 1's receive 0 from rank 0 6")
+	err = ring.Verify(build([][]ring.Xfer{{{Peer: 1, Count: 5}}, nil}, [][]ring.Xfer{nil, nil}))
+	assert.ErrorContains(t, err, "rank 0 sends 1 messages to rank 1, which receives 0")
+	err = ring.Verify(build([][]ring.Xfer{nil, {{Peer: 0, Count: 3}, {Peer: 0, Count: 3}}}, [][]ring.Xfer{{{Peer: 1, Count: 3}, {Peer: 1, Off: 1, Count: 3}}, nil}))
+	assert.ErrorContains(t, err, "rank 0 receives element 1 of its output twice")
+
+	plans := build([][]ring.Xfer{{{Peer: 1, Count: 50}}, {{Peer: 0, Off: 1, Count: 50}}}, [][]ring.Xfer{{{Peer: 1, Count: 50}}, {{Peer: 0, Count: 50}}})
+	require.NoError(t, ring.Verify(plans))
+	st := &plans[1].Channels[0].Steps[0]
+	st.InOff-- // delivers the wrong elements
+	assert.ErrorContains(t, ring.Verify(plans), "rank 0 output element 0 holds element 0 from 1 ranks (0x2), want element 1")
+	st.InOff++
+	st.Prim, st.SendPeer, st.Count, st.RecvCount = ring.Recv, -1, 50, 0 // never sends: rank 0 waits
+	assert.ErrorContains(t, ring.Verify(plans), "deadlocks")
+}
+
+// TestSendRecvInCollectives: a collective's plans may use SendRecv steps
+// (an all-gather of pairwise exchanges): Verify accepts them, and they
+// survive the schedule format with their receive counts; recv_count on
+// another primitive is refused.
+func TestSendRecvInCollectives(t *testing.T) {
+	for _, spec := range []ring.Spec{
+		{Coll: ring.AllGather, Ring: ring.Identity(4), Count: 96, EltSize: 4, Channels: 2, Proto: ring.Simple, BuffSize: 8 * 1024},
+		{Coll: ring.AllGather, Ring: ring.Identity(3), Count: 40, EltSize: 2, Channels: 1, Proto: ring.LL, BuffSize: 8 * 512},
+	} {
+		plans, err := ringtest.SendRecvAllGather(spec)
+		require.NoError(t, err)
+		require.NoError(t, ring.Verify(plans))
+		got := roundTrip(t, plans)
+		for r := range plans {
+			assert.Equal(t, plans[r].Channels, got[r].Channels, "rank %d", r)
+		}
+		plans[1].Channels[0].Steps[1].RecvCount-- // receives less than is sent
+		assert.ErrorContains(t, ring.Verify(plans), "expected")
+	}
+	plans, err := ringtest.DirectAllGather(ring.Spec{Coll: ring.AllGather, Ring: ring.Identity(2), Count: 8, EltSize: 4, Channels: 1, Proto: ring.Simple, BuffSize: 8 * 1024})
+	require.NoError(t, err)
+	d, err := ring.NewSchedule(plans)
+	require.NoError(t, err)
+	d.Ranks[0].Channels[0].Steps[0].RecvCount = 3
+	_, err = d.Plans()
+	assert.ErrorContains(t, err, "recv_count on a copySend (sendRecv's only)")
+}
+
+// TestP2PScheduleRoundTrip: point-to-point plans survive the schedule
+// format, messages included, and are checked when read back.
+func TestP2PScheduleRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(20, 2))
+	for pattern := range ringtest.NumPatterns {
+		g := p2pGeom(4, 2, ring.Simple, 4)
+		sends, recvs := ringtest.P2PGroup(rng, 4, pattern, 300)
+		plans, err := ringtest.P2PPlans(g, sends, recvs)
+		require.NoError(t, err)
+		got := roundTrip(t, plans)
+		for r := range plans {
+			assert.Equal(t, plans[r].Channels, got[r].Channels, "pattern %d rank %d", pattern, r)
+			assert.Equal(t, plans[r].P2P, got[r].P2P, "pattern %d rank %d", pattern, r)
+		}
+	}
+	plans, err := ringtest.P2PPlans(p2pGeom(2, 1, ring.Simple, 4), [][]ring.Xfer{{{Peer: 1, Count: 9}}, nil}, [][]ring.Xfer{nil, {{Peer: 0, Count: 9}}})
+	require.NoError(t, err)
+	d, err := ring.NewSchedule(plans)
+	require.NoError(t, err)
+	d.Ranks[1].Recvs[0].Count = 8
+	_, err = d.Plans()
+	assert.ErrorContains(t, err, "rank 1's receive 0 from rank 0 8")
+}
+
+func roundTrip(t *testing.T, plans []*ring.Plan) []*ring.Plan {
+	t.Helper()
+	d, err := ring.NewSchedule(plans)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, d.Write(&buf))
+	back, err := ring.ReadSchedule(bytes.NewReader(buf.Bytes()))
+	require.NoError(t, err, buf.String())
+	got, err := back.Plans()
+	require.NoError(t, err, buf.String())
+	return got
+}
+
+// TestP2PHelpers: the message lists of the collectives built on
+// point-to-point.
+func TestP2PHelpers(t *testing.T) {
+	s, r := ring.AllToAll(3, 4)
+	want := []ring.Xfer{{Peer: 0, Off: 0, Count: 4}, {Peer: 1, Off: 4, Count: 4}, {Peer: 2, Off: 8, Count: 4}}
+	assert.Equal(t, want, s)
+	assert.Equal(t, want, r)
+	s, r = ring.AllToAllV([]int64{1, 0, 2}, []int64{5, 0, 1}, []int64{3, 3, 0}, []int64{0, 3, 9})
+	assert.Equal(t, []ring.Xfer{{Peer: 0, Off: 5, Count: 1}, {Peer: 1, Off: 0, Count: 0}, {Peer: 2, Off: 1, Count: 2}}, s)
+	assert.Equal(t, []ring.Xfer{{Peer: 0, Off: 0, Count: 3}, {Peer: 1, Off: 3, Count: 3}, {Peer: 2, Off: 9, Count: 0}}, r)
+	s, r = ring.Gather(3, 1, 1, 2)
+	assert.Equal(t, []ring.Xfer{{Peer: 1, Count: 2}}, s)
+	assert.Equal(t, []ring.Xfer{{Peer: 0, Off: 0, Count: 2}, {Peer: 1, Off: 2, Count: 2}, {Peer: 2, Off: 4, Count: 2}}, r)
+	s, r = ring.Gather(3, 0, 1, 2)
+	assert.Empty(t, r)
+	s, r = ring.Scatter(3, 2, 0, 5)
+	assert.Empty(t, s)
+	assert.Equal(t, []ring.Xfer{{Peer: 0, Count: 5}}, r)
+	s, _ = ring.Scatter(2, 0, 0, 5)
+	assert.Equal(t, []ring.Xfer{{Peer: 0, Off: 0, Count: 5}, {Peer: 1, Off: 5, Count: 5}}, s)
+}

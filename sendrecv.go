@@ -1,0 +1,341 @@
+package ringo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/ringo-ccl/ringo/host"
+	"github.com/ringo-ccl/ringo/internal/calls"
+	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/group"
+	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/transport"
+)
+
+// Point-to-point: Send, Recv and SendRecv (a group of them) between any
+// two ranks, and the collectives made of them — AllToAll, AllToAllV,
+// Gather, Scatter. Matching is NCCL's: the k-th send from rank a to rank b
+// meets the k-th receive at b from a, and they must move the same bytes
+// (their datatypes may differ). Each call's messages on one communicator
+// run as one plan (ring.NewP2P), built per call. Host communicators only;
+// Send, Recv and SendRecv between ranks in separate processes are not
+// supported yet (ErrNotSupported: their connections would have to be made
+// by the two ranks alone), the collective ones are.
+
+// P2POp is one send or receive of a group run by SendRecv, made by SendOp
+// or RecvOp (PyTorch's P2POp, for batch_isend_irecv).
+type P2POp struct {
+	c   *Comm
+	msg calls.Msg
+}
+
+// SendOp is the send of buf to rank peer on c.
+func SendOp[T Elem](c *Comm, buf []T, peer int) P2POp {
+	return P2POp{c: c, msg: calls.Msg{Send: true, Peer: peer, Count: int64(len(buf)), Type: TypeOf[T](), Buf: mem.Bytes(buf)}}
+}
+
+// RecvOp is the receive into buf from rank peer on c.
+func RecvOp[T Elem](c *Comm, buf []T, peer int) P2POp {
+	return P2POp{c: c, msg: calls.Msg{Peer: peer, Count: int64(len(buf)), Type: TypeOf[T](), Buf: mem.Bytes(buf)}}
+}
+
+// Send sends buf to rank peer, where a Recv (or a receive of a group)
+// takes it. It returns once buf may be reused. A send to this rank itself
+// needs its receive in the same call: use SendRecv.
+func Send[T Elem](ctx context.Context, c *Comm, buf []T, peer int) error {
+	op := SendOp(c, buf, peer)
+	return c.runP2P(ctx, &p2pCall{name: "send", msgs: []calls.Msg{op.msg}})
+}
+
+// Recv receives into buf what rank peer sends (Send, or a send of a
+// group); buf's bytes must be the send's.
+func Recv[T Elem](ctx context.Context, c *Comm, buf []T, peer int) error {
+	op := RecvOp(c, buf, peer)
+	return c.runP2P(ctx, &p2pCall{name: "recv", msgs: []calls.Msg{op.msg}})
+}
+
+// SendRecv runs a group of sends and receives together (NCCL's
+// ncclGroupStart … ncclGroupEnd around ncclSend and ncclRecv): each
+// communicator's ops, in order, as one plan, so that no op waits for a
+// later one — a rank may send to and receive from every other rank in one
+// group, as all-to-all does. The ops may be on several communicators, for
+// one goroutine driving several ranks: each communicator's part then runs
+// on a goroutine of its own, and SendRecv returns when all are done,
+// with every failure (errors.Join). A send to the rank itself needs a
+// receive from itself, of the same bytes, in the same group. A
+// communicator's calls must not run concurrently, so one Comm's ops go in
+// one group at a time.
+func SendRecv(ctx context.Context, ops ...P2POp) error {
+	var comms []*Comm
+	byComm := map[*Comm][]calls.Msg{}
+	for i, op := range ops {
+		if op.c == nil {
+			return errs.Invalid("sendrecv", -1, "op %d has no communicator", i)
+		}
+		if _, ok := byComm[op.c]; !ok {
+			comms = append(comms, op.c)
+		}
+		byComm[op.c] = append(byComm[op.c], op.msg)
+	}
+	run := func(c *Comm) error { return c.runP2P(ctx, &p2pCall{name: "sendrecv", msgs: byComm[c]}) }
+	if len(comms) == 1 {
+		return run(comms[0])
+	}
+	errsOut := make([]error, len(comms))
+	var wg sync.WaitGroup
+	for i, c := range comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errsOut[i] = run(c)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errsOut...)
+}
+
+// AllToAll sends block p of send to rank p and receives rank p's block for
+// this rank into block p of recv (NCCL's ncclAlltoAll): send and recv have
+// the same length, Size() blocks of equal length, and do not overlap.
+// Every rank calls it.
+func AllToAll[T Elem](ctx context.Context, c *Comm, send, recv []T) error {
+	const name = "alltoall"
+	n := c.size
+	if len(send) != len(recv) || len(send)%n != 0 {
+		return errs.Invalid(name, c.rank, "send has %d elements, recv %d: need the same length, %d blocks of equal length", len(send), len(recv), n)
+	}
+	count := len(send) / n
+	msgs := make([]calls.Msg, 0, 2*n)
+	for p := range n {
+		msgs = append(msgs, SendOp(c, send[p*count:(p+1)*count], p).msg, RecvOp(c, recv[p*count:(p+1)*count], p).msg)
+	}
+	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: TypeOf[T](), edges: allPairs})
+}
+
+// AllToAllV sends sendCounts[p] elements at sendDispls[p] of send to rank
+// p and receives recvCounts[p] elements from rank p at recvDispls[p] of
+// recv (MPI_Alltoallv's semantics, in elements): rank p's sendCounts[q]
+// must equal rank q's recvCounts[p]. The four slices have one entry per
+// rank; counts may be zero; what is received must not overlap anything
+// sent or received. Every rank calls it.
+func AllToAllV[T Elem](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) error {
+	const name = "alltoallv"
+	msgs := make([]calls.Msg, 0, 2*c.size)
+	for _, side := range []struct {
+		buf            []T
+		counts, displs []int
+		what           string
+	}{{send, sendCounts, sendDispls, "send"}, {recv, recvCounts, recvDispls, "recv"}} {
+		for _, a := range []struct {
+			s    []int
+			name string
+		}{{side.counts, side.what + "Counts"}, {side.displs, side.what + "Displs"}} {
+			if len(a.s) != c.size {
+				return errs.Invalid(name, c.rank, "%s has %d entries, need one per rank (%d)", a.name, len(a.s), c.size)
+			}
+		}
+		for p := range c.size {
+			cnt, off := side.counts[p], side.displs[p]
+			switch {
+			case cnt < 0:
+				return errs.Invalid(name, c.rank, "%sCounts[%d] = %d is negative", side.what, p, cnt)
+			case off < 0:
+				return errs.Invalid(name, c.rank, "%sDispls[%d] = %d is negative", side.what, p, off)
+			case cnt > 0 && side.buf == nil:
+				return errs.Invalid(name, c.rank, "%s is nil, but %sCounts[%d] = %d", side.what, side.what, p, cnt)
+			case cnt > 0 && off > len(side.buf)-cnt:
+				return errs.Invalid(name, c.rank, "%sDispls[%d] = %d + %sCounts[%d] = %d reaches past %s's %d elements",
+					side.what, p, off, side.what, p, cnt, side.what, len(side.buf))
+			}
+			var part []T
+			if cnt > 0 {
+				part = side.buf[off : off+cnt]
+			}
+			if side.what == "send" {
+				msgs = append(msgs, SendOp(c, part, p).msg)
+			} else {
+				msgs = append(msgs, RecvOp(c, part, p).msg)
+			}
+		}
+	}
+	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, typ: TypeOf[T](), edges: allPairs})
+}
+
+// Gather sends every rank's send to root, which receives rank p's at block
+// p of its recv (NCCL's ncclGather): at the root len(recv) = Size() ×
+// len(send); other ranks' recv is unused (nil will do). Every rank calls
+// it, with sends of one length.
+func Gather[T Elem](ctx context.Context, c *Comm, send, recv []T, root int) error {
+	return rooted(ctx, c, "gather", send, recv, root, true)
+}
+
+// Scatter sends block p of root's send to rank p, into its recv (NCCL's
+// ncclScatter): at the root len(send) = Size() × len(recv); other ranks'
+// send is unused (nil will do). Every rank calls it, with recvs of one
+// length.
+func Scatter[T Elem](ctx context.Context, c *Comm, send, recv []T, root int) error {
+	return rooted(ctx, c, "scatter", recv, send, root, false)
+}
+
+// rooted runs a gather (toRoot) or a scatter: every rank's one block goes
+// to root, or comes from it; the root's all holds Size() such blocks.
+func rooted[T Elem](ctx context.Context, c *Comm, name string, one, all []T, root int, toRoot bool) error {
+	if root < 0 || root >= c.size {
+		return errs.Invalid(name, c.rank, "root %d outside [0, %d)", root, c.size)
+	}
+	oneName, allName := "recv", "send"
+	mine, block := RecvOp[T], SendOp[T]
+	if toRoot {
+		oneName, allName = allName, oneName
+		mine, block = block, mine
+	}
+	count := len(one)
+	msgs := []calls.Msg{mine(c, one, root).msg}
+	if c.rank == root {
+		if len(all) != c.size*count {
+			return errs.Invalid(name, c.rank, "root's %s has %d elements, need %d ranks × %s's %d", allName, len(all), c.size, oneName, count)
+		}
+		for p := range c.size {
+			msgs = append(msgs, block(c, all[p*count:(p+1)*count], p).msg)
+		}
+	}
+	edges := func(n int) [][2]int { return star(n, root, toRoot) }
+	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: TypeOf[T](), edges: edges})
+}
+
+// p2pCall is one communicator's part of a point-to-point call.
+type p2pCall struct {
+	name string
+	msgs []calls.Msg
+	// For calls every rank makes: what the ranks compare, and the
+	// connections (from, to) every rank makes first, the same on all.
+	all   bool
+	count int64
+	typ   DataType
+	edges func(n int) [][2]int
+}
+
+// allPairs is every ordered pair of n ranks.
+func allPairs(n int) [][2]int {
+	var out [][2]int
+	for a := range n {
+		for b := range n {
+			if a != b {
+				out = append(out, [2]int{a, b})
+			}
+		}
+	}
+	return out
+}
+
+// star is every rank's connection to root (in), or root's to every rank.
+func star(n, root int, in bool) [][2]int {
+	var out [][2]int
+	for p := range n {
+		switch {
+		case p == root:
+		case in:
+			out = append(out, [2]int{p, root})
+		default:
+			out = append(out, [2]int{root, p})
+		}
+	}
+	return out
+}
+
+// runP2P checks and runs this rank's part of a point-to-point call: entered
+// as collectives are when every rank makes it, else only checked (its
+// rank held meanwhile).
+func (c *Comm) runP2P(ctx context.Context, pc *p2pCall) error {
+	if c.gpu != nil {
+		return errs.At(pc.name, c.rank, fmt.Errorf("%w: point-to-point on GPU communicators (host communicators only, for now)", ErrNotSupported))
+	}
+	if _, inProcess := c.group.(*group.World); !pc.all && !inProcess && c.size > 1 {
+		return errs.At(pc.name, c.rank, fmt.Errorf("%w: %s between ranks in separate processes: their connections must be made by the two ranks alone, which ringo's host connectors do not do yet (AllToAll, AllToAllV, Gather and Scatter, which every rank calls, are supported)", ErrNotSupported, pc.name))
+	}
+	a := calls.Args{Coll: ring.SendRecvs, Name: pc.name, Count: pc.count, Type: pc.typ, Msgs: pc.msgs, AllRanks: pc.all}
+	if err := c.enter(ctx, &a); err != nil {
+		return err
+	}
+	defer c.busy.Store(false)
+	err := c.p2p(ctx, pc)
+	if e := (*errs.Error)(nil); errors.As(err, &e) && e.Op == ring.SendRecvs.String() {
+		e.Op = pc.name // the executor names the plan's collective
+	}
+	if pc.all {
+		return c.leave(err)
+	}
+	if err != nil {
+		c.group.Fail(err)
+	}
+	return err
+}
+
+// p2p runs a checked point-to-point call: its messages, in bytes, as one
+// plan (built per call), each message's buffer a segment of the plan's
+// input or output. A communicator of one rank copies.
+func (c *Comm) p2p(ctx context.Context, pc *p2pCall) error {
+	if c.size == 1 {
+		selfCopy(pc.msgs)
+		return nil
+	}
+	proto := c.cfg.Protocol(math.MaxInt64) // one protocol whatever the size: both ends must plan alike
+	spec := ring.P2PSpec{Rank: c.rank, Size: c.size, EltSize: 1, Channels: c.cfg.Channels, Proto: proto, BuffSize: c.cfg.BuffSize(proto)}
+	var job host.Job
+	var in, out int64
+	for _, m := range pc.msgs {
+		n := m.Bytes()
+		if m.Send {
+			spec.Sends = append(spec.Sends, ring.Xfer{Peer: m.Peer, Off: in, Count: n})
+			if n > 0 {
+				job.InSegs = append(job.InSegs, host.Seg{Off: in, Buf: m.Buf[:n]})
+			}
+			in += n
+		} else {
+			spec.Recvs = append(spec.Recvs, ring.Xfer{Peer: m.Peer, Off: out, Count: n})
+			if n > 0 {
+				job.OutSegs = append(job.OutSegs, host.Seg{Off: out, Buf: m.Buf[:n]})
+			}
+			out += n
+		}
+	}
+	p, err := ring.NewP2P(spec)
+	if err != nil {
+		return errs.InvalidErr(pc.name, c.rank, err)
+	}
+	if pc.all {
+		var edges []transport.Edge
+		for ch := range spec.Channels {
+			for _, e := range pc.edges(c.size) {
+				edges = append(edges, transport.Edge{From: e[0], To: e[1], Ch: ch})
+			}
+		}
+		if err := c.group.Connect(ctx, c.rank, edges); err != nil {
+			return errs.At(pc.name, c.rank, err)
+		}
+	}
+	job.Plan, job.Trace, job.Seq = p, c.trace, c.seq
+	return c.runJob(ctx, job)
+}
+
+// selfCopy copies each send to the rank itself into its matching receive
+// (checked: the same bytes, in order).
+func selfCopy(msgs []calls.Msg) {
+	var sends []calls.Msg
+	k := 0
+	for _, m := range msgs {
+		if m.Send {
+			sends = append(sends, m)
+		}
+	}
+	for _, m := range msgs {
+		if !m.Send {
+			copy(m.Buf[:m.Bytes()], sends[k].Buf[:m.Bytes()])
+			k++
+		}
+	}
+}

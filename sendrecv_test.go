@@ -1,0 +1,251 @@
+package ringo_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/ring/ringtest"
+)
+
+// fill returns n elements of T, distinct per rank and index where T can
+// tell them apart.
+func fill[T ringo.Elem](rank, n int) []T {
+	out := make([]T, n)
+	for i := range out {
+		out[i] = fromF64[T](float64((rank*7 + i) % 16))
+	}
+	return out
+}
+
+// TestSendRecvGroupsInProcess: random groups of every pattern (ring's
+// ringtest.P2PGroup: all-to-all, all-to-allv with zeros, gather, scatter,
+// random pairs, several messages to one peer and to itself), each message
+// in its own buffer, run through SendRecv on 1 to 5 in-process ranks, both
+// protocols; every received element is its sender's. Then a collective on
+// the same communicator: the point-to-point calls left its numbering and
+// connections consistent.
+func TestSendRecvGroupsInProcess(t *testing.T) {
+	rng := rand.New(rand.NewPCG(20, 5))
+	for _, proto := range []string{"Simple", "LL"} {
+		for _, n := range []int{1, 2, 3, 5} {
+			comms := newComms(t, n, &ringo.Config{Protocol: proto, Channels: 2})
+			for trial := range 2 * ringtest.NumPatterns {
+				name := fmt.Sprintf("%s n%d trial %d", proto, n, trial)
+				sends, recvs := ringtest.P2PGroup(rng, n, trial%ringtest.NumPatterns, []int64{4, 700, 40000}[rng.IntN(3)])
+				runGroup(t, name, comms, sends, recvs)
+			}
+			noErrors(t, each(comms, func(r int, c *ringo.Comm) error {
+				return ringo.AllReduce(bg, c, []float32{1}, make([]float32, 1), ringo.OpSum)
+			}))
+		}
+	}
+}
+
+// runGroup runs a group, each rank on its goroutine, each message in a
+// buffer of its own, and checks every receive.
+func runGroup(t *testing.T, name string, comms []*ringo.Comm, sends, recvs [][]ring.Xfer) {
+	t.Helper()
+	n := len(comms)
+	sendBufs, recvBufs := make([][][]int32, n), make([][][]int32, n)
+	for r := range n {
+		for _, x := range sends[r] {
+			sendBufs[r] = append(sendBufs[r], fill[int32](r, int(x.Count)))
+		}
+		for _, x := range recvs[r] {
+			recvBufs[r] = append(recvBufs[r], make([]int32, x.Count))
+		}
+	}
+	noErrors(t, each(comms, func(r int, c *ringo.Comm) error {
+		var ops []ringo.P2POp // sends and receives interleaved, each peer's in issue order
+		for k := range max(len(sends[r]), len(recvs[r])) {
+			if k < len(sends[r]) {
+				ops = append(ops, ringo.SendOp(c, sendBufs[r][k], sends[r][k].Peer))
+			}
+			if k < len(recvs[r]) {
+				ops = append(ops, ringo.RecvOp(c, recvBufs[r][k], recvs[r][k].Peer))
+			}
+		}
+		return ringo.SendRecv(bg, ops...)
+	}))
+	for b := range n {
+		seen := map[int]int{}
+		for k, x := range recvs[b] {
+			a := x.Peer
+			j := nth(sends[a], b, seen[a])
+			seen[a]++
+			require.Equal(t, sendBufs[a][j], recvBufs[b][k], "%s: rank %d's receive %d from rank %d", name, b, k, a)
+		}
+	}
+}
+
+// nth returns the index in xs of the k-th message with peer.
+func nth(xs []ring.Xfer, peer, k int) int {
+	for i, x := range xs {
+		if x.Peer == peer {
+			if k == 0 {
+				return i
+			}
+			k--
+		}
+	}
+	panic("no such message")
+}
+
+// TestSendRecvOneGoroutine: one goroutine drives every rank (a group over
+// several communicators, as a thread driving several GPUs does in NCCL):
+// each rank sends to the next and receives from the previous.
+func TestSendRecvOneGoroutine(t *testing.T) {
+	const n, count = 4, 1000
+	comms := newComms(t, n, nil)
+	send, recv := make([][]float64, n), make([][]float64, n)
+	var ops []ringo.P2POp
+	for r, c := range comms {
+		send[r], recv[r] = fill[float64](r, count), make([]float64, count)
+		ops = append(ops, ringo.SendOp(c, send[r], (r+1)%n), ringo.RecvOp(c, recv[r], (r+n-1)%n))
+	}
+	require.NoError(t, ringo.SendRecv(bg, ops...))
+	for r := range n {
+		assert.Equal(t, send[(r+n-1)%n], recv[r], "rank %d", r)
+	}
+}
+
+// TestSendRecvSingle: Send and Recv alone, between two of three ranks,
+// several in a row to one peer, and a collective of all three after.
+func TestSendRecvSingle(t *testing.T) {
+	comms := newComms(t, 3, nil)
+	a, b := fill[uint8](1, 300), fill[uint8](2, 70000)
+	gotA, gotB := make([]uint8, len(a)), make([]uint8, len(b))
+	noErrors(t, each(comms, func(r int, c *ringo.Comm) error {
+		if r == 0 {
+			if err := ringo.Send(bg, c, a, 2); err != nil {
+				return err
+			}
+			return ringo.Send(bg, c, b, 2)
+		}
+		if err := ringo.Recv(bg, c, gotA, 0); err != nil {
+			return err
+		}
+		return ringo.Recv(bg, c, gotB, 0)
+	}, 1))
+	assert.Equal(t, a, gotA)
+	assert.Equal(t, b, gotB)
+	// A send to itself, with its receive, in one group.
+	self := make([]uint8, len(a))
+	require.NoError(t, ringo.SendRecv(bg, ringo.SendOp(comms[1], a, 1), ringo.RecvOp(comms[1], self, 1)))
+	assert.Equal(t, a, self)
+	noErrors(t, each(comms, func(r int, c *ringo.Comm) error {
+		return ringo.AllReduce(bg, c, []float32{1}, make([]float32, 1), ringo.OpSum)
+	}))
+}
+
+// TestPointToPointCollectives: AllToAll, AllToAllV (unequal counts and
+// zeros), Gather and Scatter on 1, 2 and 4 in-process ranks, each value
+// checked. TestEveryTypeAndOp runs them for every datatype.
+func TestPointToPointCollectives(t *testing.T) {
+	for _, n := range []int{1, 2, 4} {
+		comms := newComms(t, n, nil)
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			checkP2PColls[int32](t, comms)
+			checkP2PColls[ringo.Float8E5M2](t, comms)
+		})
+	}
+}
+
+// checkP2PColls runs the four collectives of T on every rank of comms
+// (each on its goroutine) and checks them.
+func checkP2PColls[T ringo.Elem](t *testing.T, comms []*ringo.Comm) {
+	t.Helper()
+	n := len(comms)
+	typ := ringo.TypeOf[T]()
+	for _, count := range []int{1, 1000} {
+		// all-to-all
+		send, recv := make([][]T, n), make([][]T, n)
+		for r := range n {
+			send[r], recv[r] = fill[T](r, n*count), make([]T, n*count)
+		}
+		noErrors(t, each(comms, func(r int, c *ringo.Comm) error { return ringo.AllToAll(bg, c, send[r], recv[r]) }))
+		for r := range n {
+			for p := range n {
+				require.Equal(t, send[p][r*count:(r+1)*count], recv[r][p*count:(p+1)*count], "%v alltoall rank %d block %d", typ, r, p)
+			}
+		}
+		// gather and scatter to and from the last rank
+		root := n - 1
+		part := make([][]T, n)
+		for r := range n {
+			part[r] = fill[T](r+3, count)
+		}
+		all := make([]T, n*count)
+		noErrors(t, each(comms, func(r int, c *ringo.Comm) error {
+			var buf []T
+			if r == root {
+				buf = all
+			}
+			return ringo.Gather(bg, c, part[r], buf, root)
+		}))
+		for p := range n {
+			require.Equal(t, part[p], all[p*count:(p+1)*count], "%v gather block %d", typ, p)
+		}
+		got := make([][]T, n)
+		noErrors(t, each(comms, func(r int, c *ringo.Comm) error {
+			got[r] = make([]T, count)
+			var buf []T
+			if r == root {
+				buf = send[root]
+			}
+			return ringo.Scatter(bg, c, buf, got[r], root)
+		}))
+		for r := range n {
+			require.Equal(t, send[root][r*count:(r+1)*count], got[r], "%v scatter rank %d", typ, r)
+		}
+	}
+	// all-to-allv: rank a sends (a+b)·k mod 5 elements to rank b (zeros
+	// among them), packed in rank order with a gap of one element.
+	cnt := func(a, b int) int { return (a + b*3) % 5 * 37 }
+	sends, recvs := make([][]T, n), make([][]T, n)
+	sc, sd, rc, rd := make([][]int, n), make([][]int, n), make([][]int, n), make([][]int, n)
+	for r := range n {
+		so, ro := 0, 0
+		for p := range n {
+			sc[r], sd[r] = append(sc[r], cnt(r, p)), append(sd[r], so+1)
+			rc[r], rd[r] = append(rc[r], cnt(p, r)), append(rd[r], ro+1)
+			so, ro = so+1+cnt(r, p), ro+1+cnt(p, r)
+		}
+		sends[r], recvs[r] = fill[T](r, so), make([]T, ro)
+	}
+	noErrors(t, each(comms, func(r int, c *ringo.Comm) error {
+		return ringo.AllToAllV(bg, c, sends[r], sc[r], sd[r], recvs[r], rc[r], rd[r])
+	}))
+	for b := range n {
+		for a := range n {
+			require.Equal(t, sends[a][sd[a][b]:sd[a][b]+sc[a][b]], recvs[b][rd[b][a]:rd[b][a]+rc[b][a]], "%v alltoallv %d→%d", typ, a, b)
+		}
+	}
+}
+
+// TestSendRecvNoComm: an op made without a communicator is refused.
+func TestSendRecvNoComm(t *testing.T) {
+	wantErr(t, ringo.SendRecv(bg, ringo.P2POp{}), ringo.ErrInvalidArgument, "op 0 has no communicator")
+}
+
+// TestSendTimesOut: a send whose receive never comes ends at the deadline
+// with an error naming both ranks; a timed-out all-to-all's names the rank
+// that never called it.
+func TestSendTimesOut(t *testing.T) {
+	comms := newComms(t, 2, &ringo.Config{Timeout: 200 * time.Millisecond})
+	err := ringo.Send(bg, comms[0], make([]float32, 1<<20), 1)
+	wantErr(t, err, ringo.ErrTimeout, "send rank 0", "waiting for credit (peer rank 1)")
+
+	comms = newComms(t, 3, &ringo.Config{Timeout: 200 * time.Millisecond})
+	errs := each(comms, func(r int, c *ringo.Comm) error {
+		return ringo.AllToAll(bg, c, make([]int32, 3000), make([]int32, 3000))
+	}, 2)
+	wantErr(t, errs[0], ringo.ErrTimeout, "alltoall", "never called it [2]")
+}
