@@ -17,6 +17,13 @@
 // for callers that learn the type at run time; each DataType is named after
 // its element type (TypeFloat32, TypeFloat16, …; TypeOf[T]() gives T's).
 //
+// Point-to-point (sendrecv.go): Send and Recv between any two ranks,
+// SendRecv for a group of them (SendOp, RecvOp) on one or several
+// communicators, and AllToAll, AllToAllV, Gather and Scatter, which every
+// rank calls. Sends and receives match by order per pair of ranks, as in
+// NCCL. Host communicators only; between ranks in separate processes only
+// the calls every rank makes (the others return ErrNotSupported).
+//
 // # Concurrency
 //
 // A Comm is used by one goroutine at a time; a second concurrent call on the
@@ -24,7 +31,10 @@
 // — the ranks of one communicator, or different communicators — may be used
 // concurrently. Every rank must issue the same collectives, with the same
 // counts, datatypes, ops and roots, in the same order (as with NCCL); a
-// mismatch between in-process ranks is detected and reported.
+// mismatch between in-process ranks is detected and reported. Send, Recv
+// and SendRecv involve only the ranks they name and are not numbered among
+// the collectives; a group's ops on several communicators run concurrently,
+// one goroutine per communicator, all finished when SendRecv returns.
 //
 // # Errors
 //

@@ -111,6 +111,42 @@ func TestStartAnyEdges(t *testing.T) {
 	}
 }
 
+// TestStartPair: of three ranks, 0 and 2 start their connections to each
+// other alone — over an exchanger of the two (the bootstrap's Pair)
+// presented as the communicator's (transport.Subset) — while rank 1 takes
+// no part; the connections carry wiretest's scripts, over sockets and the
+// fake RDMA fabric.
+func TestStartPair(t *testing.T) {
+	for _, tc := range wires {
+		t.Run(tc.wire, func(t *testing.T) {
+			tc.setup(t)
+			const n = 3
+			edges := []transport.Edge{{From: 0, To: 2, Ch: 0}, {From: 2, To: 0, Ch: 0}, {From: 0, To: 2, Ch: 1}}
+			nets := make([]transport.Transport, n)
+			fails := make(chan error, 64)
+			ranks(t, n, func(ctx context.Context, ex transport.Exchanger, r int) error {
+				if r == 1 {
+					return nil
+				}
+				pair := transport.Subset{Ex: ex.(*bootstrap.Bootstrap).Pair(2 - r), Ranks: []int{0, 2}, N: n}
+				require.Equal(t, r, pair.Rank())
+				ends, err := Ends(r, edges, sizes)
+				if err != nil {
+					return err
+				}
+				nt, _, err := Start(ctx, pair, ends, sizes, func(err error) { fails <- err }, nil)
+				if err != nil {
+					return err
+				}
+				t.Cleanup(func() { nt.Close() })
+				nets[r] = nt
+				return nil
+			})
+			wiretest.Edges(t, nets, edges, 100, sizes, fails)
+		})
+	}
+}
+
 // TestConnectorGrows: a mesh over the network connector, connected twice —
 // a ring forwards, then bidirectional (the first's edges kept, the new
 // ones made) — carries scripts on every edge; Close stops every

@@ -88,6 +88,9 @@ func choose(ctx context.Context, ex transport.Exchanger) (w wire, err error) {
 	}
 	w.ib = true
 	for r, b := range blobs {
+		if b == nil {
+			continue // a rank not taking part (transport.Subset)
+		}
 		var o offer
 		if err := json.Unmarshal(b, &o); err != nil {
 			return w, fmt.Errorf("rank %d sent malformed net capabilities: %v", r, err)

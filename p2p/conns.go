@@ -102,7 +102,7 @@ func (g *Local) Add(edges []transport.Edge) error {
 			return fmt.Errorf("p2p: ranks %d and %d: %w", e.From, e.To, err)
 		}
 	}
-	rd, err := g.tables.Add(edges)
+	rd, err := g.tables.Add(edges, nil)
 	if err != nil || rd == nil {
 		return err
 	}

@@ -25,7 +25,7 @@ const netChannels = 2
 // netEntries returns rank r's (of two) entries: one per channel, to and
 // from the other rank.
 func netEntries(t *testing.T, r int) []kernels.Entry {
-	rd, err := p2p.NewTables(2).Add(p2p.Edges(ring.Identity(2), ring.RingVariant, netChannels))
+	rd, err := p2p.NewTables(2).Add(p2p.Edges(ring.Identity(2), ring.RingVariant, netChannels), nil)
 	require.NoError(t, err)
 	require.Len(t, rd.Entries[r], netChannels)
 	return rd.Entries[r]
@@ -142,7 +142,7 @@ func wire(t *testing.T, l p2p.Layout, n int, rounds ...[]transport.Edge) (*p2p.T
 	tabs := p2p.NewTables(n)
 	conns := make([][]kernels.Conn, n)
 	for k, edges := range rounds {
-		rd, err := tabs.Add(edges)
+		rd, err := tabs.Add(edges, nil)
 		require.NoError(t, err)
 		require.NotNil(t, rd, "round %d adds connections", k)
 		at := func(q int) uint64 { return uint64(k+1)<<40 | uint64(q)<<32 }
@@ -158,7 +158,7 @@ func wire(t *testing.T, l p2p.Layout, n int, rounds ...[]transport.Edge) (*p2p.T
 // the receiver's name the same tail, head, FIFOs — each end's in its own
 // or the peer's region as the layout says — and each entry's state is its
 // own.
-func requireEndsMeet(t *testing.T, l p2p.Layout, tabs *p2p.Tables, conns [][]kernels.Conn, edges []transport.Edge) {
+func requireEndsMeet(t *testing.T, l p2p.Layout, table func(rank int) *kernels.Table, conns [][]kernels.Conn, edges []transport.Edge) {
 	states := map[uint64]bool{}
 	for r := range conns {
 		for _, k := range conns[r] {
@@ -167,9 +167,9 @@ func requireEndsMeet(t *testing.T, l p2p.Layout, tabs *p2p.Tables, conns [][]ker
 		}
 	}
 	for _, e := range edges {
-		si, ok := tabs.Table(e.From).Send(e.Ch, e.To)
+		si, ok := table(e.From).Send(e.Ch, e.To)
 		require.True(t, ok, "%v has no send entry", e)
-		ri, ok := tabs.Table(e.To).Recv(e.Ch, e.From)
+		ri, ok := table(e.To).Recv(e.Ch, e.From)
 		require.True(t, ok, "%v has no receive entry", e)
 		s, r := conns[e.From][si], conns[e.To][ri]
 		assert.Equal(t, s.SendTail, r.RecvTail, "%v: tail", e)
@@ -207,7 +207,7 @@ func TestTablesRing(t *testing.T) {
 					assert.Equal(t, kernels.Entry{Ch: c, Recv: prev, Send: next}, e, "rank %d, variant %v", r, v)
 				}
 			}
-			requireEndsMeet(t, l, tabs, conns, edges)
+			requireEndsMeet(t, l, tabs.Table, conns, edges)
 		}
 	}
 }
@@ -232,18 +232,83 @@ func TestTablesAnyPeer(t *testing.T) {
 	for r := range 4 {
 		assert.Len(t, tabs.Table(r).Entries, 2+2, "rank %d: 2 ring entries, then 2 for the 4 new ends on channel 0", r)
 	}
-	requireEndsMeet(t, l, tabs, conns, append(ringEdges, all...))
-	rd, err := tabs.Add(all)
+	requireEndsMeet(t, l, tabs.Table, conns, append(ringEdges, all...))
+	rd, err := tabs.Add(all, nil)
 	require.NoError(t, err)
 	assert.Nil(t, rd, "no new connections, no round")
-	_, err = tabs.Add([]transport.Edge{{From: 0, To: 4, Ch: 0}})
+	_, err = tabs.Add([]transport.Edge{{From: 0, To: 4, Ch: 0}}, nil)
 	require.ErrorContains(t, err, "0→4")
+}
+
+// TestTablesPairRounds: ranks in separate processes each keep their own
+// tables. Two ranks connect alone (a pair round) twice, the others take no
+// part; then every rank makes a collective round whose connections include
+// theirs again, and more. Each rank's entries come from its own tables,
+// its peers' from what they say (Round.Learn); both ends of every
+// connection meet, and a peer that claims no end for a connection is
+// refused.
+func TestTablesPairRounds(t *testing.T) {
+	l := p2p.Layout{SimpleBytes: ring.NSteps * 4096, LLBytes: ring.NSteps * 1024}
+	const n = 4
+	procs := make([]*p2p.Tables, n) // each rank's own
+	for r := range procs {
+		procs[r] = p2p.NewTables(n)
+	}
+	conns := make([][]kernels.Conn, n)
+	k := 0
+	round := func(ranks []int, edges []transport.Edge) {
+		k++
+		at := func(q int) uint64 { return uint64(k)<<40 | uint64(q)<<32 }
+		rds := map[int]*p2p.Round{}
+		for _, r := range ranks {
+			rd, err := procs[r].Add(edges, ranks)
+			require.NoError(t, err)
+			rds[r] = rd
+		}
+		for _, r := range ranks {
+			rd := rds[r]
+			if rd == nil {
+				continue
+			}
+			for _, q := range ranks {
+				if q != r && rds[q] != nil {
+					require.NoError(t, rd.Learn(r, q, rds[q].Entries[q]))
+				}
+			}
+			conns[r] = append(conns[r], l.Conns(rd, r, at)...)
+		}
+	}
+	both := func(a, b, ch int) []transport.Edge {
+		return []transport.Edge{{From: a, To: b, Ch: ch}, {From: b, To: a, Ch: ch}}
+	}
+	var every []transport.Edge
+	round([]int{1, 3}, both(1, 3, 0))
+	every = append(every, both(1, 3, 0)...)
+	round([]int{1, 3}, append(both(1, 3, 0), both(1, 3, 1)...)) // one new connection pair
+	every = append(every, both(1, 3, 1)...)
+	var all []transport.Edge
+	for a := range n {
+		for b := range n {
+			if a != b {
+				all = append(all, transport.Edge{From: a, To: b, Ch: 0})
+			}
+		}
+	}
+	round([]int{0, 1, 2, 3}, all)
+	every = append(every, all...)
+	requireEndsMeet(t, l, func(r int) *kernels.Table { return procs[r].Table(r) }, conns, every)
+	assert.Len(t, procs[1].Table(1).Entries, 1+1+2, "rank 1: 1 with rank 3 on each channel, then 2 for 4 new ends")
+
+	rd, err := p2p.NewTables(2).Add(both(0, 1, 0), nil)
+	require.NoError(t, err)
+	require.ErrorContains(t, rd.Learn(0, 1, []kernels.Entry{{Ch: 1, Recv: 0, Send: 0}}), "rank 1 has no entry for its connection with rank 0 on channel 0")
+	require.ErrorContains(t, rd.Learn(0, 1, []kernels.Entry{{Ch: -2}}), "malformed")
 }
 
 // TestEdgesOfOne: a ring of one connects each channel to itself, so its
 // table has an entry per channel.
 func TestEdgesOfOne(t *testing.T) {
-	rd, err := p2p.NewTables(1).Add(p2p.Edges(ring.Identity(1), ring.RingVariant, 3))
+	rd, err := p2p.NewTables(1).Add(p2p.Edges(ring.Identity(1), ring.RingVariant, 3), nil)
 	require.NoError(t, err)
 	require.Equal(t, []kernels.Entry{{Ch: 0, Recv: 0, Send: 0}, {Ch: 1, Recv: 0, Send: 0}, {Ch: 2, Recv: 0, Send: 0}}, rd.Entries[0])
 }

@@ -14,17 +14,16 @@ import (
 	"github.com/ringo-ccl/ringo/transport"
 )
 
-// shareNet connects this rank's GPU to its peers of round rd through the
-// net transport: two regions of host memory registered with CUDA — its
+// shareNet connects this rank's GPU, whose new entries are entries, to
+// their peers through the net transport: two regions of host memory registered with CUDA — its
 // own (the receive sides, which the proxies from the senders fill) and a
 // mirror of the peers' (which the kernel fills and the proxies to the
 // receivers forward) — driven by proxies (network.Start; an RDMA wire
 // registers the regions' entry parts: the FIFOs are staged in host memory,
 // GPUDirect is not done). The proxies report failures to fail and stop at
 // abort. It returns the entries' wiring (Layout.NetConns).
-func shareNet(ctx context.Context, ex transport.Exchanger, dev *cuda.Device, l Layout, rd *Round, fail func(error), abort *transport.Abort) ([]kernels.Conn, string, func() error, error) {
+func shareNet(ctx context.Context, ex transport.Exchanger, dev *cuda.Device, l Layout, entries []kernels.Entry, fail func(error), abort *transport.Abort) ([]kernels.Conn, string, func() error, error) {
 	me := ex.Rank()
-	entries := rd.Entries[me]
 	size := int(l.Bytes(len(entries)))
 	own, mir := mem.Alloc(max(size, 4096), 4096)[:size], mem.Alloc(max(size, 4096), 4096)[:size]
 	send, recv, err := l.NetViews(entries, own, mir)

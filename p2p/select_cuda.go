@@ -106,6 +106,7 @@ type Conns struct {
 	conns    []kernels.Conn // every entry's wiring, every round's
 	uploaded []cuda.Ptr     // the tables uploaded, the last the current one
 	closers  []func() error // each round's transport resources
+	pairs    map[[2]int]int // rounds of two ranks alone so far, by pair
 }
 
 // Connect makes rank r's connections of edges (Edges gives a ring's)
@@ -113,32 +114,71 @@ type Conns struct {
 // transport's proxies report failures to fail and stop at abort. Every
 // rank calls it at once with the same transport, layout and edges.
 func (r Rank) Connect(ctx context.Context, ch Choice, l Layout, edges []transport.Edge, fail func(error), abort *transport.Abort) (*Conns, error) {
-	c := &Conns{Via: ch.Transport.String(), r: r, t: ch.Transport, l: l, anyPeer: ch.AnyPeer, fail: fail, abort: abort, tables: NewTables(r.Ex.Size())}
-	if err := c.Add(ctx, edges); err != nil {
+	c := &Conns{Via: ch.Transport.String(), r: r, t: ch.Transport, l: l, anyPeer: ch.AnyPeer, fail: fail, abort: abort,
+		tables: NewTables(r.Ex.Size()), pairs: map[[2]int]int{}}
+	if err := c.add(ctx, r.Ex, nil, edges, "c"); err != nil {
 		c.Close()
 		return nil, err
 	}
 	return c, nil
 }
 
-// Add makes the connections of edges that no earlier call made (a new
-// round) and uploads the rank's grown table. Every rank calls it at once
-// with the same edges.
-func (c *Conns) Add(ctx context.Context, edges []transport.Edge) error {
+// AddPair makes the connections of edges, all between this rank and peer,
+// that no earlier call made, with peer alone (a new round, and the rank's
+// grown table uploaded): ex is an exchanger of the two (bootstrap's Pair),
+// and peer calls AddPair with the same edges at the same time — or not at
+// all, when both have them already (they know alike: nothing else makes
+// connections between them). The other ranks take no part. A rank making
+// several pairs' connections makes them in the pairs' order (lower rank,
+// then higher), so no two ranks wait for each other in a cycle.
+func (c *Conns) AddPair(ctx context.Context, ex transport.Exchanger, peer int, edges []transport.Edge) error {
+	me := c.r.Ex.Rank()
+	lo, hi := min(me, peer), max(me, peer)
+	if peer == me || peer < 0 || peer >= c.r.Ex.Size() || ex.Size() != 2 {
+		return fmt.Errorf("p2p: rank %d connecting with rank %d alone over an exchanger of %d ranks", me, peer, ex.Size())
+	}
+	k := c.pairs[[2]int{lo, hi}] + 1
+	c.pairs[[2]int{lo, hi}] = k
+	sub := transport.Subset{Ex: ex, Ranks: []int{lo, hi}, N: c.r.Ex.Size()}
+	return c.add(ctx, sub, []int{lo, hi}, edges, fmt.Sprintf("p%d-%d-%d", lo, hi, k))
+}
+
+// add makes a round of the connections of edges among ranks (nil: all),
+// over ex; name tells the round's shared-memory segments apart. Every
+// rank of the round must know alike whether any has new connections: the
+// communicator's first round, or two ranks' own.
+func (c *Conns) add(ctx context.Context, ex transport.Exchanger, ranks []int, edges []transport.Edge, name string) error {
 	if c.t == IPC && !c.anyPeer && len(c.uploaded) > 0 {
 		return fmt.Errorf("%w: connections off the ring need every rank's GPU to reach every other's, and some do not (NCCL_P2P_DISABLE=1 connects them through shared memory)", ErrNoPeerAccess)
 	}
-	rd, err := c.tables.Add(edges)
+	rd, err := c.tables.Add(edges, ranks)
 	if err != nil || rd == nil {
 		return err
 	}
-	me := c.r.Ex.Rank()
+	me := ex.Rank()
 	entries := rd.Entries[me]
 	var peers []int // the other ranks this rank's new entries talk to
 	for _, e := range entries {
 		for _, q := range []int{e.Recv, e.Send} {
 			if q >= 0 && q != me && !slices.Contains(peers, q) {
 				peers = append(peers, q)
+			}
+		}
+	}
+	if c.t == IPC || c.t == SHM {
+		// Where each peer put the other ends: its entries of the round.
+		blob, _ := json.Marshal(entries)
+		blobs, err := ex.AllGather(ctx, blob)
+		if err != nil {
+			return fmt.Errorf("exchanging connection entries: %w", err)
+		}
+		for _, q := range peers {
+			var es []kernels.Entry
+			if err := json.Unmarshal(blobs[q], &es); err != nil {
+				return fmt.Errorf("rank %d sent malformed connection entries: %v", q, err)
+			}
+			if err := rd.Learn(me, q, es); err != nil {
+				return err
 			}
 		}
 	}
@@ -152,12 +192,12 @@ func (c *Conns) Add(ctx context.Context, edges []transport.Edge) error {
 		own, cleanup, err = alone(c.r.Dev, size)
 		at = func(int) uint64 { return uint64(own) }
 	case IPC:
-		at, cleanup, err = shareIPC(ctx, c.r.Ex, c.r.Dev, size, peers)
+		at, cleanup, err = shareIPC(ctx, ex, c.r.Dev, size, peers)
 	case SHM:
-		at, cleanup, err = shareShm(ctx, c.r.Ex, fmt.Sprintf("%sg%d", c.r.Tag, len(c.closers)), c.r.Dev, size, peers)
+		at, cleanup, err = shareShm(ctx, ex, c.r.Tag+"g"+name, c.r.Dev, size, peers)
 	case Net:
 		var kind string
-		conns, kind, cleanup, err = shareNet(ctx, c.r.Ex, c.r.Dev, c.l, rd, c.fail, c.abort)
+		conns, kind, cleanup, err = shareNet(ctx, ex, c.r.Dev, c.l, entries, c.fail, c.abort)
 		c.Via = Net.String() + "/" + kind
 	default:
 		return fmt.Errorf("p2p: transport %d", c.t)
@@ -166,6 +206,9 @@ func (c *Conns) Add(ctx context.Context, edges []transport.Edge) error {
 		return err
 	}
 	c.closers = append(c.closers, cleanup)
+	if len(entries) == 0 {
+		return nil
+	}
 	if at != nil {
 		conns = c.l.Conns(rd, me, at)
 	}

@@ -10,33 +10,42 @@ import (
 )
 
 // Tables gives the connections of a communicator's GPU ranks their entries
-// in each rank's connection table (kernels.Table), the same on every rank:
-// every call of Add is a round, whose new connections get entries in
-// regions of their own. A rank's entries of one round sit in its region
-// of that round in order, one Layout stride each; an entry holds the
-// receive end of one connection and the send end of another on the same
-// channel, paired (pair) so that a ring's channel c is one entry and a
-// pair of ranks talking both ways on a channel share one.
+// in each rank's connection table (kernels.Table): every call of Add is a
+// round, whose new connections get entries in regions of their own. A
+// rank's entries of one round sit in its region of that round in order,
+// one Layout stride each; an entry holds the receive end of one connection
+// and the send end of another on the same channel, paired (pair) so that a
+// ring's channel c is one entry and a pair of ranks talking both ways on a
+// channel share one.
+//
+// A rank's entries depend only on the rounds it takes part in, so the two
+// ends of a connection agree on it whoever else takes part: every rank in
+// a round of every rank (a collective's connections), or two ranks alone
+// (a send and its receive). Tables of ranks in separate processes each
+// know their own rank's table only; they learn the peers' entries of a
+// round from the peers (Round.Learn).
 type Tables struct {
 	n    int
-	have map[transport.Edge]bool
+	have []map[transport.Edge]bool // per rank: the connections it has entries for
 	tabs []kernels.Table
 }
 
 // Round is the entries one call of Tables.Add made.
 type Round struct {
-	// Entries are each rank's new entries, in its region's order.
+	// Entries are each rank's new entries, in its region's order (nil for
+	// a rank that took no part, or whose entries are not known here).
 	Entries [][]kernels.Entry
 	// First is, per rank, the index in its table of its first new entry.
 	First []int
-	// slot holds, per connection, the slots in the round's regions of
-	// its sender's entry and its receiver's.
-	slot map[transport.Edge][2]int
 }
 
 // NewTables returns the empty tables of n ranks.
 func NewTables(n int) *Tables {
-	return &Tables{n: n, have: map[transport.Edge]bool{}, tabs: make([]kernels.Table, n)}
+	t := &Tables{n: n, have: make([]map[transport.Edge]bool, n), tabs: make([]kernels.Table, n)}
+	for r := range t.have {
+		t.have[r] = map[transport.Edge]bool{}
+	}
+	return t
 }
 
 // Edges returns the connections of ring rg's channels as variant v runs
@@ -53,43 +62,46 @@ func Edges(rg ring.Ring, v ring.Variant, nch int) []transport.Edge {
 	return transport.RingEdges(rg, v, nch)
 }
 
-// Add gives the connections of edges that no earlier round made entries
-// in a new round, and returns it; nil when every edge has one already.
-func (t *Tables) Add(edges []transport.Edge) (*Round, error) {
-	var fresh []transport.Edge
+// Add gives the connections of edges that rank has no entries for yet new
+// entries, for each of ranks (nil: every rank) that is an end of one, in a
+// new round, and returns it; nil when no rank got any. Both ends of every
+// edge must be among ranks.
+func (t *Tables) Add(edges []transport.Edge, ranks []int) (*Round, error) {
+	if ranks == nil {
+		ranks = make([]int, t.n)
+		for r := range ranks {
+			ranks[r] = r
+		}
+	}
 	for _, e := range edges {
 		if e.From < 0 || e.From >= t.n || e.To < 0 || e.To >= t.n || e.Ch < 0 || e.Ch >= kernels.MaxChannels {
 			return nil, fmt.Errorf("p2p: connection %d→%d on channel %d in a communicator of %d ranks", e.From, e.To, e.Ch, t.n)
 		}
-		if !t.have[e] {
-			t.have[e] = true
-			fresh = append(fresh, e)
+		if !slices.Contains(ranks, e.From) || !slices.Contains(ranks, e.To) {
+			return nil, fmt.Errorf("p2p: connection %d→%d in a round of ranks %v", e.From, e.To, ranks)
 		}
 	}
-	if len(fresh) == 0 {
-		return nil, nil
-	}
-	r := &Round{Entries: make([][]kernels.Entry, t.n), First: make([]int, t.n), slot: map[transport.Edge][2]int{}}
-	for rank := range t.n {
+	r := &Round{Entries: make([][]kernels.Entry, t.n), First: make([]int, t.n)}
+	added := false
+	for _, rank := range ranks {
+		var fresh []transport.Edge
+		for _, e := range edges {
+			if (e.From == rank || e.To == rank) && !t.have[rank][e] {
+				t.have[rank][e] = true
+				fresh = append(fresh, e)
+			}
+		}
 		r.First[rank] = len(t.tabs[rank].Entries)
 		r.Entries[rank] = pair(rank, fresh)
-		for i, en := range r.Entries[rank] {
+		for _, en := range r.Entries[rank] {
 			if err := t.tabs[rank].Add(en); err != nil {
 				return nil, err
 			}
-			if en.Send >= 0 {
-				e := transport.Edge{From: rank, To: en.Send, Ch: en.Ch}
-				s := r.slot[e]
-				s[0] = i
-				r.slot[e] = s
-			}
-			if en.Recv >= 0 {
-				e := transport.Edge{From: en.Recv, To: rank, Ch: en.Ch}
-				s := r.slot[e]
-				s[1] = i
-				r.slot[e] = s
-			}
 		}
+		added = added || len(r.Entries[rank]) > 0
+	}
+	if !added {
+		return nil, nil
 	}
 	return r, nil
 }
@@ -97,10 +109,37 @@ func (t *Tables) Add(edges []transport.Edge) (*Round, error) {
 // Table returns rank's table: its entries of every round so far.
 func (t *Tables) Table(rank int) *kernels.Table { return &t.tabs[rank] }
 
+// Learn records peer's entries of the round, as the peer said they are,
+// after checking that they hold the ends of the connections rank's own
+// entries of the round talk to peer through.
+func (r *Round) Learn(rank, peer int, entries []kernels.Entry) error {
+	for _, e := range entries {
+		if e.Ch < 0 || e.Ch >= kernels.MaxChannels || e.Recv < -1 || e.Send < -1 {
+			return fmt.Errorf("rank %d sent a malformed connection entry %+v", peer, e)
+		}
+	}
+	prev := r.Entries[peer]
+	r.Entries[peer] = entries
+	for _, e := range r.Entries[rank] {
+		if (e.Recv == peer && r.sender(transport.Edge{From: peer, To: rank, Ch: e.Ch}) < 0) ||
+			(e.Send == peer && r.receiver(transport.Edge{From: rank, To: peer, Ch: e.Ch}) < 0) {
+			r.Entries[peer] = prev
+			return fmt.Errorf("rank %d has no entry for its connection with rank %d on channel %d", peer, rank, e.Ch)
+		}
+	}
+	return nil
+}
+
 // sender returns the slot of connection e's send end in e.From's region
-// of the round; receiver, of its receive end in e.To's.
-func (r *Round) sender(e transport.Edge) int   { return r.slot[e][0] }
-func (r *Round) receiver(e transport.Edge) int { return r.slot[e][1] }
+// of the round; receiver, of its receive end in e.To's; -1 when the round
+// has none.
+func (r *Round) sender(e transport.Edge) int {
+	return slices.IndexFunc(r.Entries[e.From], func(x kernels.Entry) bool { return x.Ch == e.Ch && x.Send == e.To })
+}
+
+func (r *Round) receiver(e transport.Edge) int {
+	return slices.IndexFunc(r.Entries[e.To], func(x kernels.Entry) bool { return x.Ch == e.Ch && x.Recv == e.From })
+}
 
 // pair returns rank's entries for the connections of edges it is an end
 // of: per channel in order, a receive end and a send end with the same

@@ -15,6 +15,18 @@
 // so a generator can be tested on a laptop. Schedule (schedule.go) is every
 // rank's plan as a versioned JSON document, checked by Verify when read.
 //
+// Point-to-point plans (p2p.go) come from NewP2P, not New: a rank's sends
+// and receives (Xfer: peer, offset, count), matched with the peers' by
+// order per pair as NCCL matches ncclSend and ncclRecv, scheduled in
+// NCCL's rounds — in round d rank r sends to r+d and receives from r−d,
+// round 0 copying to itself — each message cut into chunks spread over
+// the channels, a round's send and receive chunks paired in SendRecv steps
+// (the primitive with two independent halves, Step.RecvCount), the longer
+// side's rest as Send or Recv steps. p2p.go argues why no set of matched
+// messages can deadlock; Verify checks delivery (verify_p2p.go). AllToAll,
+// AllToAllV, Gather and Scatter give the message lists of those
+// collectives. The plans' collective is SendRecvs.
+//
 // For ring allreduce each rank runs, per loop over its channel's range:
 //
 //	send, (n−2)×recvReduceSend, recvReduceCopySend, (n−2)×recvCopySend, recv

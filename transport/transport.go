@@ -41,6 +41,38 @@ type Exchanger interface {
 	Barrier(ctx context.Context) error
 }
 
+// Subset is an exchanger among some ranks of a communicator — two ranks
+// connecting on their own, say — that presents them as the communicator
+// does: Ex is an exchanger of just those ranks, ranked as in Ranks (Ranks[i]
+// is the communicator's rank of Ex's rank i), and Subset's Rank and Size
+// are the communicator's, AllGather's result has the communicator's length,
+// nil for the ranks not taking part. Code written for the whole
+// communicator runs among a few, as long as it reads only the blobs of
+// ranks taking part.
+type Subset struct {
+	Ex    Exchanger
+	Ranks []int
+	N     int // the communicator's size
+}
+
+func (s Subset) Rank() int { return s.Ranks[s.Ex.Rank()] }
+
+func (s Subset) Size() int { return s.N }
+
+func (s Subset) AllGather(ctx context.Context, blob []byte) ([][]byte, error) {
+	got, err := s.Ex.AllGather(ctx, blob)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, s.N)
+	for i, b := range got {
+		out[s.Ranks[i]] = b
+	}
+	return out, nil
+}
+
+func (s Subset) Barrier(ctx context.Context) error { return s.Ex.Barrier(ctx) }
+
 // Transport connects the ranks of one communicator.
 type Transport interface {
 	// Conn returns the connection carrying channel ch from rank from to

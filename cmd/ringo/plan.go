@@ -204,7 +204,8 @@ func showHierarchy(w io.Writer, s ring.Spec, group, phase, rank int, asJSON bool
 	return nil
 }
 
-// showPlans prints the plans as a table, one step a line.
+// showPlans prints the plans as a table, one step a line (a sendRecv's
+// count as sent/received).
 func showPlans(w io.Writer, plans []*ring.Plan, only int) error {
 	s := plans[0].Spec
 	p := plans[0]
@@ -219,8 +220,12 @@ func showPlans(w io.Writer, plans []*ring.Plan, only int) error {
 		}
 		for c, ch := range pl.Channels {
 			for i, st := range ch.Steps {
-				fmt.Fprintf(tw, "%d\t%d\t%d\t%v\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t\n", r, c, i, st.Prim, st.Chunk,
-					peer(st.RecvPeer), peer(st.SendPeer), st.InOff, st.OutOff, st.Count, st.SliceLen)
+				count := fmt.Sprint(st.Count)
+				if st.Prim == ring.SendRecv { // sent/received
+					count = fmt.Sprintf("%d/%d", st.Count, st.RecvCount)
+				}
+				fmt.Fprintf(tw, "%d\t%d\t%d\t%v\t%d\t%s\t%s\t%d\t%d\t%s\t%d\t\n", r, c, i, st.Prim, st.Chunk,
+					peer(st.RecvPeer), peer(st.SendPeer), st.InOff, st.OutOff, count, st.SliceLen)
 			}
 		}
 	}

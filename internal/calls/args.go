@@ -154,21 +154,24 @@ func (a *Args) checkBuf(i int, need int64, dev DeviceCheck) error {
 		}
 		return nil
 	}
-	return checkHost(name+" buffer", a.Host[i], need, a.Type)
+	if err := checkHost(a.Host[i], need, a.Type); err != nil {
+		return fmt.Errorf("%s %v", name, err)
+	}
+	return nil
 }
 
 // checkHost checks a host buffer b of which need bytes are used (none when
 // need is 0): its presence, length and alignment to elements of t.
-func checkHost(name string, b []byte, need int64, t reduce.DataType) error {
+func checkHost(b []byte, need int64, t reduce.DataType) error {
 	switch {
 	case need == 0:
 		return nil
 	case b == nil:
-		return fmt.Errorf("%s is nil", name)
+		return fmt.Errorf("buffer is nil")
 	case int64(len(b)) < need:
-		return fmt.Errorf("%s has %d bytes, need %d", name, len(b), need)
+		return fmt.Errorf("buffer has %d bytes, need %d", len(b), need)
 	case !mem.Aligned(b, t.Size()):
-		return fmt.Errorf("%s is not aligned to %d-byte %v elements", name, t.Size(), t)
+		return fmt.Errorf("buffer is not aligned to %d-byte %v elements", t.Size(), t)
 	}
 	return nil
 }
@@ -206,6 +209,8 @@ func (a *Args) CheckSchedule(plans []*ring.Plan, rank, size, channels int, buffS
 	}
 	sp := &plans[rank].Spec
 	switch {
+	case sp.Coll.P2P():
+		return errs.Invalid(op, rank, "a point-to-point schedule runs through SendRecv (its messages), not as a collective's")
 	case sp.Coll != a.Coll || sp.Count != a.Count || (sp.Coll.Rooted() && sp.Root != a.Root):
 		return errs.Invalid(op, rank, "the call (%v of %d, root %d) is not the schedule's (%v of %d, root %d)", a.Coll, a.Count, a.Root, sp.Coll, sp.Count, sp.Root)
 	case sp.Rank != rank || sp.Ring.Size() != size:

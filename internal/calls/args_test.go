@@ -90,3 +90,48 @@ func TestCheckSchedule(t *testing.T) {
 	swapped[1] = swapped[0]
 	assert.ErrorContains(t, call.CheckSchedule(swapped, 1, 3, 2, buff), "plans[1] is rank 0's plan")
 }
+
+// TestArgsCheckP2P: a point-to-point call's messages on rank 1 of 3; every
+// refusal wraps ErrInvalidArgument and names the message and what is wrong.
+func TestArgsCheckP2P(t *testing.T) {
+	buf := make([]byte, 64)
+	send := func(peer int, count int64, b []byte) Msg {
+		return Msg{Send: true, Peer: peer, Count: count, Type: reduce.Float32, Buf: b}
+	}
+	recv := func(peer int, count int64, b []byte) Msg {
+		return Msg{Peer: peer, Count: count, Type: reduce.Float32, Buf: b}
+	}
+	for _, tc := range []struct {
+		name string
+		msgs []Msg
+		want string // "": accepted
+	}{
+		{"send and receive", []Msg{send(0, 8, buf[:32]), recv(2, 8, buf[32:])}, ""},
+		{"sends share memory", []Msg{send(0, 16, buf), send(2, 16, buf)}, ""},
+		{"self pair", []Msg{send(1, 4, buf[:16]), recv(1, 4, buf[16:32])}, ""},
+		{"empty with nil", []Msg{send(0, 0, nil)}, ""},
+		{"nil buffer", []Msg{send(0, 0, nil), recv(2, 4, nil)}, "message 1 (recv from rank 2): buffer is nil"},
+		{"short buffer", []Msg{send(2, 17, buf)}, "message 0 (send to rank 2): buffer has 64 bytes, need 68"},
+		{"misaligned", []Msg{recv(0, 2, buf[1:9])}, "buffer is not aligned to 4-byte float"},
+		{"invalid type", []Msg{{Peer: 0, Count: 1, Type: 42, Buf: buf}}, "message 0 (recv from rank 0): invalid datatype 42"},
+		{"peer", []Msg{send(3, 1, buf)}, "peer 3 outside [0, 3)"},
+		{"negative count", []Msg{recv(0, -1, buf)}, "count -1 is negative"},
+		{"overflow", []Msg{recv(0, 1<<62, buf)}, "overflows"},
+		{"self alone", []Msg{send(1, 4, buf)}, "rank 1's send 0 to itself (16 bytes), has no matching receive"},
+		{"receive into a send", []Msg{recv(0, 4, buf[8:24]), send(2, 4, buf[:16])}, "message 0 (recv from rank 0) and message 1 (send to rank 2) overlap"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := Args{Coll: ring.SendRecvs, Name: "sendrecv", Msgs: tc.msgs}
+			err := a.Check(1, 3, nil, nil)
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, errs.ErrInvalidArgument)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), "sendrecv rank 1")
+		})
+	}
+	a := Args{Coll: ring.AllReduce, Count: 1, Type: reduce.Float32, Host: [2][]byte{buf, buf}, Msgs: []Msg{send(0, 1, buf)}}
+	assert.ErrorContains(t, a.Check(1, 3, &reduce.Cache{}, nil), "messages in a call of allreduce")
+}

@@ -49,7 +49,7 @@ func (a *Args) checkP2P(rank, size int) error {
 		case m.Count > math.MaxInt64/int64(m.Type.Size()):
 			return fmt.Errorf("message %d (%v): count %d of %v overflows", i, m, m.Count, m.Type)
 		}
-		if err := checkHost("buffer", m.Buf, m.Bytes(), m.Type); err != nil {
+		if err := checkHost(m.Buf, m.Bytes(), m.Type); err != nil {
 			return fmt.Errorf("message %d (%v): %v", i, m, err)
 		}
 		if m.Peer == rank {
