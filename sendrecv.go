@@ -21,16 +21,20 @@ import (
 // Gather, Scatter. Matching is NCCL's: the k-th send from rank a to rank b
 // meets the k-th receive at b from a, and they must move the same bytes
 // (their datatypes may differ). Each call's messages on one communicator
-// run as one plan (ring.NewP2P), built per call. Host communicators only;
-// Send, Recv and SendRecv between ranks in separate processes are not
-// supported yet (ErrNotSupported: their connections would have to be made
-// by the two ranks alone), the collective ones are.
+// run as one plan (ring.NewP2P), built per call; on a GPU communicator it
+// is one launch on the call's stream (gpu_sendrecv.go: the *Device calls
+// and SendOpDevice/RecvOpDevice). GPU ranks in separate processes connect
+// with each peer alone the first time they talk; host ranks in separate
+// processes do not yet (their connectors connect every rank at once), so
+// Send, Recv and SendRecv between them are refused (ErrNotSupported) and
+// only the calls every rank makes run there.
 
 // P2POp is one send or receive of a group run by SendRecv, made by SendOp
 // or RecvOp (PyTorch's P2POp, for batch_isend_irecv).
 type P2POp struct {
 	c   *Comm
 	msg calls.Msg
+	s   Stream // a GPU communicator's op's (SendOpDevice, RecvOpDevice)
 }
 
 // SendOp is the send of buf to rank peer on c.
@@ -72,16 +76,22 @@ func Recv[T Elem](ctx context.Context, c *Comm, buf []T, peer int) error {
 func SendRecv(ctx context.Context, ops ...P2POp) error {
 	var comms []*Comm
 	byComm := map[*Comm][]calls.Msg{}
+	streams := map[*Comm]Stream{}
 	for i, op := range ops {
 		if op.c == nil {
 			return errs.Invalid("sendrecv", -1, "op %d has no communicator", i)
 		}
 		if _, ok := byComm[op.c]; !ok {
 			comms = append(comms, op.c)
+			streams[op.c] = op.s
+		} else if streams[op.c] != op.s {
+			return errs.Invalid("sendrecv", op.c.rank, "op %d is on another stream than the communicator's earlier ops in the group", i)
 		}
 		byComm[op.c] = append(byComm[op.c], op.msg)
 	}
-	run := func(c *Comm) error { return c.runP2P(ctx, &p2pCall{name: "sendrecv", msgs: byComm[c]}) }
+	run := func(c *Comm) error {
+		return c.runP2P(ctx, &p2pCall{name: "sendrecv", msgs: byComm[c], stream: streams[c]})
+	}
 	if len(comms) == 1 {
 		return run(comms[0])
 	}
@@ -103,17 +113,7 @@ func SendRecv(ctx context.Context, ops ...P2POp) error {
 // the same length, Size() blocks of equal length, and do not overlap.
 // Every rank calls it.
 func AllToAll[T Elem](ctx context.Context, c *Comm, send, recv []T) error {
-	const name = "alltoall"
-	n := c.size
-	if len(send) != len(recv) || len(send)%n != 0 {
-		return errs.Invalid(name, c.rank, "send has %d elements, recv %d: need the same length, %d blocks of equal length", len(send), len(recv), n)
-	}
-	count := len(send) / n
-	msgs := make([]calls.Msg, 0, 2*n)
-	for p := range n {
-		msgs = append(msgs, SendOp(c, send[p*count:(p+1)*count], p).msg, RecvOp(c, recv[p*count:(p+1)*count], p).msg)
-	}
-	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: TypeOf[T](), edges: allPairs})
+	return allToAll(ctx, c, hostBuf[T](send), hostBuf[T](recv), Stream{})
 }
 
 // AllToAllV sends sendCounts[p] elements at sendDispls[p] of send to rank
@@ -123,10 +123,69 @@ func AllToAll[T Elem](ctx context.Context, c *Comm, send, recv []T) error {
 // rank; counts may be zero; what is received must not overlap anything
 // sent or received. Every rank calls it.
 func AllToAllV[T Elem](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) error {
+	return allToAllV(ctx, c, hostBuf[T](send), sendCounts, sendDispls, hostBuf[T](recv), recvCounts, recvDispls, Stream{})
+}
+
+// Gather sends every rank's send to root, which receives rank p's at block
+// p of its recv (NCCL's ncclGather): at the root len(recv) = Size() ×
+// len(send); other ranks' recv is unused (nil will do). Every rank calls
+// it, with sends of one length.
+func Gather[T Elem](ctx context.Context, c *Comm, send, recv []T, root int) error {
+	return rooted(ctx, c, "gather", hostBuf[T](send), hostBuf[T](recv), root, true, Stream{})
+}
+
+// Scatter sends block p of root's send to rank p, into its recv (NCCL's
+// ncclScatter): at the root len(send) = Size() × len(recv); other ranks'
+// send is unused (nil will do). Every rank calls it, with recvs of one
+// length.
+func Scatter[T Elem](ctx context.Context, c *Comm, send, recv []T, root int) error {
+	return rooted(ctx, c, "scatter", hostBuf[T](recv), hostBuf[T](send), root, false, Stream{})
+}
+
+// p2pBuf is a point-to-point call's buffer of elements of one type: a host
+// slice (hostBuf) or GPU memory (devBuf).
+type p2pBuf interface {
+	len() int
+	null() bool
+	// msg is the message of elements [off, off+n) to (send) or from peer.
+	msg(send bool, peer, off, n int) calls.Msg
+	typ() DataType
+}
+
+type hostBuf[T Elem] []T
+
+func (b hostBuf[T]) len() int      { return len(b) }
+func (b hostBuf[T]) null() bool    { return b == nil }
+func (b hostBuf[T]) typ() DataType { return TypeOf[T]() }
+func (b hostBuf[T]) msg(send bool, peer, off, n int) calls.Msg {
+	var part []T
+	if n > 0 {
+		part = b[off : off+n]
+	}
+	return calls.Msg{Send: send, Peer: peer, Count: int64(n), Type: TypeOf[T](), Buf: mem.Bytes(part)}
+}
+
+// allToAll is AllToAll and AllToAllDevice.
+func allToAll(ctx context.Context, c *Comm, send, recv p2pBuf, s Stream) error {
+	const name = "alltoall"
+	n := c.size
+	if send.len() != recv.len() || send.len()%n != 0 {
+		return errs.Invalid(name, c.rank, "send has %d elements, recv %d: need the same length, %d blocks of equal length", send.len(), recv.len(), n)
+	}
+	count := send.len() / n
+	msgs := make([]calls.Msg, 0, 2*n)
+	for p := range n {
+		msgs = append(msgs, send.msg(true, p, p*count, count), recv.msg(false, p, p*count, count))
+	}
+	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: send.typ(), edges: allPairs, stream: s})
+}
+
+// allToAllV is AllToAllV and AllToAllVDevice.
+func allToAllV(ctx context.Context, c *Comm, send p2pBuf, sendCounts, sendDispls []int, recv p2pBuf, recvCounts, recvDispls []int, s Stream) error {
 	const name = "alltoallv"
 	msgs := make([]calls.Msg, 0, 2*c.size)
 	for _, side := range []struct {
-		buf            []T
+		buf            p2pBuf
 		counts, displs []int
 		what           string
 	}{{send, sendCounts, sendDispls, "send"}, {recv, recvCounts, recvDispls, "recv"}} {
@@ -145,66 +204,40 @@ func AllToAllV[T Elem](ctx context.Context, c *Comm, send []T, sendCounts, sendD
 				return errs.Invalid(name, c.rank, "%sCounts[%d] = %d is negative", side.what, p, cnt)
 			case off < 0:
 				return errs.Invalid(name, c.rank, "%sDispls[%d] = %d is negative", side.what, p, off)
-			case cnt > 0 && side.buf == nil:
+			case cnt > 0 && side.buf.null():
 				return errs.Invalid(name, c.rank, "%s is nil, but %sCounts[%d] = %d", side.what, side.what, p, cnt)
-			case cnt > 0 && off > len(side.buf)-cnt:
+			case cnt > 0 && off > side.buf.len()-cnt:
 				return errs.Invalid(name, c.rank, "%sDispls[%d] = %d + %sCounts[%d] = %d reaches past %s's %d elements",
-					side.what, p, off, side.what, p, cnt, side.what, len(side.buf))
+					side.what, p, off, side.what, p, cnt, side.what, side.buf.len())
 			}
-			var part []T
-			if cnt > 0 {
-				part = side.buf[off : off+cnt]
-			}
-			if side.what == "send" {
-				msgs = append(msgs, SendOp(c, part, p).msg)
-			} else {
-				msgs = append(msgs, RecvOp(c, part, p).msg)
-			}
+			msgs = append(msgs, side.buf.msg(side.what == "send", p, off, cnt))
 		}
 	}
-	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, typ: TypeOf[T](), edges: allPairs})
-}
-
-// Gather sends every rank's send to root, which receives rank p's at block
-// p of its recv (NCCL's ncclGather): at the root len(recv) = Size() ×
-// len(send); other ranks' recv is unused (nil will do). Every rank calls
-// it, with sends of one length.
-func Gather[T Elem](ctx context.Context, c *Comm, send, recv []T, root int) error {
-	return rooted(ctx, c, "gather", send, recv, root, true)
-}
-
-// Scatter sends block p of root's send to rank p, into its recv (NCCL's
-// ncclScatter): at the root len(send) = Size() × len(recv); other ranks'
-// send is unused (nil will do). Every rank calls it, with recvs of one
-// length.
-func Scatter[T Elem](ctx context.Context, c *Comm, send, recv []T, root int) error {
-	return rooted(ctx, c, "scatter", recv, send, root, false)
+	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, typ: send.typ(), edges: allPairs, stream: s})
 }
 
 // rooted runs a gather (toRoot) or a scatter: every rank's one block goes
 // to root, or comes from it; the root's all holds Size() such blocks.
-func rooted[T Elem](ctx context.Context, c *Comm, name string, one, all []T, root int, toRoot bool) error {
+func rooted(ctx context.Context, c *Comm, name string, one, all p2pBuf, root int, toRoot bool, s Stream) error {
 	if root < 0 || root >= c.size {
 		return errs.Invalid(name, c.rank, "root %d outside [0, %d)", root, c.size)
 	}
 	oneName, allName := "recv", "send"
-	mine, block := RecvOp[T], SendOp[T]
 	if toRoot {
 		oneName, allName = allName, oneName
-		mine, block = block, mine
 	}
-	count := len(one)
-	msgs := []calls.Msg{mine(c, one, root).msg}
+	count := one.len()
+	msgs := []calls.Msg{one.msg(toRoot, root, 0, count)}
 	if c.rank == root {
-		if len(all) != c.size*count {
-			return errs.Invalid(name, c.rank, "root's %s has %d elements, need %d ranks × %s's %d", allName, len(all), c.size, oneName, count)
+		if all.len() != c.size*count {
+			return errs.Invalid(name, c.rank, "root's %s has %d elements, need %d ranks × %s's %d", allName, all.len(), c.size, oneName, count)
 		}
 		for p := range c.size {
-			msgs = append(msgs, block(c, all[p*count:(p+1)*count], p).msg)
+			msgs = append(msgs, all.msg(!toRoot, p, p*count, count))
 		}
 	}
 	edges := func(n int) [][2]int { return star(n, root, toRoot) }
-	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: TypeOf[T](), edges: edges})
+	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: one.typ(), edges: edges, stream: s})
 }
 
 // p2pCall is one communicator's part of a point-to-point call.
@@ -217,6 +250,8 @@ type p2pCall struct {
 	count int64
 	typ   DataType
 	edges func(n int) [][2]int
+	// A GPU communicator's: the stream the call is enqueued on.
+	stream Stream
 }
 
 // allPairs is every ordered pair of n ranks.
@@ -251,13 +286,11 @@ func star(n, root int, in bool) [][2]int {
 // as collectives are when every rank makes it, else only checked (its
 // rank held meanwhile).
 func (c *Comm) runP2P(ctx context.Context, pc *p2pCall) error {
-	if c.gpu != nil {
-		return errs.At(pc.name, c.rank, fmt.Errorf("%w: point-to-point on GPU communicators (host communicators only, for now)", ErrNotSupported))
-	}
-	if _, inProcess := c.group.(*group.World); !pc.all && !inProcess && c.size > 1 {
+	if _, inProcess := c.group.(*group.World); !pc.all && !inProcess && c.size > 1 && c.gpu == nil {
 		return errs.At(pc.name, c.rank, fmt.Errorf("%w: %s between ranks in separate processes: their connections must be made by the two ranks alone, which ringo's host connectors do not do yet (AllToAll, AllToAllV, Gather and Scatter, which every rank calls, are supported)", ErrNotSupported, pc.name))
 	}
-	a := calls.Args{Coll: ring.SendRecvs, Name: pc.name, Count: pc.count, Type: pc.typ, Msgs: pc.msgs, AllRanks: pc.all}
+	a := calls.Args{Coll: ring.SendRecvs, Name: pc.name, Count: pc.count, Type: pc.typ, Msgs: pc.msgs, AllRanks: pc.all,
+		Device: c.gpu != nil, StreamGPU: pc.stream.dev, Stream: pc.stream.h}
 	if err := c.enter(ctx, &a); err != nil {
 		return err
 	}
@@ -279,6 +312,9 @@ func (c *Comm) runP2P(ctx context.Context, pc *p2pCall) error {
 // plan (built per call), each message's buffer a segment of the plan's
 // input or output. A communicator of one rank copies.
 func (c *Comm) p2p(ctx context.Context, pc *p2pCall) error {
+	if c.gpu != nil {
+		return c.p2pDevice(ctx, pc)
+	}
 	if c.size == 1 {
 		selfCopy(pc.msgs)
 		return nil

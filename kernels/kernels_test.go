@@ -233,3 +233,26 @@ func TestPrimCodes(t *testing.T) {
 	assert.Equal(t, n, codes["NumPrims"], "NumPrims")
 	assert.Len(t, codes, n+1, "common.cuh has primitives ring does not: %v", codes)
 }
+
+// TestEncodeSendRecv: a SendRecv step carries its received bytes beside
+// its sent ones.
+func TestEncodeSendRecv(t *testing.T) {
+	p, err := ring.NewP2P(ring.P2PSpec{Rank: 0, Size: 2, EltSize: 2, Channels: 1, Proto: ring.Simple, BuffSize: 8 * 4096,
+		Sends: []ring.Xfer{{Peer: 1, Count: 300}}, Recvs: []ring.Xfer{{Peer: 1, Off: 0, Count: 100}}})
+	require.NoError(t, err)
+	tab := new(Table)
+	require.NoError(t, tab.Add(Entry{Ch: 0, Recv: 1, Send: 1}))
+	b, err := EncodePlan(nil, p, tab)
+	require.NoError(t, err)
+	found := false
+	for i, st := range p.Channels[0].Steps {
+		if st.Prim != ring.SendRecv {
+			continue
+		}
+		e := b[planHeaderBytes+i*StepBytes:]
+		assert.Equal(t, uint64(st.Count*2), binary.LittleEndian.Uint64(e[24:]), "sent bytes")
+		assert.Equal(t, uint64(st.RecvCount*2), binary.LittleEndian.Uint64(e[40:]), "received bytes")
+		found = true
+	}
+	require.True(t, found, "no SendRecv step in %+v", p.Channels[0].Steps)
+}
