@@ -833,32 +833,36 @@ func fourLocalRanks(t *testing.T, do func(ctx context.Context, c *ringo.Comm, s 
 func runP2PDevice(ctx context.Context, c *ringo.Comm, s ringo.Stream) error {
 	n, r, gpu := c.Size(), c.Rank(), c.GPU()
 	val := func(rank, i int) int32 { return int32(rank*1_000_000 + i) }
-	for _, m := range []int{7, 1<<18 + 5} {
+	// One pair of buffers for every call, freed at the end: in one process,
+	// cuMemFree waits for every kernel on the GPU — another rank's, which
+	// may be waiting for this rank's next call.
+	const most = 1<<18 + 5
+	send, err := ringo.DeviceAlloc[int32](gpu, 2*n*most)
+	if err != nil {
+		return err
+	}
+	defer send.Free()
+	recv, err := ringo.DeviceAlloc[int32](gpu, 2*n*most)
+	if err != nil {
+		return err
+	}
+	defer recv.Free()
+	host := make([]int32, 2*n*most)
+	for _, m := range []int{7, most} {
 		// run enqueues call on buffers of sendLen and recvLen elements,
 		// the first filled with val(r, i), and checks the second against want
 		// (-1: not written).
 		run := func(what string, sendLen, recvLen int, call func(send, recv ringo.DevPtr[int32]) error, want func(i int) int32) error {
-			send, err := ringo.DeviceAlloc[int32](gpu, max(sendLen, 1))
-			if err != nil {
-				return err
-			}
-			defer send.Free()
-			recv, err := ringo.DeviceAlloc[int32](gpu, max(recvLen, 1))
-			if err != nil {
-				return err
-			}
-			defer recv.Free()
-			host := make([]int32, max(sendLen, recvLen, 1))
 			for i := range host {
 				host[i] = val(r, i)
 			}
-			if err := send.CopyFrom(host[:max(sendLen, 1)]); err != nil {
+			if err := send.CopyFrom(host); err != nil {
 				return err
 			}
 			for i := range host {
 				host[i] = -1
 			}
-			if err := recv.CopyFrom(host[:max(recvLen, 1)]); err != nil {
+			if err := recv.CopyFrom(host); err != nil {
 				return err
 			}
 			if err := call(send.Slice(0, sendLen), recv.Slice(0, recvLen)); err != nil {
@@ -867,7 +871,7 @@ func runP2PDevice(ctx context.Context, c *ringo.Comm, s ringo.Stream) error {
 			if err := c.Wait(ctx, s); err != nil {
 				return fmt.Errorf("%s of %d: %w", what, m, err)
 			}
-			if err := recv.CopyTo(host[:max(recvLen, 1)]); err != nil {
+			if err := recv.CopyTo(host); err != nil {
 				return err
 			}
 			for i := range recvLen {

@@ -29,6 +29,73 @@ struct ChannelState {
 
 __device__ __forceinline__ void barWorkers() { asm volatile("bar.sync 1, %0;" ::"r"(RINGO_NWORKERS) : "memory"); }
 
+// SendRecvCounters are runSimple's counters of the ends in use, passed to
+// and returned by sendRecvStep.
+struct SendRecvCounters {
+  uint64_t sendStep, recvStep, posted;
+  bool aborted;
+};
+
+// sendRecvStep moves one SendRecv step: each slice in two halves, its send
+// and then its receive, so that the send never waits for the receive (two
+// ranks exchanging with each other would otherwise each wait for the
+// other's data first). Kept out of runSimple's slice loop, whose code the
+// ring collectives run.
+template <typename T, typename W, typename R>
+__device__ __noinline__ SendRecvCounters sendRecvStep(const R& r, const RingoStep& s, const RingoConn* rc,
+                                                      const RingoConn* sc, SendRecvCounters c, const char* in, char* out,
+                                                      RingoGeom g, const volatile uint32_t* abortFlag) {
+  const int tid = threadIdx.x;
+  const bool worker = tid < RINGO_NWORKERS;
+  const bool poster = tid == RINGO_NTHREADS - 32;
+  const uint64_t sps = g.slotsPerSlice;
+  for (int k = 0; k < g.slicesPerStep; k++) {
+    for (int half = 0; half < 2; half++) {
+      const bool hr = half == 1, hs = half == 0;
+      const int64_t total = hr ? s.recvBytes : s.bytes;
+      const int64_t off = min((int64_t)k * s.sliceBytes, total);
+      const int64_t n = min(off + s.sliceBytes, total) - off;
+      bool aborted = false;
+      if (worker) {
+        if (hr && tid == 0) aborted = !spinUntil(rc->recvTail, c.recvStep + sps, abortFlag);
+        if (hs && tid == 32 && c.sendStep + sps > RINGO_NSTEPS)
+          aborted = !spinUntil(sc->sendHead, c.sendStep + sps - RINGO_NSTEPS, abortFlag);
+        barWorkers();
+        if (n > 0) {
+          if (hs) {
+            Mover<T, W, R>::move(r, PrimSend, nullptr, sc->sendBuf + (c.sendStep % RINGO_NSTEPS) * g.slotBytes,
+                                 in + s.inOff + off, nullptr, n);
+          } else {
+            Mover<T, W, R>::move(r, PrimRecv, rc->recvBuf + (c.recvStep % RINGO_NSTEPS) * g.slotBytes, nullptr,
+                                 nullptr, out + s.outOff + off, n);
+          }
+        }
+      }
+      if (__syncthreads_or(aborted)) {
+        c.aborted = true;
+        return c;
+      }
+      if (poster) {
+        if (hs) {
+          if (sc->sendPosts != nullptr) {  // a proxy forwards the post: say what it carries
+            const int64_t wn = n / (int64_t)sizeof(T) * (int64_t)sizeof(W);
+            sc->sendPosts[c.posted % RINGO_NSTEPS] =
+                ringoPackPost(c.sendStep - c.posted, c.sendStep + sps - c.posted, (uint64_t)wn, RINGO_PROTO_SIMPLE);
+            c.posted = c.sendStep + sps;
+          }
+          __threadfence_system();
+          ringoStoreRelaxed(sc->sendTail, c.sendStep + sps);
+        } else {
+          ringoStoreRelaxed(rc->recvHead, c.recvStep + sps);
+        }
+      }
+      if (hs) c.sendStep += sps;
+      if (hr) c.recvStep += sps;
+    }
+  }
+  return c;
+}
+
 template <typename T, typename W, typename R>
 __device__ void runSimple(const R& r, const RingoConn* conns, const RingoStep* steps, uint32_t nsteps, const char* in,
                           char* out, RingoGeom g, const volatile uint32_t* abortFlag) {
@@ -84,50 +151,49 @@ __device__ void runSimple(const R& r, const RingoConn* conns, const RingoStep* s
       if (newR) curR = s.recvConn, rc = &conns[curR], recvStep = st.recvStep;
       if (newS) curS = s.sendConn, sc = &conns[curS], sendStep = st.sendStep, posted = st.posted;
     }
-    // A SendRecv moves each slice in two halves, its send and then its
-    // receive, so that the send never waits for the receive: two ranks
-    // exchanging with each other would otherwise each wait for the other's
-    // data first.
-    const bool sr = s.prim == PrimSendRecv;
+    if (s.prim == PrimSendRecv) {
+      const SendRecvCounters c = sendRecvStep<T, W, R>(r, s, rc, sc, SendRecvCounters{sendStep, recvStep, posted, false},
+                                                       in, out, g, abortFlag);
+      if (__syncthreads_or(c.aborted)) return;
+      sendStep = c.sendStep, recvStep = c.recvStep, posted = c.posted;
+      tc.end();
+      continue;
+    }
     for (int k = 0; k < g.slicesPerStep; k++) {
-      for (int half = 0; half < (sr ? 2 : 1); half++) {
-        const bool hr = recvs && (!sr || half == 1), hs = sends && (!sr || half == 0);
-        const uint32_t prim = !sr ? s.prim : half == 0 ? PrimSend : PrimRecv;
-        const int64_t total = sr && half == 1 ? s.recvBytes : s.bytes;
-        const int64_t off = min((int64_t)k * s.sliceBytes, total);
-        const int64_t n = min(off + s.sliceBytes, total) - off;
-        bool aborted = false;
-        if (worker) {
-          if (hr && tid == 0) aborted = !spinUntil(rc->recvTail, recvStep + sps, abortFlag);
-          // Credit: head + NSTEPS ≥ sendStep + sps (nothing to wait for early on).
-          if (hs && tid == 32 && sendStep + sps > RINGO_NSTEPS)
-            aborted = !spinUntil(sc->sendHead, sendStep + sps - RINGO_NSTEPS, abortFlag);
-          barWorkers();
-          // After an abort the slots may hold anything; moving it is
-          // harmless, the communicator is dead.
-          if (n > 0) {
-            const char* rs = hr ? rc->recvBuf + (recvStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
-            char* ss = hs ? sc->sendBuf + (sendStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
-            Mover<T, W, R>::move(r, prim, rs, ss, in + s.inOff + off, out + s.outOff + off, n);
-          }
+      bool aborted = false;
+      if (worker) {
+        const int64_t off = min((int64_t)k * s.sliceBytes, s.bytes);
+        const int64_t n = min(off + s.sliceBytes, s.bytes) - off;
+        if (recvs && tid == 0) aborted = !spinUntil(rc->recvTail, recvStep + sps, abortFlag);
+        // Credit: head + NSTEPS ≥ sendStep + sps (nothing to wait for early on).
+        if (sends && tid == 32 && sendStep + sps > RINGO_NSTEPS)
+          aborted = !spinUntil(sc->sendHead, sendStep + sps - RINGO_NSTEPS, abortFlag);
+        barWorkers();
+        // After an abort the slots may hold anything; moving it is harmless,
+        // the communicator is dead.
+        if (n > 0) {
+          const char* rs = recvs ? rc->recvBuf + (recvStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
+          char* ss = sends ? sc->sendBuf + (sendStep % RINGO_NSTEPS) * g.slotBytes : nullptr;
+          Mover<T, W, R>::move(r, s.prim, rs, ss, in + s.inOff + off, out + s.outOff + off, n);
         }
-        if (__syncthreads_or(aborted)) return;
-        if (poster) {
-          if (hs) {
-            if (sc->sendPosts != nullptr) {  // a proxy forwards the post: say what it carries
-              const int64_t wn = n / (int64_t)sizeof(T) * (int64_t)sizeof(W);
-              sc->sendPosts[posted % RINGO_NSTEPS] =
-                  ringoPackPost(sendStep - posted, sendStep + sps - posted, (uint64_t)wn, RINGO_PROTO_SIMPLE);
-              posted = sendStep + sps;
-            }
-            __threadfence_system();
-            ringoStoreRelaxed(sc->sendTail, sendStep + sps);
-          }
-          if (hr) ringoStoreRelaxed(rc->recvHead, recvStep + sps);
-        }
-        if (hs) sendStep += sps;
-        if (hr) recvStep += sps;
       }
+      if (__syncthreads_or(aborted)) return;
+      if (poster) {
+        if (sends) {
+          if (sc->sendPosts != nullptr) {  // a proxy forwards the post: say what it carries
+            const int64_t off = min((int64_t)k * s.sliceBytes, s.bytes);
+            const int64_t n = (min(off + s.sliceBytes, s.bytes) - off) / (int64_t)sizeof(T) * (int64_t)sizeof(W);
+            sc->sendPosts[posted % RINGO_NSTEPS] =
+                ringoPackPost(sendStep - posted, sendStep + sps - posted, (uint64_t)n, RINGO_PROTO_SIMPLE);
+            posted = sendStep + sps;
+          }
+          __threadfence_system();
+          ringoStoreRelaxed(sc->sendTail, sendStep + sps);
+        }
+        if (recvs) ringoStoreRelaxed(rc->recvHead, recvStep + sps);
+      }
+      if (sends) sendStep += sps;
+      if (recvs) recvStep += sps;
     }
     tc.end();
   }
