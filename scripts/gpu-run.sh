@@ -300,14 +300,14 @@ for stage in $stages; do
 		mkdir -p "$out/p2p"
 		pf=${RINGO_P2P_FLAGS:--b 8 -e 64M -f 4 -n 5 -w 1 -c 1 -d all}
 		for n in 2 4; do
-			LD_LIBRARY_PATH=$here/lib timeout 120 "$here/lib/gpu_smoke" $n >"$out/p2p/smoke-$n.txt" 2>&1 || status=1
+			LD_LIBRARY_PATH=$here/lib timeout 90 "$here/lib/gpu_smoke" $n >"$out/p2p/smoke-$n.txt" 2>&1 || status=1
 			echo "gpu_smoke $n ranks on one GPU: $(grep -h 'point-to-point' "$out/p2p/smoke-$n.txt") $(tail -1 "$out/p2p/smoke-$n.txt")"
 		done
 		for t in sendrecv alltoall alltoallv gather scatter hypercube; do
 			for g in 2 4; do
 				[ $t = hypercube ] && [ $g = 4 ] && continue
 				f=$out/p2p/$t-g$g.txt
-				RINGO_NCCL_TESTS_GPUS=1 LD_LIBRARY_PATH=$here/lib timeout 60 "$here/${t}_perf" -g $g $pf >"$f" 2>&1 || status=1
+				RINGO_NCCL_TESTS_GPUS=1 LD_LIBRARY_PATH=$here/lib timeout 40 "$here/${t}_perf" -g $g $pf >"$f" 2>&1 || status=1
 				# The #wrong columns (out of place, in place: N/A where nccl-tests does not check).
 				awk -v name="${t}_perf -g $g" '
 					/^ +[0-9]+ +[0-9]+ / { rows++; if ($9 != 0) w1 += $9; if ($13 != "N/A" && $13 != 0) w2 += $13; if ($13 == "N/A") na = 1 }
@@ -325,15 +325,15 @@ for stage in $stages; do
 			run() { timeout "$1" torchrun --standalone --nproc_per_node $n "${@:2}"; }
 			{
 				echo "--- p2p.py, $n ranks on one GPU, on ringo"
-				LD_PRELOAD=$here/lib/libnccl.so.2 run 150 "$py/p2p.py" || status=1
+				LD_PRELOAD=$here/lib/libnccl.so.2 run 120 "$py/p2p.py" || status=1
 				echo "--- moe.py, $n ranks on one GPU, on ringo and on Gloo"
-				LD_PRELOAD=$here/lib/libnccl.so.2 run 120 "$py/moe.py" --steps "$steps" --out "$out/p2p/moe-ringo-$n.csv" || status=1
-				run 120 "$py/moe.py" --backend gloo --steps "$steps" --out "$out/p2p/moe-gloo-$n.csv" || status=1
+				LD_PRELOAD=$here/lib/libnccl.so.2 run 90 "$py/moe.py" --steps "$steps" --out "$out/p2p/moe-ringo-$n.csv" || status=1
+				run 90 "$py/moe.py" --backend gloo --steps "$steps" --out "$out/p2p/moe-gloo-$n.csv" || status=1
 				rtol=1e-5
 				[ $n = 2 ] && rtol=0
 				python3 "$py/compare.py" --rtol $rtol "$out/p2p/moe-gloo-$n.csv" "$out/p2p/moe-ringo-$n.csv" || status=1
 				echo "--- pipeline.py, $n stages on one GPU, on ringo"
-				LD_PRELOAD=$here/lib/libnccl.so.2 run 120 "$py/pipeline.py" || status=1
+				LD_PRELOAD=$here/lib/libnccl.so.2 run 90 "$py/pipeline.py" || status=1
 			} >"$out/p2p/torch-$n.log" 2>&1
 		done
 		for n in 2 4; do # the summary, one line per check
