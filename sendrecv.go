@@ -10,7 +10,6 @@ import (
 	"github.com/ringo-ccl/ringo/host"
 	"github.com/ringo-ccl/ringo/internal/calls"
 	"github.com/ringo-ccl/ringo/internal/errs"
-	"github.com/ringo-ccl/ringo/internal/group"
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/transport"
@@ -21,10 +20,11 @@ import (
 // Gather, Scatter. Matching is NCCL's: the k-th send from rank a to rank b
 // meets the k-th receive at b from a, and they must move the same bytes
 // (their datatypes may differ). Each call's messages on one communicator
-// run as one plan (ring.NewP2P), built per call. Host communicators only;
-// Send, Recv and SendRecv between ranks in separate processes are not
-// supported yet (ErrNotSupported: their connections would have to be made
-// by the two ranks alone), the collective ones are.
+// run as one plan (ring.NewP2P), built per call. Ranks in separate
+// processes connect with each peer they talk to on first use, the two
+// alone (the bootstrap's Pair, transport.Mesh.ConnectPair), so a Send
+// needs no other rank. Host communicators only: GPU communicators refuse
+// point-to-point (ErrNotSupported) for now.
 
 // P2POp is one send or receive of a group run by SendRecv, made by SendOp
 // or RecvOp (PyTorch's P2POp, for batch_isend_irecv).
@@ -113,7 +113,7 @@ func AllToAll[T Elem](ctx context.Context, c *Comm, send, recv []T) error {
 	for p := range n {
 		msgs = append(msgs, SendOp(c, send[p*count:(p+1)*count], p).msg, RecvOp(c, recv[p*count:(p+1)*count], p).msg)
 	}
-	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: TypeOf[T](), edges: allPairs})
+	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: TypeOf[T]()})
 }
 
 // AllToAllV sends sendCounts[p] elements at sendDispls[p] of send to rank
@@ -162,7 +162,7 @@ func AllToAllV[T Elem](ctx context.Context, c *Comm, send []T, sendCounts, sendD
 			}
 		}
 	}
-	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, typ: TypeOf[T](), edges: allPairs})
+	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, typ: TypeOf[T]()})
 }
 
 // Gather sends every rank's send to root, which receives rank p's at block
@@ -203,48 +203,17 @@ func rooted[T Elem](ctx context.Context, c *Comm, name string, one, all []T, roo
 			msgs = append(msgs, block(c, all[p*count:(p+1)*count], p).msg)
 		}
 	}
-	edges := func(n int) [][2]int { return star(n, root, toRoot) }
-	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: TypeOf[T](), edges: edges})
+	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: TypeOf[T]()})
 }
 
 // p2pCall is one communicator's part of a point-to-point call.
 type p2pCall struct {
 	name string
 	msgs []calls.Msg
-	// For calls every rank makes: what the ranks compare, and the
-	// connections (from, to) every rank makes first, the same on all.
+	// For calls every rank makes: what the ranks compare.
 	all   bool
 	count int64
 	typ   DataType
-	edges func(n int) [][2]int
-}
-
-// allPairs is every ordered pair of n ranks.
-func allPairs(n int) [][2]int {
-	var out [][2]int
-	for a := range n {
-		for b := range n {
-			if a != b {
-				out = append(out, [2]int{a, b})
-			}
-		}
-	}
-	return out
-}
-
-// star is every rank's connection to root (in), or root's to every rank.
-func star(n, root int, in bool) [][2]int {
-	var out [][2]int
-	for p := range n {
-		switch {
-		case p == root:
-		case in:
-			out = append(out, [2]int{p, root})
-		default:
-			out = append(out, [2]int{root, p})
-		}
-	}
-	return out
 }
 
 // runP2P checks and runs this rank's part of a point-to-point call: entered
@@ -253,9 +222,6 @@ func star(n, root int, in bool) [][2]int {
 func (c *Comm) runP2P(ctx context.Context, pc *p2pCall) error {
 	if c.gpu != nil {
 		return errs.At(pc.name, c.rank, fmt.Errorf("%w: point-to-point on GPU communicators (host communicators only, for now)", ErrNotSupported))
-	}
-	if _, inProcess := c.group.(*group.World); !pc.all && !inProcess && c.size > 1 {
-		return errs.At(pc.name, c.rank, fmt.Errorf("%w: %s between ranks in separate processes: their connections must be made by the two ranks alone, which ringo's host connectors do not do yet (AllToAll, AllToAllV, Gather and Scatter, which every rank calls, are supported)", ErrNotSupported, pc.name))
 	}
 	a := calls.Args{Coll: ring.SendRecvs, Name: pc.name, Count: pc.count, Type: pc.typ, Msgs: pc.msgs, AllRanks: pc.all}
 	if err := c.enter(ctx, &a); err != nil {
@@ -307,19 +273,31 @@ func (c *Comm) p2p(ctx context.Context, pc *p2pCall) error {
 	if err != nil {
 		return errs.InvalidErr(pc.name, c.rank, err)
 	}
-	if pc.all {
-		var edges []transport.Edge
-		for ch := range spec.Channels {
-			for _, e := range pc.edges(c.size) {
-				edges = append(edges, transport.Edge{From: e[0], To: e[1], Ch: ch})
-			}
-		}
-		if err := c.group.Connect(ctx, c.rank, edges); err != nil {
-			return errs.At(pc.name, c.rank, err)
-		}
+	if err := c.group.Connect(ctx, c.rank, peerEdges(c.rank, pc.msgs, spec.Channels)); err != nil {
+		return errs.At(pc.name, c.rank, err)
 	}
 	job.Plan, job.Trace, job.Seq = p, c.trace, c.seq
 	return c.runJob(ctx, job)
+}
+
+// peerEdges returns the connections to and from each peer rank's msgs
+// talk to, on channels 0 … nch−1: every pair's whole set, whichever way
+// its messages go, so that both ranks of a pair ask for the same
+// connections whatever their calls (they are made by the two alone, each
+// rank's part of a call knowing nothing of the other's).
+func peerEdges(rank int, msgs []calls.Msg, nch int) []transport.Edge {
+	var edges []transport.Edge
+	seen := map[int]bool{rank: true}
+	for _, m := range msgs {
+		if seen[m.Peer] {
+			continue
+		}
+		seen[m.Peer] = true
+		for ch := range nch {
+			edges = append(edges, transport.Edge{From: rank, To: m.Peer, Ch: ch}, transport.Edge{From: m.Peer, To: rank, Ch: ch})
+		}
+	}
+	return edges
 }
 
 // selfCopy copies each send to the rank itself into its matching receive
