@@ -7,7 +7,6 @@ import (
 	"github.com/ringo-ccl/ringo/internal/calls"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/ring"
-	"github.com/ringo-ccl/ringo/transport"
 )
 
 // Point-to-point on GPU communicators: the same calls as on host ones
@@ -112,8 +111,6 @@ func (c *Comm) p2pDevice(ctx context.Context, pc *p2pCall) error {
 			base[side(m)] = min(base[side(m)], m.Dev)
 		}
 	}
-	var edges []transport.Edge
-	peers := map[int]bool{c.rank: true}
 	for i := range pc.msgs {
 		m := &pc.msgs[i]
 		x := ring.Xfer{Peer: m.Peer, Count: m.Bytes()}
@@ -125,18 +122,12 @@ func (c *Comm) p2pDevice(ctx context.Context, pc *p2pCall) error {
 		} else {
 			spec.Recvs = append(spec.Recvs, x)
 		}
-		if !peers[m.Peer] {
-			peers[m.Peer] = true
-			for ch := range spec.Channels {
-				edges = append(edges, transport.Edge{From: c.rank, To: m.Peer, Ch: ch}, transport.Edge{From: m.Peer, To: c.rank, Ch: ch})
-			}
-		}
 	}
 	p, err := ring.NewP2P(spec)
 	if err != nil {
 		return errs.InvalidErr(pc.name, c.rank, err)
 	}
-	if err := c.group.Connect(ctx, c.rank, edges); err != nil {
+	if err := c.group.Connect(ctx, c.rank, peerEdges(c.rank, pc.msgs, spec.Channels)); err != nil {
 		return errs.At(pc.name, c.rank, err)
 	}
 	for i := range base {

@@ -2,10 +2,8 @@ package ringo_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,9 +13,10 @@ import (
 )
 
 // TestProcessesPointToPoint: ranks in separate processes run all-to-all,
-// all-to-allv (unequal counts, zeros), gather and scatter — connecting the
-// pairs they need on first use — then every ring collective on the same
-// communicator, through shared memory and through sockets.
+// all-to-allv (unequal counts, zeros), gather, scatter, a group of sends
+// and receives and a lone Send and Recv — connecting each pair they need
+// on first use, the two ranks alone — then every ring collective on the
+// same communicator, through shared memory and through sockets.
 func TestProcessesPointToPoint(t *testing.T) {
 	for name, env := range map[string][]string{
 		"shm":     nil,
@@ -34,9 +33,9 @@ func TestProcessesPointToPoint(t *testing.T) {
 }
 
 // checkP2PProcs is a rank process's part of TestProcessesPointToPoint:
-// each call at a small size and at one of several FIFOs, values checked
-// exactly; a Send, which ranks in processes cannot connect alone yet, is
-// refused with ErrNotSupported.
+// each call at a small size and at one of several FIFOs, then a group of
+// sends and receives around the ring and a lone Send and Recv between two
+// ranks, values checked exactly.
 func checkP2PProcs(ctx context.Context, c *ringo.Comm) error {
 	n, rank := c.Size(), c.Rank()
 	val := func(r, i int) int32 { return int32(r<<20 | i) }
@@ -110,9 +109,26 @@ func checkP2PProcs(ctx context.Context, c *ringo.Comm) error {
 			}
 		}
 	}
-	err := ringo.Send(ctx, c, []int32{1}, (rank+1)%n)
-	if !errors.Is(err, ringo.ErrNotSupported) || !strings.Contains(err.Error(), "separate processes") {
-		return fmt.Errorf("send between processes: %v, want ErrNotSupported", err)
+	// A group around the ring, and a lone Send from rank 0 to the last
+	// rank that the others take no part in: connections made by two ranks
+	// alone.
+	const count = 1<<16 + 3
+	got := make([]int32, count)
+	next, prev := (rank+1)%n, (rank+n-1)%n
+	if err := ringo.SendRecv(ctx, ringo.SendOp(c, block(rank, 0, count), next), ringo.RecvOp(c, got, prev)); err != nil {
+		return err
+	}
+	if err := check("sendrecv around the ring", got, block(prev, 0, count)); err != nil {
+		return err
+	}
+	switch rank {
+	case 0:
+		return ringo.Send(ctx, c, block(0, 7, count), n-1)
+	case n - 1:
+		if err := ringo.Recv(ctx, c, got, 0); err != nil {
+			return err
+		}
+		return check("recv from rank 0", got, block(0, 7, count))
 	}
 	return nil
 }

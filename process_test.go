@@ -52,7 +52,7 @@ func TestMain(m *testing.M) {
 //     until an error, which it prints.
 //   - "join-then-die": join the bootstrap, then kill itself (a rank lost
 //     during setup).
-//   - "p2p": all-to-all, all-to-allv, gather and scatter, checked
+//   - "p2p": all-to-all, all-to-allv, gather, scatter, a send/receive group and a lone Send/Recv, checked
 //     (checkP2PProcs), then every collective (checkEvery).
 //   - "mismatch": one all-reduce of 1000 elements, 1001 on odd ranks.
 //   - "stall": three all-reduces, then "stalled" and a minute without

@@ -3,14 +3,12 @@ package ringo
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"sync"
 
 	"github.com/ringo-ccl/ringo/host"
 	"github.com/ringo-ccl/ringo/internal/calls"
 	"github.com/ringo-ccl/ringo/internal/errs"
-	"github.com/ringo-ccl/ringo/internal/group"
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/transport"
@@ -23,11 +21,10 @@ import (
 // (their datatypes may differ). Each call's messages on one communicator
 // run as one plan (ring.NewP2P), built per call; on a GPU communicator it
 // is one launch on the call's stream (gpu_sendrecv.go: the *Device calls
-// and SendOpDevice/RecvOpDevice). GPU ranks in separate processes connect
-// with each peer alone the first time they talk; host ranks in separate
-// processes do not yet (their connectors connect every rank at once), so
-// Send, Recv and SendRecv between them are refused (ErrNotSupported) and
-// only the calls every rank makes run there.
+// and SendOpDevice/RecvOpDevice). Ranks in separate processes connect with
+// each peer they talk to on first use, the two alone (the bootstrap's
+// Pair; transport.Mesh.ConnectPair, p2p.Conns.AddPair), so a Send needs no
+// other rank.
 
 // P2POp is one send or receive of a group run by SendRecv, made by SendOp
 // or RecvOp (PyTorch's P2POp, for batch_isend_irecv).
@@ -177,7 +174,7 @@ func allToAll(ctx context.Context, c *Comm, send, recv p2pBuf, s Stream) error {
 	for p := range n {
 		msgs = append(msgs, send.msg(true, p, p*count, count), recv.msg(false, p, p*count, count))
 	}
-	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: send.typ(), edges: allPairs, stream: s})
+	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: send.typ(), stream: s})
 }
 
 // allToAllV is AllToAllV and AllToAllVDevice.
@@ -213,7 +210,7 @@ func allToAllV(ctx context.Context, c *Comm, send p2pBuf, sendCounts, sendDispls
 			msgs = append(msgs, side.buf.msg(side.what == "send", p, off, cnt))
 		}
 	}
-	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, typ: send.typ(), edges: allPairs, stream: s})
+	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, typ: send.typ(), stream: s})
 }
 
 // rooted runs a gather (toRoot) or a scatter: every rank's one block goes
@@ -236,59 +233,25 @@ func rooted(ctx context.Context, c *Comm, name string, one, all p2pBuf, root int
 			msgs = append(msgs, all.msg(!toRoot, p, p*count, count))
 		}
 	}
-	edges := func(n int) [][2]int { return star(n, root, toRoot) }
-	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: one.typ(), edges: edges, stream: s})
+	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: one.typ(), stream: s})
 }
 
 // p2pCall is one communicator's part of a point-to-point call.
 type p2pCall struct {
 	name string
 	msgs []calls.Msg
-	// For calls every rank makes: what the ranks compare, and the
-	// connections (from, to) every rank makes first, the same on all.
+	// For calls every rank makes: what the ranks compare.
 	all   bool
 	count int64
 	typ   DataType
-	edges func(n int) [][2]int
 	// A GPU communicator's: the stream the call is enqueued on.
 	stream Stream
-}
-
-// allPairs is every ordered pair of n ranks.
-func allPairs(n int) [][2]int {
-	var out [][2]int
-	for a := range n {
-		for b := range n {
-			if a != b {
-				out = append(out, [2]int{a, b})
-			}
-		}
-	}
-	return out
-}
-
-// star is every rank's connection to root (in), or root's to every rank.
-func star(n, root int, in bool) [][2]int {
-	var out [][2]int
-	for p := range n {
-		switch {
-		case p == root:
-		case in:
-			out = append(out, [2]int{p, root})
-		default:
-			out = append(out, [2]int{root, p})
-		}
-	}
-	return out
 }
 
 // runP2P checks and runs this rank's part of a point-to-point call: entered
 // as collectives are when every rank makes it, else only checked (its
 // rank held meanwhile).
 func (c *Comm) runP2P(ctx context.Context, pc *p2pCall) error {
-	if _, inProcess := c.group.(*group.World); !pc.all && !inProcess && c.size > 1 && c.gpu == nil {
-		return errs.At(pc.name, c.rank, fmt.Errorf("%w: %s between ranks in separate processes: their connections must be made by the two ranks alone, which ringo's host connectors do not do yet (AllToAll, AllToAllV, Gather and Scatter, which every rank calls, are supported)", ErrNotSupported, pc.name))
-	}
 	a := calls.Args{Coll: ring.SendRecvs, Name: pc.name, Count: pc.count, Type: pc.typ, Msgs: pc.msgs, AllRanks: pc.all,
 		Device: c.gpu != nil, StreamGPU: pc.stream.dev, Stream: pc.stream.h}
 	if err := c.enter(ctx, &a); err != nil {
@@ -343,19 +306,31 @@ func (c *Comm) p2p(ctx context.Context, pc *p2pCall) error {
 	if err != nil {
 		return errs.InvalidErr(pc.name, c.rank, err)
 	}
-	if pc.all {
-		var edges []transport.Edge
-		for ch := range spec.Channels {
-			for _, e := range pc.edges(c.size) {
-				edges = append(edges, transport.Edge{From: e[0], To: e[1], Ch: ch})
-			}
-		}
-		if err := c.group.Connect(ctx, c.rank, edges); err != nil {
-			return errs.At(pc.name, c.rank, err)
-		}
+	if err := c.group.Connect(ctx, c.rank, peerEdges(c.rank, pc.msgs, spec.Channels)); err != nil {
+		return errs.At(pc.name, c.rank, err)
 	}
 	job.Plan, job.Trace, job.Seq = p, c.trace, c.seq
 	return c.runJob(ctx, job)
+}
+
+// peerEdges returns the connections to and from each peer rank's msgs
+// talk to, on channels 0 … nch−1: every pair's whole set, whichever way
+// its messages go, so that both ranks of a pair ask for the same
+// connections whatever their calls (they are made by the two alone, each
+// rank's part of a call knowing nothing of the other's).
+func peerEdges(rank int, msgs []calls.Msg, nch int) []transport.Edge {
+	var edges []transport.Edge
+	seen := map[int]bool{rank: true}
+	for _, m := range msgs {
+		if seen[m.Peer] {
+			continue
+		}
+		seen[m.Peer] = true
+		for ch := range nch {
+			edges = append(edges, transport.Edge{From: rank, To: m.Peer, Ch: ch}, transport.Edge{From: m.Peer, To: rank, Ch: ch})
+		}
+	}
+	return edges
 }
 
 // selfCopy copies each send to the rank itself into its matching receive

@@ -14,7 +14,6 @@ import (
 // proxies of the edges it is given, and Close stops them all. Its methods
 // are safe for concurrent use, but Connect is collective.
 type Connector struct {
-	ex    transport.Exchanger
 	sizes transport.Sizes
 	fail  func(error)
 	abort *transport.Abort
@@ -35,7 +34,7 @@ func NewConnector(ctx context.Context, ex transport.Exchanger, s transport.Sizes
 	if err != nil {
 		return nil, err
 	}
-	return &Connector{ex: ex, sizes: s, fail: fail, abort: abort, w: w}, nil
+	return &Connector{sizes: s, fail: fail, abort: abort, w: w}, nil
 }
 
 // Name is "NET/Socket" or "NET/IB/device:port".
@@ -46,15 +45,15 @@ func (c *Connector) CanConnect(transport.Edge) bool { return true }
 
 // Connect makes this rank's ends of edges, in memory of its own, and
 // starts their proxies; see transport.Connector.
-func (c *Connector) Connect(ctx context.Context, edges []transport.Edge) ([]*transport.Conn, error) {
-	rank := c.ex.Rank()
+func (c *Connector) Connect(ctx context.Context, ex transport.Exchanger, _ string, edges []transport.Edge) ([]*transport.Conn, error) {
+	rank := ex.Rank()
 	ends, err := Ends(rank, edges, c.sizes)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n, err := c.w.start(ctx, c.ex, ends, c.sizes, c.fail, c.abort)
+	n, err := c.w.start(ctx, ex, ends, c.sizes, c.fail, c.abort)
 	if err != nil {
 		return nil, err
 	}

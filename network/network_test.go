@@ -168,7 +168,7 @@ func TestConnectorGrows(t *testing.T) {
 				}
 				assert.Contains(t, c.Name(), "NET/"+tc.kind)
 				assert.True(t, c.CanConnect(transport.Edge{From: 0, To: 2}))
-				m := transport.NewMesh(r, c)
+				m := transport.NewMesh(ex, c)
 				meshes[r] = m
 				if err := m.Connect(ctx, first); err != nil {
 					return err
@@ -203,7 +203,7 @@ func TestConnectorReturnsOwnEnds(t *testing.T) {
 			return err
 		}
 		defer c.Close()
-		conns, err := c.Connect(ctx, edges)
+		conns, err := c.Connect(ctx, ex, "c1", edges)
 		if err != nil {
 			return err
 		}

@@ -28,11 +28,9 @@ import (
 // made in rounds: each Connect places this rank's receiving ends of that
 // round's edges in one new segment, which each edge's sender maps.
 type Connector struct {
-	ex    transport.Exchanger
 	tag   string
 	sizes transport.Sizes
 	can   func(from, to int) bool
-	round int
 	segs  []*sys.Segment // own and mapped segments of every round, to unmap on Close
 }
 
@@ -49,19 +47,19 @@ func SegmentName(tag string, rank int) string {
 func SegmentPrefix(tag string) string { return "ringo-" + tag + "-r" }
 
 // roundName is the name of rank's segment of connection round k.
-func roundName(tag string, rank, k int) string {
-	return fmt.Sprintf("%s.%d", SegmentName(tag, rank), k)
+func roundName(tag string, rank int, k string) string {
+	return fmt.Sprintf("%s.%s", SegmentName(tag, rank), k)
 }
 
 // NewConnector returns the shared-memory connector of rank ex.Rank() of
 // the communicator tagged tag, with FIFOs of the given sizes; can reports
 // which edges it may carry (sender and receiver on one host, shared memory
 // on): every rank's can must answer alike.
-func NewConnector(ex transport.Exchanger, tag string, sizes transport.Sizes, can func(from, to int) bool) (*Connector, error) {
+func NewConnector(tag string, sizes transport.Sizes, can func(from, to int) bool) (*Connector, error) {
 	if err := sizes.Validate(); err != nil {
 		return nil, fmt.Errorf("shm: %w", err)
 	}
-	return &Connector{ex: ex, tag: tag, sizes: sizes, can: can}, nil
+	return &Connector{tag: tag, sizes: sizes, can: can}, nil
 }
 
 // Name is the connector's name in NCCL_DEBUG's channel lines.
@@ -70,18 +68,16 @@ func (t *Connector) Name() string { return "SHM" }
 // CanConnect reports whether shared memory can carry e.
 func (t *Connector) CanConnect(e transport.Edge) bool { return t.can(e.From, e.To) }
 
-// Connect makes this rank's ends of edges. Every rank calls it at once with
-// the same edges. Each receiver creates one segment (mode 0600, named after
-// the communicator's tag, its rank and the round) holding its incoming
-// edges' connections in the order of edges; the ranks exchange names
-// through ex, each sender maps its receivers' segments, and after a
-// barrier every rank unlinks its own name, so nothing is left in /dev/shm
-// even if a process is killed. When setup fails half-way, every surviving
-// rank unlinks all the round's names, its dead peers' included.
-func (t *Connector) Connect(ctx context.Context, edges []transport.Edge) (conns []*transport.Conn, err error) {
-	nranks, rank := t.ex.Size(), t.ex.Rank()
-	k := t.round
-	t.round++
+// Connect makes this rank's ends of edges, round k. Every rank of ex calls
+// it at once with the same edges. Each receiver creates one segment (mode
+// 0600, named after the communicator's tag, its rank and the round)
+// holding its incoming edges' connections in the order of edges; the ranks
+// exchange names through ex, each sender maps its receivers' segments, and
+// after a barrier every rank unlinks its own name, so nothing is left in
+// /dev/shm even if a process is killed. When setup fails half-way, every
+// surviving rank unlinks all the round's names, its dead peers' included.
+func (t *Connector) Connect(ctx context.Context, ex transport.Exchanger, k string, edges []transport.Edge) (conns []*transport.Conn, err error) {
+	nranks, rank := ex.Size(), ex.Rank()
 	slot := make([]int, len(edges)) // each edge's place in its receiver's segment
 	incoming := make([]int, nranks)
 	for i, e := range edges {
@@ -113,7 +109,7 @@ func (t *Connector) Connect(ctx context.Context, edges []transport.Edge) (conns 
 		}
 		made, announce = append(made, own), []byte(name)
 	}
-	names, err := t.ex.AllGather(ctx, announce)
+	names, err := ex.AllGather(ctx, announce)
 	if err != nil {
 		return nil, fmt.Errorf("shm: exchanging segment names: %w", err)
 	}
@@ -131,7 +127,7 @@ func (t *Connector) Connect(ctx context.Context, edges []transport.Edge) (conns 
 		}
 		made, peers[e.To] = append(made, sg), sg
 	}
-	if err = t.ex.Barrier(ctx); err != nil {
+	if err = ex.Barrier(ctx); err != nil {
 		return nil, fmt.Errorf("shm: waiting for every rank to map its peers' segments: %w", err)
 	}
 	if own != nil {

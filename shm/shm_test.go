@@ -80,9 +80,9 @@ func connectAll(t *testing.T, f *fakeExchange, tag string, nch int) ([]*transpor
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := range n {
-		c, err := NewConnector(fakeRank{f, r}, tag, sizes, func(int, int) bool { return true })
+		c, err := NewConnector(tag, sizes, func(int, int) bool { return true })
 		require.NoError(t, err)
-		ms[r] = transport.NewMesh(r, c)
+		ms[r] = transport.NewMesh(fakeRank{f, r}, c)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -167,12 +167,12 @@ func TestFailedSetupLeavesNothing(t *testing.T) {
 }
 
 func TestConnectRejectsBadEdges(t *testing.T) {
-	c, err := NewConnector(fakeRank{newFake(2), 0}, "x", sizes, func(int, int) bool { return true })
+	c, err := NewConnector("x", sizes, func(int, int) bool { return true })
 	require.NoError(t, err)
 	for _, e := range []transport.Edge{{From: 5, To: 1}, {From: 0, To: 0}, {From: 0, To: 1, Ch: -1}} {
-		_, err := c.Connect(context.Background(), []transport.Edge{e})
+		_, err := c.Connect(context.Background(), fakeRank{newFake(2), 0}, "k", []transport.Edge{e})
 		assert.ErrorContains(t, err, "no connection", "%v", e)
 	}
-	_, err = NewConnector(fakeRank{newFake(2), 0}, "x", transport.Sizes{}, func(int, int) bool { return true })
+	_, err = NewConnector("x", transport.Sizes{}, func(int, int) bool { return true })
 	assert.Error(t, err, "zero sizes")
 }

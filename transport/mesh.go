@@ -27,24 +27,39 @@ type Connector interface {
 	// CanConnect reports whether this connector can carry e. Every rank
 	// answers alike (from what the ranks told each other at init).
 	CanConnect(e Edge) bool
-	// Connect makes this rank's ends of edges. Every rank of the
-	// communicator calls it at the same time with the same edges — every
-	// edge this connector was chosen for, this rank's or not — so setup
-	// can trade handles over the control plane. It returns, for each edge,
-	// this rank's end of it, or nil when this rank is neither end.
-	Connect(ctx context.Context, edges []Edge) ([]*Conn, error)
+	// Connect makes this rank's ends of edges, a round of connections
+	// named round (unique in the communicator; what the connector names
+	// after it, shared-memory segments, stays apart from other rounds').
+	// Every rank taking part — every rank of the communicator, or two
+	// ranks alone — calls it at the same time with the same edges (every
+	// edge this connector was chosen for, this rank's or not) over ex, an
+	// exchanger of the communicator or a Subset of it, so setup can trade
+	// handles. It returns, for each edge, this rank's end of it, or nil
+	// when this rank is neither end.
+	Connect(ctx context.Context, ex Exchanger, round string, edges []Edge) ([]*Conn, error)
 	// Close releases every connection the connector made.
 	Close() error
 }
 
 // Mesh is one rank's connections to ranks of other processes, made on
 // demand by its connectors and kept for the communicator's life: any two
-// ranks, both ways, on any channel. Connect is collective; Conn only hands
-// out connections already made, so an executor can ask for them on the hot
-// path without a round of the control plane.
+// ranks, both ways, on any channel. Connect is collective, ConnectPair is
+// two ranks' alone; Conn only hands out connections already made, so an
+// executor can ask for them on the hot path without a round of the
+// control plane.
+//
+// A rank knows which edges are made from the rounds it took part in. Two
+// ranks know alike about the edges between them — the only rounds that
+// make those are every rank's and theirs — but not about others': once a
+// pair has connected alone, Connect (every rank's) must not be used again,
+// so a communicator connects every rank at once first (its ring) and pair
+// by pair after.
 type Mesh struct {
 	rank  int
+	ex    Exchanger // the communicator's
 	kinds []Connector
+	round int            // every rank's rounds so far
+	pairs map[[2]int]int // two ranks' rounds so far, by pair
 
 	mu    sync.Mutex
 	conns map[Edge]*Conn
@@ -53,9 +68,10 @@ type Mesh struct {
 
 var _ Transport = (*Mesh)(nil)
 
-// NewMesh returns rank's mesh over kinds, tried in order for each edge.
-func NewMesh(rank int, kinds ...Connector) *Mesh {
-	return &Mesh{rank: rank, kinds: kinds, conns: map[Edge]*Conn{}, via: map[Edge]string{}}
+// NewMesh returns the mesh of the rank of ex over kinds, tried in order
+// for each edge.
+func NewMesh(ex Exchanger, kinds ...Connector) *Mesh {
+	return &Mesh{rank: ex.Rank(), ex: ex, kinds: kinds, pairs: map[[2]int]int{}, conns: map[Edge]*Conn{}, via: map[Edge]string{}}
 }
 
 // Connect makes every edge of edges not made yet. Every rank of the
@@ -67,6 +83,36 @@ func NewMesh(rank int, kinds ...Connector) *Mesh {
 func (m *Mesh) Connect(ctx context.Context, edges []Edge) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.round++
+	return m.connect(ctx, m.ex, fmt.Sprintf("c%d", m.round), edges)
+}
+
+// ConnectPair makes every edge of edges, all between this rank and peer,
+// not made yet, with peer alone: ex is an exchanger of the two (the
+// bootstrap's Pair), and peer calls ConnectPair with the same edges at the
+// same time. A rank connecting with several peers does so in the peers'
+// order, so no two ranks wait for each other in a cycle.
+func (m *Mesh) ConnectPair(ctx context.Context, ex Exchanger, peer int, edges []Edge) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.ex.Size()
+	if peer == m.rank || peer < 0 || peer >= n || ex.Size() != 2 {
+		return fmt.Errorf("rank %d connecting with rank %d alone over an exchanger of %d ranks", m.rank, peer, ex.Size())
+	}
+	for _, e := range edges {
+		if !(e.From == m.rank && e.To == peer) && !(e.From == peer && e.To == m.rank) {
+			return fmt.Errorf("connection %v is not between ranks %d and %d", e, m.rank, peer)
+		}
+	}
+	lo, hi := min(m.rank, peer), max(m.rank, peer)
+	m.pairs[[2]int{lo, hi}]++
+	name := fmt.Sprintf("p%d-%d-%d", lo, hi, m.pairs[[2]int{lo, hi}])
+	return m.connect(ctx, Subset{Ex: ex, Ranks: []int{lo, hi}, N: n}, name, edges)
+}
+
+// connect makes a round named name of the edges not made yet, among the
+// ranks of ex.
+func (m *Mesh) connect(ctx context.Context, ex Exchanger, name string, edges []Edge) error {
 	byKind := make([][]Edge, len(m.kinds))
 	seen := map[Edge]bool{}
 	for _, e := range edges {
@@ -84,7 +130,7 @@ func (m *Mesh) Connect(ctx context.Context, edges []Edge) error {
 		if len(es) == 0 {
 			continue
 		}
-		conns, err := m.kinds[k].Connect(ctx, es)
+		conns, err := m.kinds[k].Connect(ctx, ex, fmt.Sprintf("%s.%d", name, k), es)
 		if err != nil {
 			return fmt.Errorf("%s: %w", m.kinds[k].Name(), err)
 		}

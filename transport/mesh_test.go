@@ -12,20 +12,34 @@ import (
 	"github.com/ringo-ccl/ringo/ring"
 )
 
-// fakeConnector carries the edges can accepts, recording every call.
+// fakeConnector carries the edges can accepts, recording every call and
+// its round's name and exchanger.
 type fakeConnector struct {
-	name  string
-	rank  int
-	can   func(Edge) bool
-	calls [][]Edge
-	fail  error
+	name   string
+	rank   int
+	can    func(Edge) bool
+	calls  [][]Edge
+	rounds []string
+	exs    []Exchanger
+	fail   error
 }
+
+// rankOf is an exchanger that only knows its rank of n (the fake
+// connectors exchange nothing).
+type rankOf struct{ rank, n int }
+
+func (r rankOf) Rank() int { return r.rank }
+func (r rankOf) Size() int { return r.n }
+func (r rankOf) AllGather(context.Context, []byte) ([][]byte, error) {
+	return nil, errors.New("rankOf exchanges nothing")
+}
+func (r rankOf) Barrier(context.Context) error { return nil }
 
 func (f *fakeConnector) Name() string           { return f.name }
 func (f *fakeConnector) CanConnect(e Edge) bool { return f.can(e) }
 func (f *fakeConnector) Close() error           { return nil }
-func (f *fakeConnector) Connect(_ context.Context, edges []Edge) ([]*Conn, error) {
-	f.calls = append(f.calls, edges)
+func (f *fakeConnector) Connect(_ context.Context, ex Exchanger, round string, edges []Edge) ([]*Conn, error) {
+	f.calls, f.rounds, f.exs = append(f.calls, edges), append(f.rounds, round), append(f.exs, ex)
 	if f.fail != nil {
 		return nil, f.fail
 	}
@@ -49,7 +63,7 @@ func TestMeshChoosesInOrder(t *testing.T) {
 	for rank := range 4 {
 		shm := &fakeConnector{name: "SHM", rank: rank, can: sameHalf}
 		net := &fakeConnector{name: "NET", rank: rank, can: func(Edge) bool { return true }}
-		m := NewMesh(rank, shm, net)
+		m := NewMesh(rankOf{rank, 4}, shm, net)
 		require.NoError(t, m.Connect(context.Background(), edges))
 		require.NoError(t, m.Connect(context.Background(), edges)) // nothing new
 		for _, e := range edges {
@@ -82,14 +96,43 @@ func TestMeshChoosesInOrder(t *testing.T) {
 // a connector's failure names the connector.
 func TestMeshErrors(t *testing.T) {
 	none := &fakeConnector{name: "SHM", can: func(Edge) bool { return false }}
-	m := NewMesh(0, none)
+	m := NewMesh(rankOf{0, 2}, none)
 	err := m.Connect(context.Background(), []Edge{{0, 1, 0}})
 	assert.ErrorContains(t, err, "no transport can carry the connection 0→1 on channel 0")
 	assert.Empty(t, none.calls)
 
 	broken := &fakeConnector{name: "NET", can: func(Edge) bool { return true }, fail: errors.New("wire down")}
-	err = NewMesh(0, broken).Connect(context.Background(), []Edge{{0, 1, 0}})
+	err = NewMesh(rankOf{0, 2}, broken).Connect(context.Background(), []Edge{{0, 1, 0}})
 	assert.EqualError(t, err, "NET: wire down")
+}
+
+// TestMeshConnectPair: two ranks connect alone over their pair's exchanger,
+// which the connector sees as the communicator's (ranks by their number in
+// it); each pair round has a name of its own, apart from every rank's
+// rounds; edges made are not made again, and edges of other ranks or a
+// pair exchanger of more than two ranks are refused.
+func TestMeshConnectPair(t *testing.T) {
+	net := &fakeConnector{name: "NET", rank: 3, can: func(Edge) bool { return true }}
+	m := NewMesh(rankOf{3, 4}, net)
+	ctx := context.Background()
+	require.NoError(t, m.Connect(ctx, RingEdges(ring.Identity(4), ring.RingVariant, 1)))
+	pair := rankOf{1, 2} // rank 3 is the higher of ranks 1 and 3
+	edges := []Edge{{1, 3, 0}, {3, 1, 0}, {3, 1, 1}}
+	require.NoError(t, m.ConnectPair(ctx, pair, 1, edges))
+	require.NoError(t, m.ConnectPair(ctx, pair, 1, edges), "nothing new")
+	require.NoError(t, m.ConnectPair(ctx, pair, 1, append(edges, Edge{1, 3, 1})))
+	require.Len(t, net.calls, 3)
+	assert.Equal(t, []string{"c1.0", "p1-3-1.0", "p1-3-3.0"}, net.rounds)
+	assert.Equal(t, edges, net.calls[1])
+	assert.Equal(t, []Edge{{1, 3, 1}}, net.calls[2])
+	assert.Equal(t, 3, net.exs[1].Rank(), "the pair's exchanger, seen as the communicator's")
+	assert.Equal(t, 4, net.exs[1].Size())
+	c, err := m.Conn(ctx, 3, 1, 1)
+	require.NoError(t, err)
+	assert.NotNil(t, c)
+	assert.ErrorContains(t, m.ConnectPair(ctx, pair, 1, []Edge{{0, 1, 0}}), "not between ranks 3 and 1")
+	assert.ErrorContains(t, m.ConnectPair(ctx, rankOf{0, 3}, 1, edges), "over an exchanger of 3 ranks")
+	assert.ErrorContains(t, m.ConnectPair(ctx, pair, 3, nil), "rank 3 connecting with rank 3")
 }
 
 // TestPlanEdges: a ring plan's edges are its channel's neighbours, once each.

@@ -5,9 +5,6 @@ package group
 import (
 	"context"
 	"errors"
-	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/ringo-ccl/ringo/bootstrap"
@@ -103,22 +100,10 @@ func ConnectGPU(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *con
 		return nil, nil, err
 	}
 	g.connectGPU = func(ctx context.Context, edges []transport.Edge) error {
-		// With each peer alone, in the peers' order (p2p.Conns.AddPair):
-		// the other ranks need not take part, and those that do know
-		// alike which connections they have.
-		byPeer := map[int][]transport.Edge{}
-		for _, e := range edges {
-			switch {
-			case e.From == rank && e.To != rank:
-				byPeer[e.To] = append(byPeer[e.To], e)
-			case e.To == rank && e.From != rank:
-				byPeer[e.From] = append(byPeer[e.From], e)
-			}
-		}
-		for _, q := range slices.Sorted(maps.Keys(byPeer)) {
-			if err := conns.AddPair(ctx, bs.Pair(q), q, byPeer[q]); err != nil {
-				return fmt.Errorf("connecting with rank %d: %w", q, err)
-			}
+		if err := byPeer(bs, edges, func(q int, es []transport.Edge) error {
+			return conns.AddPair(ctx, bs.Pair(q), q, es)
+		}); err != nil {
+			return err
 		}
 		table, t := conns.Table()
 		return exec.SetTable(uintptr(table), t)

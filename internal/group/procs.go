@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -103,7 +104,7 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 		}
 		s.Channels = min(max(s.Channels, network.HostChannels(cpus)), s.ChannelsMax)
 	}
-	sc, err := shm.NewConnector(bs, tag, s.Sizes, shmLink)
+	sc, err := shm.NewConnector(tag, s.Sizes, shmLink)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +116,7 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 		}
 		kinds = append(kinds, nc)
 	}
-	mesh := transport.NewMesh(rank, kinds...)
+	mesh := transport.NewMesh(bs, kinds...)
 	ringEdges := transport.RingEdges(s.Ring, s.Variant, s.Channels)
 	if err := mesh.Connect(ctx, ringEdges); err != nil {
 		mesh.Close()
@@ -179,8 +180,11 @@ func (g *Procs) Stalled(seq uint64) string {
 
 func (g *Procs) Broken() *transport.Abort { return &g.abort }
 
-// Connect makes the rank's missing connections: a GPU rank's through its
-// connector (connectGPU), a host rank's through the mesh.
+// Connect makes the rank's missing connections of edges: a GPU rank's
+// through its connector (connectGPU), a host rank's through the mesh —
+// each with one peer alone, in the peers' order (byPeer): the other ranks
+// need not take part, and those that do know alike which connections they
+// have.
 func (g *Procs) Connect(ctx context.Context, _ int, edges []transport.Edge) error {
 	if g.connectGPU != nil {
 		return g.connectGPU(ctx, edges)
@@ -189,7 +193,9 @@ func (g *Procs) Connect(ctx context.Context, _ int, edges []transport.Edge) erro
 	if !ok {
 		return fmt.Errorf("%w: this communicator's ranks have no host connections", errs.ErrNotSupported)
 	}
-	return m.Connect(ctx, edges)
+	return byPeer(g.BS, edges, func(q int, es []transport.Edge) error {
+		return m.ConnectPair(ctx, g.BS.Pair(q), q, es)
+	})
 }
 func (g *Procs) Proxied() bool { return g.Net }
 
@@ -223,4 +229,25 @@ func (g *Procs) Release(int) error {
 		}
 	})
 	return err
+}
+
+// byPeer calls connect for each peer of the rank of bs that edges join it
+// to, in the peers' order, with the edges between them.
+func byPeer(bs *bootstrap.Bootstrap, edges []transport.Edge, connect func(peer int, edges []transport.Edge) error) error {
+	rank := bs.Rank()
+	peers := map[int][]transport.Edge{}
+	for _, e := range edges {
+		switch {
+		case e.From == rank && e.To != rank:
+			peers[e.To] = append(peers[e.To], e)
+		case e.To == rank && e.From != rank:
+			peers[e.From] = append(peers[e.From], e)
+		}
+	}
+	for _, q := range slices.Sorted(maps.Keys(peers)) {
+		if err := connect(q, peers[q]); err != nil {
+			return fmt.Errorf("connecting with rank %d: %w", q, err)
+		}
+	}
+	return nil
 }
