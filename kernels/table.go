@@ -65,6 +65,5 @@ func (t *Table) Send(ch, peer int) (int, bool) {
 
 // Clone returns a copy of t that later Adds to either do not change.
 func (t *Table) Clone() *Table {
-	c := &Table{Entries: slices.Clone(t.Entries), recv: maps.Clone(t.recv), send: maps.Clone(t.send)}
-	return c
+	return &Table{Entries: slices.Clone(t.Entries), recv: maps.Clone(t.recv), send: maps.Clone(t.send)}
 }

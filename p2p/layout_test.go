@@ -147,7 +147,7 @@ func wire(t *testing.T, l p2p.Layout, n int, rounds ...[]transport.Edge) (*p2p.T
 		require.NotNil(t, rd, "round %d adds connections", k)
 		at := func(q int) uint64 { return uint64(k+1)<<40 | uint64(q)<<32 }
 		for r := range n {
-			require.Equal(t, len(conns[r]), rd.First[r], "rank %d's round %d starts after its earlier entries", r, k)
+			require.Equal(t, len(conns[r]), len(tabs.Table(r).Entries)-len(rd.Entries[r]), "rank %d's round %d starts after its earlier entries", r, k)
 			conns[r] = append(conns[r], l.Conns(rd, r, at)...)
 		}
 	}

@@ -33,10 +33,9 @@ type Tables struct {
 // Round is the entries one call of Tables.Add made.
 type Round struct {
 	// Entries are each rank's new entries, in its region's order (nil for
-	// a rank that took no part, or whose entries are not known here).
+	// a rank that took no part, or whose entries are not known here); they
+	// follow the rank's earlier entries in its table.
 	Entries [][]kernels.Entry
-	// First is, per rank, the index in its table of its first new entry.
-	First []int
 }
 
 // NewTables returns the empty tables of n ranks.
@@ -81,7 +80,7 @@ func (t *Tables) Add(edges []transport.Edge, ranks []int) (*Round, error) {
 			return nil, fmt.Errorf("p2p: connection %d→%d in a round of ranks %v", e.From, e.To, ranks)
 		}
 	}
-	r := &Round{Entries: make([][]kernels.Entry, t.n), First: make([]int, t.n)}
+	r := &Round{Entries: make([][]kernels.Entry, t.n)}
 	added := false
 	for _, rank := range ranks {
 		var fresh []transport.Edge
@@ -91,7 +90,6 @@ func (t *Tables) Add(edges []transport.Edge, ranks []int) (*Round, error) {
 				fresh = append(fresh, e)
 			}
 		}
-		r.First[rank] = len(t.tabs[rank].Entries)
 		r.Entries[rank] = pair(rank, fresh)
 		for _, en := range r.Entries[rank] {
 			if err := t.tabs[rank].Add(en); err != nil {
