@@ -258,7 +258,14 @@ func (c *Comm) runP2P(ctx context.Context, pc *p2pCall) error {
 		return err
 	}
 	defer c.busy.Store(false)
-	err := c.p2p(ctx, pc)
+	// A pair of other sizes fails the communicator below: its other rank
+	// may already wait for bytes that will not come.
+	err := c.group.Match(c.rank, pc.msgs)
+	if err == nil {
+		err = c.p2p(ctx, pc)
+	} else {
+		err = errs.At(pc.name, c.rank, err)
+	}
 	if e := (*errs.Error)(nil); errors.As(err, &e) && e.Op == ring.SendRecvs.String() {
 		e.Op = pc.name // the executor names the plan's collective
 	}
