@@ -3,6 +3,7 @@ package ringo
 import (
 	"context"
 	"math"
+	"math/bits"
 
 	"github.com/ringo-ccl/ringo/internal/calls"
 	"github.com/ringo-ccl/ringo/internal/errs"
@@ -16,10 +17,17 @@ import (
 // (over the bootstrap's pair exchanges), so Send and Recv need no other
 // rank.
 
-// gpuP2PChannels is how many channels a GPU communicator's point-to-point
-// calls use: two ranks that talk get connections of their own on each,
-// both ways (NCCL's p2p channels per peer).
-const gpuP2PChannels = 2
+// p2pChannels is how many channels a GPU communicator of n ranks, with
+// channels of its own, uses with each peer for point-to-point: as NCCL's
+// per-peer channels, a budget of 32 shared among the n−1 peers, a power of
+// two, at least 2. Two ranks that talk get connections of their own on
+// each, both ways (for two ranks, the ring's). A message is cut over them
+// as large as it is (a block moves ~20 GB/s through a FIFO: two channels
+// carried 42 GB/s at 32 MiB on one H200); a small one takes one.
+func p2pChannels(n, channels int) int {
+	per := max(2, 32/max(n-1, 1))
+	return min(1<<(bits.Len(uint(per))-1), channels)
+}
 
 // SendOpDevice is the send of GPU buffer buf to rank peer on c, enqueued
 // on stream s when its group runs (SendRecv).
@@ -74,7 +82,7 @@ func (b devBuf[T]) msg(send bool, peer, off, n int) calls.Msg {
 
 // p2pDevice enqueues a checked point-to-point call of a GPU communicator:
 // its messages, in bytes, as one plan over the lowest send and receive
-// addresses, on the connections to its peers on gpuP2PChannels channels,
+// addresses, on the connections to its peers on p2pChannels channels,
 // made first where they are not yet.
 func (c *Comm) p2pDevice(ctx context.Context, pc *p2pCall) error {
 	s := pc.stream
@@ -97,7 +105,7 @@ func (c *Comm) p2pDevice(ctx context.Context, pc *p2pCall) error {
 		return nil
 	}
 	proto := c.cfg.Protocol(math.MaxInt64) // one protocol whatever the size: both ends must plan alike
-	spec := ring.P2PSpec{Rank: c.rank, Size: c.size, EltSize: 1, Channels: min(c.cfg.Channels, gpuP2PChannels),
+	spec := ring.P2PSpec{Rank: c.rank, Size: c.size, EltSize: 1, Channels: p2pChannels(c.size, c.cfg.Channels),
 		Proto: proto, BuffSize: c.cfg.BuffSize(proto)}
 	base := [2]uintptr{math.MaxUint, math.MaxUint} // sends', receives'
 	side := func(m *calls.Msg) int {

@@ -34,7 +34,7 @@ import (
 // These tests need GPUs: build with -tags cuda and run on the GPU machine
 // (make gpu-bundle). RINGO_TEST_GPUS lists the ordinals (default 0,1).
 
-func testGPUs(t *testing.T) []int {
+func testGPUs(t testing.TB) []int {
 	t.Helper()
 	s := os.Getenv("RINGO_TEST_GPUS")
 	if s == "" {
@@ -533,37 +533,65 @@ func TestGPUGraphCapture(t *testing.T) {
 	}
 }
 
-// BenchmarkGPUEnqueue measures the host-side cost of one collective call:
-// argument checks, planning, the launch (one cgo crossing), with the
-// kernels running behind it. Both ranks enqueue from their own goroutines.
+// BenchmarkGPUEnqueue measures the host-side cost of one call: argument
+// checks, planning, the launch (one cgo crossing), with the kernels running
+// behind it, on RINGO_TEST_GPUS's first two GPUs. Each rank enqueues from
+// its own goroutine, except in "sendrecv-one-goroutine", where one
+// goroutine drives both ranks in each SendRecv (as one thread does under
+// nccl-tests' -g 2).
 func BenchmarkGPUEnqueue(b *testing.B) {
-	g := []int{0, 1}
+	g := testGPUs(b)[:2]
 	comms := localGPUs(b, g, nil)
 	streams := make([]ringo.Stream, len(g))
 	bufs := make([]ringo.DevPtr[float32], len(g))
 	for r := range g {
 		streams[r], _ = ringo.NewStream(g[r])
-		bufs[r], _ = ringo.DeviceAlloc[float32](g[r], 2)
+		bufs[r], _ = ringo.DeviceAlloc[float32](g[r], 4)
 		defer streams[r].Close()
 		defer bufs[r].Free()
 	}
 	ctx := context.Background()
-	var wg sync.WaitGroup
-	b.ResetTimer()
-	for r := range g {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range b.N {
-				if err := ringo.AllReduceDevice(ctx, comms[r], bufs[r], bufs[r], ringo.OpSum, streams[r]); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
+	half := func(r int) (ringo.DevPtr[float32], ringo.DevPtr[float32]) {
+		return bufs[r].Slice(0, 2), bufs[r].Slice(2, 4)
 	}
-	wg.Wait()
-	b.StopTimer()
+	exchange := func(r int) []ringo.P2POp {
+		send, recv := half(r)
+		return []ringo.P2POp{ringo.SendOpDevice(comms[r], send, 1-r, streams[r]), ringo.RecvOpDevice(comms[r], recv, 1-r, streams[r])}
+	}
+	each := func(b *testing.B, call func(r int) error) {
+		var wg sync.WaitGroup
+		b.ResetTimer()
+		for r := range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range b.N {
+					if err := call(r); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		b.StopTimer()
+	}
+	b.Run("allreduce", func(b *testing.B) {
+		each(b, func(r int) error {
+			return ringo.AllReduceDevice(ctx, comms[r], bufs[r], bufs[r], ringo.OpSum, streams[r])
+		})
+	})
+	b.Run("sendrecv", func(b *testing.B) {
+		each(b, func(r int) error { return ringo.SendRecv(ctx, exchange(r)...) })
+	})
+	b.Run("sendrecv-one-goroutine", func(b *testing.B) {
+		ops := append(exchange(0), exchange(1)...)
+		for range b.N {
+			if err := ringo.SendRecv(ctx, ops...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	for r := range g {
 		if err := comms[r].Wait(ctx, streams[r]); err != nil {
 			b.Fatal(err)

@@ -3,6 +3,7 @@ package ringo_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -248,4 +249,60 @@ func TestSendTimesOut(t *testing.T) {
 		return ringo.AllToAll(bg, c, make([]int32, 3000), make([]int32, 3000))
 	}, 2)
 	wantErr(t, errs[0], ringo.ErrTimeout, "alltoall", "never called it [2]")
+}
+
+// TestSendRecvSizesDiffer: a receive of other bytes than its send fails
+// both ranks' communicators, naming both ranks and sizes, whichever calls
+// first — never a hang or the wrong bytes (a send already done when the
+// receive comes has returned; its communicator's error says it); an
+// all-to-all whose counts disagree likewise.
+func TestSendRecvSizesDiffer(t *testing.T) {
+	for _, recvFirst := range []bool{false, true} {
+		comms := newComms(t, 2, &ringo.Config{Timeout: 20 * time.Second})
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		send := func() { errs[0] = ringo.Send(bg, comms[0], make([]float32, 100), 1) }
+		recv := func() { errs[1] = ringo.Recv(bg, comms[1], make([]float32, 60), 0) }
+		first, second := send, recv
+		if recvFirst {
+			first, second = recv, send
+		}
+		go func() { defer wg.Done(); first() }()
+		time.Sleep(10 * time.Millisecond) // which comes first changes who finds it; either order must fail both
+		second()
+		wg.Wait()
+		for r, err := range errs {
+			if err == nil { // a send the FIFO took whole ended before the receive came: the communicator says it
+				err = comms[r].Err()
+			}
+			wantErr(t, err, ringo.ErrInvalidArgument, "rank 0's send #1 to rank 1 is 400 bytes, and rank 1's receive that matches it takes 240")
+		}
+	}
+
+	comms := newComms(t, 2, &ringo.Config{Timeout: 20 * time.Second})
+	errs := each(comms, func(r int, c *ringo.Comm) error {
+		counts := []int{3, 3}
+		if r == 1 {
+			counts = []int{5, 3} // receives 5 from rank 0, which sends it 3
+		}
+		displs := []int{0, 8}
+		buf := make([]int32, 16)
+		return ringo.AllToAllV(bg, c, buf, []int{3, 3}, displs, make([]int32, 16), counts, displs)
+	})
+	for _, err := range errs {
+		wantErr(t, err, ringo.ErrInvalidArgument, "rank 0's send #1 to rank 1 is 12 bytes, and rank 1's receive that matches it takes 20")
+	}
+}
+
+// TestP2PChannels: a GPU communicator's channels per peer, NCCL's budget
+// of 32 shared among the peers, a power of two, at least 2, at most the
+// communicator's.
+func TestP2PChannels(t *testing.T) {
+	for _, c := range []struct{ n, channels, want int }{
+		{2, 64, 32}, {2, 16, 16}, {3, 64, 16}, {4, 33, 8}, {5, 64, 8}, {8, 16, 4}, {9, 64, 4},
+		{17, 64, 2}, {64, 64, 2}, {1000, 8, 2}, {4, 1, 1},
+	} {
+		assert.Equal(t, c.want, ringo.P2PChannels(c.n, c.channels), "%d ranks, %d channels", c.n, c.channels)
+	}
 }
