@@ -10,7 +10,8 @@ import (
 
 // ParseTable reads the data rows of an nccl-tests table (as nccl-tests'
 // *_perf programs and ringo bench print it): size, count, type, redop,
-// root, then time, algbw, busbw and #wrong out of place and in place.
+// root, then time, algbw, busbw and #wrong out of place and in place
+// (ringo's in-place sendrecv and alltoall, not run, N/A in all four).
 // Comment lines and anything that is not a data row are skipped.
 func ParseTable(r io.Reader) ([]Row, error) {
 	var rows []Row
@@ -40,7 +41,12 @@ func ParseTable(r io.Reader) ([]Row, error) {
 	return rows, sc.Err()
 }
 
+// parseMeasure parses time, algbw, busbw and #wrong; N/A in all four is
+// a measure not run (notRun), N/A in #wrong alone one not checked.
 func parseMeasure(f []string) (Measure, error) {
+	if f[0] == "N/A" && f[1] == "N/A" && f[2] == "N/A" && f[3] == "N/A" {
+		return notRun, nil
+	}
 	var m Measure
 	var err error
 	if m.TimeUs, err = strconv.ParseFloat(f[0], 64); err != nil {
