@@ -145,4 +145,7 @@ func TestNotRunRoundTrip(t *testing.T) {
 	buf.Reset()
 	assert.True(t, WriteFooter(&buf, []Row{r}))
 	assert.Contains(t, buf.String(), "# Avg bus bandwidth    : 0.1\n")
+	buf.Reset()
+	require.Equal(t, 1, WriteTimeComparison(&buf, "a", "b", rows, rows))
+	assert.Contains(t, buf.String(), "\n          1024          10.00          10.00            N/A            N/A         0.10         0.10\n")
 }

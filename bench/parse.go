@@ -105,16 +105,28 @@ func sameSizes(a, b []Row) [][2]Row {
 
 // WriteTimeComparison writes, for every size of b that a also has, both
 // tables' times out of place and in place and their out-of-place algorithm
-// bandwidths: the comparison for a communicator of one rank, whose bus
-// bandwidth is zero by definition. It returns the number of sizes.
+// bandwidths (N/A where not run): the comparison for a communicator of one
+// rank, whose bus bandwidth is zero by definition. It returns the number of
+// sizes.
 func WriteTimeComparison(w io.Writer, aName, bName string, a, b []Row) int {
 	fmt.Fprintf(w, "#%13s %14s %14s %14s %14s %12s %12s\n", "size", aName+" oop us", bName+" oop us",
 		aName+" ip us", bName+" ip us", aName+" algbw", bName+" algbw")
+	us := func(m Measure) string { return fmtRan(m, m.TimeUs) }
+	bw := func(m Measure) string { return fmtRan(m, m.AlgBW) }
 	pairs := sameSizes(a, b)
 	for _, p := range pairs {
 		ra, rb := p[0], p[1]
-		fmt.Fprintf(w, "%14d %14.2f %14.2f %14.2f %14.2f %12.2f %12.2f\n", rb.Bytes, ra.OutOfPlace.TimeUs, rb.OutOfPlace.TimeUs,
-			ra.InPlace.TimeUs, rb.InPlace.TimeUs, ra.OutOfPlace.AlgBW, rb.OutOfPlace.AlgBW)
+		fmt.Fprintf(w, "%14d %14s %14s %14s %14s %12s %12s\n", rb.Bytes, us(ra.OutOfPlace), us(rb.OutOfPlace),
+			us(ra.InPlace), us(rb.InPlace), bw(ra.OutOfPlace), bw(rb.OutOfPlace))
 	}
 	return len(pairs)
+}
+
+// fmtRan formats v, a figure of m, with two decimals; N/A when m was not
+// run.
+func fmtRan(m Measure, v float64) string {
+	if !m.Ran() {
+		return "N/A"
+	}
+	return fmt.Sprintf("%.2f", v)
 }
