@@ -170,7 +170,7 @@ func TestGPUOneShot(t *testing.T) {
 		t.Skip("the one-shot variant needs 2 ranks")
 	}
 	o := checkedOptions(0, 1, 7, 1021, 65537, 1048583)
-	o.Colls = []ringo.Collective{ringo.CollAllReduce}
+	o.Colls = []bench.Coll{bench.AllReduce}
 	for _, proto := range []string{"Simple", "LL", "LL128"} {
 		t.Run(proto, func(t *testing.T) {
 			sweepGPUs(t, g, &ringo.Config{Protocol: proto, Variant: "oneshot"}, o)
@@ -190,7 +190,7 @@ func TestGPUPrecisionVariants(t *testing.T) {
 	counts := []int64{1, 7, 1021, 65537, 1048583}
 	for _, gpus := range [][]int{g, append(append([]int{}, g...), g...)} {
 		relErr := func(variant string, dt ringo.DataType) float64 {
-			o := bench.Options{Colls: []ringo.Collective{ringo.CollAllReduce}, Types: []ringo.DataType{dt},
+			o := bench.Options{Colls: []bench.Coll{bench.AllReduce}, Types: []ringo.DataType{dt},
 				Ops: []reduce.OpKind{reduce.Sum}, Counts: counts, StepFactor: 2, Iters: 1, Check: 2, Error: true}
 			rows := sweepGPUs(t, gpus, &ringo.Config{Variant: variant}, o)
 			return rows[len(rows)-1].OutOfPlace.RelErr
@@ -230,7 +230,7 @@ func TestGPUHierarchical(t *testing.T) {
 		t.Run(fmt.Sprint("groups of ", group), func(t *testing.T) {
 			cfg := &ringo.Config{Variant: "hierarchical", Group: group}
 			sweepGPUs(t, gpus, cfg, checkedOptions(0, 1, 7, 1021, 65537))
-			o := bench.Options{Colls: []ringo.Collective{ringo.CollAllReduce}, Types: []ringo.DataType{ringo.TypeFloat32},
+			o := bench.Options{Colls: []bench.Coll{bench.AllReduce}, Types: []ringo.DataType{ringo.TypeFloat32},
 				Ops: []reduce.OpKind{reduce.Sum}, Counts: []int64{5, 65537, 1048583}, StepFactor: 2, Iters: 1, Check: 2, Error: true}
 			sweepGPUs(t, gpus, cfg, o)
 		})
@@ -267,7 +267,7 @@ func TestGPULarge(t *testing.T) {
 	o.Ops = []reduce.OpKind{reduce.Sum}
 	sweepGPUs(t, testGPUs(t), nil, o)
 	o = checkedOptions(1 << 30)
-	o.Colls = []ringo.Collective{ringo.CollAllReduce}
+	o.Colls = []bench.Coll{bench.AllReduce}
 	o.Types = []ringo.DataType{ringo.TypeInt8}
 	o.Ops = []reduce.OpKind{reduce.Sum}
 	sweepGPUs(t, testGPUs(t), nil, o)

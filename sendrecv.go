@@ -126,7 +126,8 @@ func AllToAllV[T Elem](ctx context.Context, c *Comm, send []T, sendCounts, sendD
 // Gather sends every rank's send to root, which receives rank p's at block
 // p of its recv (NCCL's ncclGather): at the root len(recv) = Size() ×
 // len(send); other ranks' recv is unused (nil will do). Every rank calls
-// it, with sends of one length.
+// it, with sends of one length. It runs in place when the root's send is
+// block root of its recv (NCCL's in-place gather): that block stays.
 func Gather[T Elem](ctx context.Context, c *Comm, send, recv []T, root int) error {
 	return rooted(ctx, c, "gather", hostBuf[T](send), hostBuf[T](recv), root, true, Stream{})
 }
@@ -134,7 +135,8 @@ func Gather[T Elem](ctx context.Context, c *Comm, send, recv []T, root int) erro
 // Scatter sends block p of root's send to rank p, into its recv (NCCL's
 // ncclScatter): at the root len(send) = Size() × len(recv); other ranks'
 // send is unused (nil will do). Every rank calls it, with recvs of one
-// length.
+// length. It runs in place when the root's recv is block root of its send
+// (NCCL's in-place scatter): that block stays.
 func Scatter[T Elem](ctx context.Context, c *Comm, send, recv []T, root int) error {
 	return rooted(ctx, c, "scatter", hostBuf[T](recv), hostBuf[T](send), root, false, Stream{})
 }
@@ -214,7 +216,9 @@ func allToAllV(ctx context.Context, c *Comm, send p2pBuf, sendCounts, sendDispls
 }
 
 // rooted runs a gather (toRoot) or a scatter: every rank's one block goes
-// to root, or comes from it; the root's all holds Size() such blocks.
+// to root, or comes from it; the root's all holds Size() such blocks. At a
+// root whose one is its own block of all (in place), that block moves
+// nothing.
 func rooted(ctx context.Context, c *Comm, name string, one, all p2pBuf, root int, toRoot bool, s Stream) error {
 	if root < 0 || root >= c.size {
 		return errs.Invalid(name, c.rank, "root %d outside [0, %d)", root, c.size)
@@ -224,16 +228,32 @@ func rooted(ctx context.Context, c *Comm, name string, one, all p2pBuf, root int
 		oneName, allName = allName, oneName
 	}
 	count := one.len()
-	msgs := []calls.Msg{one.msg(toRoot, root, 0, count)}
+	own := one.msg(toRoot, root, 0, count)
+	msgs := []calls.Msg{own}
 	if c.rank == root {
 		if all.len() != c.size*count {
 			return errs.Invalid(name, c.rank, "root's %s has %d elements, need %d ranks × %s's %d", allName, all.len(), c.size, oneName, count)
 		}
+		inPlace := sameStart(own, all.msg(!toRoot, root, root*count, count))
+		if inPlace {
+			msgs = msgs[:0]
+		}
 		for p := range c.size {
-			msgs = append(msgs, all.msg(!toRoot, p, p*count, count))
+			if p != root || !inPlace {
+				msgs = append(msgs, all.msg(!toRoot, p, p*count, count))
+			}
 		}
 	}
 	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: one.typ(), stream: s})
+}
+
+// sameStart reports whether two messages of one call, of one kind of
+// memory, start at the same address and move bytes.
+func sameStart(a, b calls.Msg) bool {
+	if a.Dev != 0 || b.Dev != 0 {
+		return a.Dev == b.Dev && a.Bytes() > 0
+	}
+	return mem.Same(a.Buf, b.Buf)
 }
 
 // p2pCall is one communicator's part of a point-to-point call.

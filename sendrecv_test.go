@@ -147,8 +147,8 @@ func TestSendRecvSingle(t *testing.T) {
 }
 
 // TestPointToPointCollectives: AllToAll, AllToAllV (unequal counts and
-// zeros), Gather and Scatter on 1, 2 and 4 in-process ranks, each value
-// checked. TestEveryTypeAndOp runs them for every datatype.
+// zeros), Gather and Scatter (out of place and in place) on 1, 2 and 4
+// in-process ranks, each value checked. TestEveryTypeAndOp runs them for every datatype.
 func TestPointToPointCollectives(t *testing.T) {
 	for _, n := range []int{1, 2, 4} {
 		comms := newComms(t, n, nil)
@@ -206,6 +206,7 @@ func checkP2PColls[T ringo.Elem](t *testing.T, comms []*ringo.Comm) {
 		for r := range n {
 			require.Equal(t, send[root][r*count:(r+1)*count], got[r], "%v scatter rank %d", typ, r)
 		}
+		checkRootedInPlace(t, comms, part, send[root], root)
 	}
 	// all-to-allv: rank a sends (a+b)·k mod 5 elements to rank b (zeros
 	// among them), packed in rank order with a gap of one element.
@@ -228,6 +229,34 @@ func checkP2PColls[T ringo.Elem](t *testing.T, comms []*ringo.Comm) {
 		for a := range n {
 			require.Equal(t, sends[a][sd[a][b]:sd[a][b]+sc[a][b]], recvs[b][rd[b][a]:rd[b][a]+rc[b][a]], "%v alltoallv %d→%d", typ, a, b)
 		}
+	}
+}
+
+// checkRootedInPlace runs Gather and Scatter in place, as NCCL lays them
+// out — the root's own block of its larger buffer is its send (gather) or
+// recv (scatter) — part[r] being rank r's block and all the root's blocks
+// to scatter, and checks them.
+func checkRootedInPlace[T ringo.Elem](t *testing.T, comms []*ringo.Comm, part [][]T, all []T, root int) {
+	t.Helper()
+	n, count := len(comms), len(part[0])
+	typ := ringo.TypeOf[T]()
+	bufs := make([][]T, n)
+	for r := range n {
+		bufs[r] = make([]T, n*count)
+		copy(bufs[r][r*count:], part[r])
+	}
+	block := func(r int) []T { return bufs[r][r*count : (r+1)*count] }
+	noErrors(t, each(comms, func(r int, c *ringo.Comm) error { return ringo.Gather(bg, c, block(r), bufs[r], root) }))
+	for p := range n {
+		require.Equal(t, part[p], bufs[root][p*count:(p+1)*count], "%v in-place gather block %d", typ, p)
+	}
+	for r := range n {
+		bufs[r] = make([]T, n*count)
+	}
+	copy(bufs[root], all)
+	noErrors(t, each(comms, func(r int, c *ringo.Comm) error { return ringo.Scatter(bg, c, bufs[r], block(r), root) }))
+	for r := range n {
+		require.Equal(t, all[r*count:(r+1)*count], block(r), "%v in-place scatter rank %d", typ, r)
 	}
 }
 
