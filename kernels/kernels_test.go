@@ -26,7 +26,7 @@ import (
 // a GPU).
 func TestFatbinHasEveryKernel(t *testing.T) {
 	names := Collectives()
-	if len(names) != 1+12*5+6+3 {
+	if len(names) != 2+12*5+6+3 { // copy, p2p; type × op; sum-then-divide of the integers; wire
 		t.Fatalf("%d kernel names", len(names))
 	}
 	units, err := filepath.Glob("src/*.cu")
@@ -234,8 +234,9 @@ func TestPrimCodes(t *testing.T) {
 	assert.Len(t, codes, n+1, "common.cuh has primitives ring does not: %v", codes)
 }
 
-// TestEncodeSendRecv: a SendRecv step carries its received bytes beside
-// its sent ones.
+// TestEncodeSendRecv: a SendRecv step carries its slice and received bytes
+// as two 32-bit numbers beside its sent bytes, and one whose numbers do not
+// fit is refused.
 func TestEncodeSendRecv(t *testing.T) {
 	p, err := ring.NewP2P(ring.P2PSpec{Rank: 0, Size: 2, EltSize: 2, Channels: 1, Proto: ring.Simple, BuffSize: 8 * 4096,
 		Sends: []ring.Xfer{{Peer: 1, Count: 300}}, Recvs: []ring.Xfer{{Peer: 1, Off: 0, Count: 100}}})
@@ -251,8 +252,13 @@ func TestEncodeSendRecv(t *testing.T) {
 		}
 		e := b[planHeaderBytes+i*StepBytes:]
 		assert.Equal(t, uint64(st.Count*2), binary.LittleEndian.Uint64(e[24:]), "sent bytes")
-		assert.Equal(t, uint64(st.RecvCount*2), binary.LittleEndian.Uint64(e[40:]), "received bytes")
+		assert.Equal(t, uint32(st.SliceLen*2), binary.LittleEndian.Uint32(e[32:]), "slice bytes")
+		assert.Equal(t, uint32(st.RecvCount*2), binary.LittleEndian.Uint32(e[36:]), "received bytes")
 		found = true
+		st.RecvCount = 1 << 30 // 2 GiB of 2-byte elements
+		p.Channels[0].Steps[i] = st
 	}
 	require.True(t, found, "no SendRecv step in %+v", p.Channels[0].Steps)
+	_, err = EncodePlan(nil, p, tab)
+	require.ErrorContains(t, err, "receiving 2147483648 bytes, over the 2³¹−1 bytes")
 }

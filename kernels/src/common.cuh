@@ -33,11 +33,17 @@ struct RingoStep {
   uint16_t sendConn;  // the entry whose send end it uses
   int64_t inOff;
   int64_t outOff;
-  int64_t bytes;       // what the step moves; a SendRecv's send
-  int64_t sliceBytes;
-  int64_t recvBytes;   // a SendRecv's receive (0 for the others)
+  int64_t bytes;  // what the step moves; a SendRecv's send
+  union {
+    int64_t sliceBytes;
+    // A SendRecv's (ringo_p2p's steps only): its slices and its receive,
+    // each of its own size; both fit a step's FIFO, far below 2³¹ bytes.
+    struct {
+      int32_t sliceBytes, recvBytes;
+    } sendRecv;
+  };
 };
-static_assert(sizeof(RingoStep) == 48, "RingoStep layout");
+static_assert(sizeof(RingoStep) == 40, "RingoStep layout");
 
 // A plan in device memory: per channel, where its steps start and how many
 // there are, then the steps.

@@ -58,7 +58,7 @@ struct Move<PrimReduceCopy> {  // post(pre(input)) → output (one rank, reducti
 };
 template <>
 struct Move<PrimSendRecv> {  // input → send FIFO and recv FIFO → output: two moves of their own sizes, a
-                             // Send's and a Recv's (runSimple, flaggedStep), never one mover's
+                             // Send's and a Recv's (sendRecvStep, flaggedMove), never one mover's
   static constexpr bool recv = true, input = true, post = false, output = true, send = true;
 };
 

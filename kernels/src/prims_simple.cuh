@@ -36,13 +36,12 @@ struct SendRecvCounters {
   bool aborted;
 };
 
-// sendRecvStep moves one SendRecv step: each slice in two halves, its send
-// and then its receive, so that the send never waits for the receive (two
-// ranks exchanging with each other would otherwise each wait for the
-// other's data first). Kept out of runSimple's slice loop, whose code the
-// ring collectives run.
+// sendRecvStep moves one SendRecv step (the point-to-point kernel's): each
+// slice in two halves, its send and then its receive, so that the send
+// never waits for the receive (two ranks exchanging with each other would
+// otherwise each wait for the other's data first).
 template <typename T, typename W, typename R>
-__device__ __noinline__ SendRecvCounters sendRecvStep(const R& r, const RingoStep& s, const RingoConn* rc,
+__device__ SendRecvCounters sendRecvStep(const R& r, const RingoStep& s, const RingoConn* rc,
                                                       const RingoConn* sc, SendRecvCounters c, const char* in, char* out,
                                                       RingoGeom g, const volatile uint32_t* abortFlag) {
   const int tid = threadIdx.x;
@@ -52,9 +51,9 @@ __device__ __noinline__ SendRecvCounters sendRecvStep(const R& r, const RingoSte
   for (int k = 0; k < g.slicesPerStep; k++) {
     for (int half = 0; half < 2; half++) {
       const bool hr = half == 1, hs = half == 0;
-      const int64_t total = hr ? s.recvBytes : s.bytes;
-      const int64_t off = min((int64_t)k * s.sliceBytes, total);
-      const int64_t n = min(off + s.sliceBytes, total) - off;
+      const int64_t slice = s.sendRecv.sliceBytes, total = hr ? s.sendRecv.recvBytes : s.bytes;
+      const int64_t off = min((int64_t)k * slice, total);
+      const int64_t n = min(off + slice, total) - off;
       bool aborted = false;
       if (worker) {
         if (hr && tid == 0) aborted = !spinUntil(rc->recvTail, c.recvStep + sps, abortFlag);
@@ -96,7 +95,9 @@ __device__ __noinline__ SendRecvCounters sendRecvStep(const R& r, const RingoSte
   return c;
 }
 
-template <typename T, typename W, typename R>
+// runSimple runs one channel's program with the Simple protocol; P2P is
+// the point-to-point kernel's, the only one with SendRecv steps.
+template <typename T, typename W, typename R, bool P2P>
 __device__ void runSimple(const R& r, const RingoConn* conns, const RingoStep* steps, uint32_t nsteps, const char* in,
                           char* out, RingoGeom g, const volatile uint32_t* abortFlag) {
   __shared__ ChannelState st;
@@ -122,7 +123,7 @@ __device__ void runSimple(const R& r, const RingoConn* conns, const RingoStep* s
       tc.end();
       continue;
     }
-    const bool recvs = primRecvs(s.prim), sends = primSends(s.prim);
+    const bool recvs = primRecvs<P2P>(s.prim), sends = primSends<P2P>(s.prim);
     const bool newR = recvs && s.recvConn != curR, newS = sends && s.sendConn != curS;
     if (newR || newS) {
       // Hand the ends left back to their entries and take the new ones'
@@ -151,13 +152,15 @@ __device__ void runSimple(const R& r, const RingoConn* conns, const RingoStep* s
       if (newR) curR = s.recvConn, rc = &conns[curR], recvStep = st.recvStep;
       if (newS) curS = s.sendConn, sc = &conns[curS], sendStep = st.sendStep, posted = st.posted;
     }
-    if (s.prim == PrimSendRecv) {
-      const SendRecvCounters c = sendRecvStep<T, W, R>(r, s, rc, sc, SendRecvCounters{sendStep, recvStep, posted, false},
-                                                       in, out, g, abortFlag);
-      if (__syncthreads_or(c.aborted)) return;
-      sendStep = c.sendStep, recvStep = c.recvStep, posted = c.posted;
-      tc.end();
-      continue;
+    if constexpr (P2P) {
+      if (s.prim == PrimSendRecv) {
+        const SendRecvCounters c = sendRecvStep<T, W, R>(
+            r, s, rc, sc, SendRecvCounters{sendStep, recvStep, posted, false}, in, out, g, abortFlag);
+        if (__syncthreads_or(c.aborted)) return;
+        sendStep = c.sendStep, recvStep = c.recvStep, posted = c.posted;
+        tc.end();
+        continue;
+      }
     }
     for (int k = 0; k < g.slicesPerStep; k++) {
       bool aborted = false;
