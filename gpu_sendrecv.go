@@ -6,7 +6,6 @@ import (
 	"math/bits"
 
 	"github.com/ringo-ccl/ringo/internal/calls"
-	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/ring"
 )
 
@@ -105,8 +104,8 @@ func (c *Comm) p2pDevice(ctx context.Context, pc *p2pCall) error {
 		return nil
 	}
 	proto := c.cfg.Protocol(math.MaxInt64) // one protocol whatever the size: both ends must plan alike
-	spec := ring.P2PSpec{Rank: c.rank, Size: c.size, EltSize: 1, Channels: p2pChannels(c.size, c.cfg.Channels),
-		Proto: proto, BuffSize: c.cfg.BuffSize(proto)}
+	spec := c.p2ps.start(ring.P2PSpec{Rank: c.rank, Size: c.size, EltSize: 1, Channels: p2pChannels(c.size, c.cfg.Channels),
+		Proto: proto, BuffSize: c.cfg.BuffSize(proto)})
 	base := [2]uintptr{math.MaxUint, math.MaxUint} // sends', receives'
 	side := func(m *calls.Msg) int {
 		if m.Send {
@@ -131,12 +130,9 @@ func (c *Comm) p2pDevice(ctx context.Context, pc *p2pCall) error {
 			spec.Recvs = append(spec.Recvs, x)
 		}
 	}
-	p, err := ring.NewP2P(spec)
+	p, err := c.p2pPlan(ctx, pc)
 	if err != nil {
-		return errs.InvalidErr(pc.name, c.rank, err)
-	}
-	if err := c.group.Connect(ctx, c.rank, peerEdges(c.rank, pc.msgs, spec.Channels)); err != nil {
-		return errs.At(pc.name, c.rank, err)
+		return err
 	}
 	for i := range base {
 		if base[i] == math.MaxUint {

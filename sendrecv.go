@@ -310,7 +310,7 @@ func (c *Comm) p2p(ctx context.Context, pc *p2pCall) error {
 		return nil
 	}
 	proto := c.cfg.Protocol(math.MaxInt64) // one protocol whatever the size: both ends must plan alike
-	spec := ring.P2PSpec{Rank: c.rank, Size: c.size, EltSize: 1, Channels: c.cfg.Channels, Proto: proto, BuffSize: c.cfg.BuffSize(proto)}
+	spec := c.p2ps.start(ring.P2PSpec{Rank: c.rank, Size: c.size, EltSize: 1, Channels: c.cfg.Channels, Proto: proto, BuffSize: c.cfg.BuffSize(proto)})
 	var job host.Job
 	var in, out int64
 	for _, m := range pc.msgs {
@@ -329,12 +329,9 @@ func (c *Comm) p2p(ctx context.Context, pc *p2pCall) error {
 			out += n
 		}
 	}
-	p, err := ring.NewP2P(spec)
+	p, err := c.p2pPlan(ctx, pc)
 	if err != nil {
-		return errs.InvalidErr(pc.name, c.rank, err)
-	}
-	if err := c.group.Connect(ctx, c.rank, peerEdges(c.rank, pc.msgs, spec.Channels)); err != nil {
-		return errs.At(pc.name, c.rank, err)
+		return err
 	}
 	job.Plan, job.Trace, job.Seq = p, c.trace, c.seq
 	return c.runJob(ctx, job)

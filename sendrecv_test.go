@@ -335,3 +335,22 @@ func TestP2PChannels(t *testing.T) {
 		assert.Equal(t, c.want, ringo.P2PChannels(c.n, c.channels), "%d ranks, %d channels", c.n, c.channels)
 	}
 }
+
+// TestP2PPlansCached: a communicator keeps its point-to-point plans by
+// spec: calls of many sizes (past the cache's 256, so it starts over),
+// each repeated, all deliver their own bytes.
+func TestP2PPlansCached(t *testing.T) {
+	comms := newComms(t, 2, nil)
+	for i := range 600 {
+		count := 1 + i%300
+		send := fill[int32](i, count)
+		got := make([]int32, count)
+		noErrors(t, each(comms, func(r int, c *ringo.Comm) error {
+			if r == 0 {
+				return ringo.Send(bg, c, send, 1)
+			}
+			return ringo.Recv(bg, c, got, 0)
+		}))
+		require.Equal(t, send, got, "call %d", i)
+	}
+}
