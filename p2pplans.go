@@ -32,16 +32,31 @@ func (c *p2pPlans) start(s ring.P2PSpec) *ring.P2PSpec {
 	return &c.spec
 }
 
-// p2pPlan returns the plan of the spec c.p2p.start returned, for call pc:
-// the cached one, or one ring.NewP2P makes once the connections to pc's
-// peers are (peerEdges), then kept.
+// p2pPlan returns the plan of the spec c.p2ps.start returned, for call pc:
+// the kept one, or one ring.NewP2P makes once the connections to pc's
+// peers are (peerEdges), then kept — or errNotKept, with nothing done, for
+// a call that asks for a kept plan only. First pc's messages are matched
+// with those of the ranks in this process (Group.Match): a pair of other
+// sizes fails the communicator, whose other rank may already wait for
+// bytes that will not come.
 func (c *Comm) p2pPlan(ctx context.Context, pc *p2pCall) (*ring.Plan, error) {
 	pp := &c.p2ps
 	h := pp.spec.Hash()
+	var kept *ring.Plan
 	for _, p := range pp.plans[h] {
 		if p.P2P.Equal(&pp.spec) {
-			return p, nil
+			kept = p
+			break
 		}
+	}
+	if kept == nil && pc.keptOnly {
+		return nil, errNotKept
+	}
+	if err := c.group.Match(c.rank, pc.msgs); err != nil {
+		return nil, errs.At(pc.name, c.rank, err)
+	}
+	if kept != nil {
+		return kept, nil
 	}
 	p, err := ring.NewP2P(pp.spec) // copies the spec's messages
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/ringo-ccl/ringo/host"
@@ -86,24 +87,44 @@ func SendRecv(ctx context.Context, ops ...P2POp) error {
 		}
 		byComm[op.c] = append(byComm[op.c], op.msg)
 	}
-	run := func(c *Comm) error {
-		return c.runP2P(ctx, &p2pCall{name: "sendrecv", msgs: byComm[c], stream: streams[c]})
+	run := func(c *Comm, keptOnly bool) error {
+		return c.runP2P(ctx, &p2pCall{name: "sendrecv", msgs: byComm[c], stream: streams[c], keptOnly: keptOnly})
 	}
 	if len(comms) == 1 {
-		return run(comms[0])
+		return run(comms[0], false)
 	}
-	errsOut := make([]error, len(comms))
+	// A GPU communicator's part only enqueues its launch: those whose
+	// plans are kept (p2pPlans) go one after another, here; the others,
+	// whose connections two ranks may have to make at once, and host
+	// communicators' parts, which run to the end, each on a goroutine.
+	var seqErrs []error
+	rest := comms
+	if !slices.ContainsFunc(comms, func(c *Comm) bool { return c.gpu == nil }) {
+		rest = nil
+		for _, c := range comms {
+			if err := run(c, true); errors.Is(err, errNotKept) {
+				rest = append(rest, c)
+			} else if err != nil {
+				seqErrs = append(seqErrs, err)
+			}
+		}
+	}
+	errsOut := make([]error, len(rest))
 	var wg sync.WaitGroup
-	for i, c := range comms {
+	for i, c := range rest {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errsOut[i] = run(c)
+			errsOut[i] = run(c, false)
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errsOut...)
+	return errors.Join(append(seqErrs, errsOut...)...)
 }
+
+// errNotKept is runP2P's answer to a call made with keptOnly whose plan is
+// not kept: nothing was done.
+var errNotKept = errors.New("ringo: no point-to-point plan kept for this call")
 
 // AllToAll sends block p of send to rank p and receives rank p's block for
 // this rank into block p of recv (NCCL's ncclAlltoAll): send and recv have
@@ -266,6 +287,9 @@ type p2pCall struct {
 	typ   DataType
 	// A GPU communicator's: the stream the call is enqueued on.
 	stream Stream
+	// keptOnly: run only with a kept plan, else return errNotKept having
+	// done nothing (SendRecv's sequential launches).
+	keptOnly bool
 }
 
 // runP2P checks and runs this rank's part of a point-to-point call: entered
@@ -278,13 +302,9 @@ func (c *Comm) runP2P(ctx context.Context, pc *p2pCall) error {
 		return err
 	}
 	defer c.busy.Store(false)
-	// A pair of other sizes fails the communicator below: its other rank
-	// may already wait for bytes that will not come.
-	err := c.group.Match(c.rank, pc.msgs)
-	if err == nil {
-		err = c.p2p(ctx, pc)
-	} else {
-		err = errs.At(pc.name, c.rank, err)
+	err := c.p2p(ctx, pc)
+	if errors.Is(err, errNotKept) {
+		return err
 	}
 	if e := (*errs.Error)(nil); errors.As(err, &e) && e.Op == ring.SendRecvs.String() {
 		e.Op = pc.name // the executor names the plan's collective

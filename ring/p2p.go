@@ -210,18 +210,17 @@ func NewP2P(spec P2PSpec) (*Plan, error) {
 	for d := range n {
 		to, from := (me+d)%n, (me-d+n)%n
 		sends, recvs := byPeer(spec.Sends, to), byPeer(spec.Recvs, from)
-		if d == 0 {
-			for k := range sends {
-				if sends[k].Count == 0 {
-					continue
+		sc, rc := p.chunks(sends), p.chunks(recvs)
+		if d == 0 { // copies, cut over the channels as the messages to peers are (a send to itself has its receive's size)
+			for c := range p.Channels {
+				ch := &p.Channels[c]
+				for i, x := range sc[c] {
+					ch.Steps = append(ch.Steps, Step{Prim: Copy, RecvPeer: -1, SendPeer: -1, InOff: x.Off,
+						OutOff: rc[c][i].Off, Count: x.Count, SliceLen: x.Count})
 				}
-				ch := &p.Channels[k%s.Channels]
-				ch.Steps = append(ch.Steps, Step{Prim: Copy, RecvPeer: -1, SendPeer: -1, InOff: sends[k].Off,
-					OutOff: recvs[k].Off, Count: sends[k].Count, SliceLen: sends[k].Count})
 			}
 			continue
 		}
-		sc, rc := p.chunks(sends), p.chunks(recvs)
 		for c := range p.Channels {
 			ch := &p.Channels[c]
 			a, b := sc[c], rc[c]

@@ -242,3 +242,27 @@ func TestP2PSpecEqualHash(t *testing.T) {
 		assert.NotEqual(t, a.Hash(), c.Hash(), "change %d", i)
 	}
 }
+
+// TestP2PSelfCopySpread: a large message to the rank itself is copied in
+// chunks over every channel, as a message to a peer is sent (one block
+// copying it all ran all-to-all at a tenth of send/recv's bandwidth).
+func TestP2PSelfCopySpread(t *testing.T) {
+	const n, count = 2, 1 << 20
+	var plans []*ring.Plan
+	for r := range n {
+		sends, recvs := ring.AllToAll(n, count)
+		p, err := ring.NewP2P(ring.P2PSpec{Rank: r, Size: n, EltSize: 1, Channels: 8, Proto: ring.Simple, BuffSize: 1 << 22, Sends: sends, Recvs: recvs})
+		require.NoError(t, err)
+		plans = append(plans, p)
+	}
+	require.NoError(t, ring.Verify(plans))
+	for c, ch := range plans[0].Channels {
+		copied := int64(0)
+		for _, st := range ch.Steps {
+			if st.Prim == ring.Copy {
+				copied += st.Count
+			}
+		}
+		assert.Equal(t, int64(count/8), copied, "channel %d's copies", c)
+	}
+}
