@@ -278,7 +278,7 @@ func TestPrecisionVariants(t *testing.T) {
 	run := func(variant string, dt ringo.DataType) []bench.Row {
 		t.Helper()
 		comms := newComms(t, 4, &ringo.Config{Variant: variant, Ring: []int{2, 0, 3, 1}, Channels: 2, BuffSize: 8 * 4096})
-		o := bench.Options{Colls: []ringo.Collective{ringo.CollAllReduce}, Types: []ringo.DataType{dt},
+		o := bench.Options{Colls: []bench.Coll{bench.AllReduce}, Types: []ringo.DataType{dt},
 			Ops: []reduce.OpKind{reduce.Sum}, Counts: counts, StepFactor: 2, Iters: 1, Check: 2, Error: true}
 		rows := make([][]bench.Row, len(comms))
 		noErrors(t, each(comms, func(r int, c *ringo.Comm) error {

@@ -37,6 +37,7 @@ type Comm struct {
 	plan  ring.Plan
 	wait  transport.Waiter
 	funcs reduce.Cache
+	p2ps  p2pPlans
 	wires [reduce.NumTypes]*reduce.Wire // the precision variant's sums, by buffer type
 
 	hier  *hier.Part[*Comm] // the hierarchical variant's sub-communicators; nil otherwise

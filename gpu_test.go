@@ -34,7 +34,7 @@ import (
 // These tests need GPUs: build with -tags cuda and run on the GPU machine
 // (make gpu-bundle). RINGO_TEST_GPUS lists the ordinals (default 0,1).
 
-func testGPUs(t *testing.T) []int {
+func testGPUs(t testing.TB) []int {
 	t.Helper()
 	s := os.Getenv("RINGO_TEST_GPUS")
 	if s == "" {
@@ -170,7 +170,7 @@ func TestGPUOneShot(t *testing.T) {
 		t.Skip("the one-shot variant needs 2 ranks")
 	}
 	o := checkedOptions(0, 1, 7, 1021, 65537, 1048583)
-	o.Colls = []ringo.Collective{ringo.CollAllReduce}
+	o.Colls = []bench.Coll{bench.AllReduce}
 	for _, proto := range []string{"Simple", "LL", "LL128"} {
 		t.Run(proto, func(t *testing.T) {
 			sweepGPUs(t, g, &ringo.Config{Protocol: proto, Variant: "oneshot"}, o)
@@ -190,7 +190,7 @@ func TestGPUPrecisionVariants(t *testing.T) {
 	counts := []int64{1, 7, 1021, 65537, 1048583}
 	for _, gpus := range [][]int{g, append(append([]int{}, g...), g...)} {
 		relErr := func(variant string, dt ringo.DataType) float64 {
-			o := bench.Options{Colls: []ringo.Collective{ringo.CollAllReduce}, Types: []ringo.DataType{dt},
+			o := bench.Options{Colls: []bench.Coll{bench.AllReduce}, Types: []ringo.DataType{dt},
 				Ops: []reduce.OpKind{reduce.Sum}, Counts: counts, StepFactor: 2, Iters: 1, Check: 2, Error: true}
 			rows := sweepGPUs(t, gpus, &ringo.Config{Variant: variant}, o)
 			return rows[len(rows)-1].OutOfPlace.RelErr
@@ -230,7 +230,7 @@ func TestGPUHierarchical(t *testing.T) {
 		t.Run(fmt.Sprint("groups of ", group), func(t *testing.T) {
 			cfg := &ringo.Config{Variant: "hierarchical", Group: group}
 			sweepGPUs(t, gpus, cfg, checkedOptions(0, 1, 7, 1021, 65537))
-			o := bench.Options{Colls: []ringo.Collective{ringo.CollAllReduce}, Types: []ringo.DataType{ringo.TypeFloat32},
+			o := bench.Options{Colls: []bench.Coll{bench.AllReduce}, Types: []ringo.DataType{ringo.TypeFloat32},
 				Ops: []reduce.OpKind{reduce.Sum}, Counts: []int64{5, 65537, 1048583}, StepFactor: 2, Iters: 1, Check: 2, Error: true}
 			sweepGPUs(t, gpus, cfg, o)
 		})
@@ -267,7 +267,7 @@ func TestGPULarge(t *testing.T) {
 	o.Ops = []reduce.OpKind{reduce.Sum}
 	sweepGPUs(t, testGPUs(t), nil, o)
 	o = checkedOptions(1 << 30)
-	o.Colls = []ringo.Collective{ringo.CollAllReduce}
+	o.Colls = []bench.Coll{bench.AllReduce}
 	o.Types = []ringo.DataType{ringo.TypeInt8}
 	o.Ops = []reduce.OpKind{reduce.Sum}
 	sweepGPUs(t, testGPUs(t), nil, o)
@@ -533,37 +533,65 @@ func TestGPUGraphCapture(t *testing.T) {
 	}
 }
 
-// BenchmarkGPUEnqueue measures the host-side cost of one collective call:
-// argument checks, planning, the launch (one cgo crossing), with the
-// kernels running behind it. Both ranks enqueue from their own goroutines.
+// BenchmarkGPUEnqueue measures the host-side cost of one call: argument
+// checks, planning, the launch (one cgo crossing), with the kernels running
+// behind it, on RINGO_TEST_GPUS's first two GPUs. Each rank enqueues from
+// its own goroutine, except in "sendrecv-one-goroutine", where one
+// goroutine drives both ranks in each SendRecv (as one thread does under
+// nccl-tests' -g 2).
 func BenchmarkGPUEnqueue(b *testing.B) {
-	g := []int{0, 1}
+	g := testGPUs(b)[:2]
 	comms := localGPUs(b, g, nil)
 	streams := make([]ringo.Stream, len(g))
 	bufs := make([]ringo.DevPtr[float32], len(g))
 	for r := range g {
 		streams[r], _ = ringo.NewStream(g[r])
-		bufs[r], _ = ringo.DeviceAlloc[float32](g[r], 2)
+		bufs[r], _ = ringo.DeviceAlloc[float32](g[r], 4)
 		defer streams[r].Close()
 		defer bufs[r].Free()
 	}
 	ctx := context.Background()
-	var wg sync.WaitGroup
-	b.ResetTimer()
-	for r := range g {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range b.N {
-				if err := ringo.AllReduceDevice(ctx, comms[r], bufs[r], bufs[r], ringo.OpSum, streams[r]); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
+	half := func(r int) (ringo.DevPtr[float32], ringo.DevPtr[float32]) {
+		return bufs[r].Slice(0, 2), bufs[r].Slice(2, 4)
 	}
-	wg.Wait()
-	b.StopTimer()
+	exchange := func(r int) []ringo.P2POp {
+		send, recv := half(r)
+		return []ringo.P2POp{ringo.SendOpDevice(comms[r], send, 1-r, streams[r]), ringo.RecvOpDevice(comms[r], recv, 1-r, streams[r])}
+	}
+	each := func(b *testing.B, call func(r int) error) {
+		var wg sync.WaitGroup
+		b.ResetTimer()
+		for r := range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range b.N {
+					if err := call(r); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		b.StopTimer()
+	}
+	b.Run("allreduce", func(b *testing.B) {
+		each(b, func(r int) error {
+			return ringo.AllReduceDevice(ctx, comms[r], bufs[r], bufs[r], ringo.OpSum, streams[r])
+		})
+	})
+	b.Run("sendrecv", func(b *testing.B) {
+		each(b, func(r int) error { return ringo.SendRecv(ctx, exchange(r)...) })
+	})
+	b.Run("sendrecv-one-goroutine", func(b *testing.B) {
+		ops := append(exchange(0), exchange(1)...)
+		for range b.N {
+			if err := ringo.SendRecv(ctx, ops...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	for r := range g {
 		if err := comms[r].Wait(ctx, streams[r]); err != nil {
 			b.Fatal(err)
@@ -673,6 +701,15 @@ func gpuChildMain(mode string) int {
 		}
 		fmt.Println("ok")
 		return 0
+	case "gpu-p2p":
+		if err := runP2PDevice(ctx, c, s); err != nil {
+			return fail(4, err)
+		}
+		if err := closed(); err != nil {
+			return fail(7, err)
+		}
+		fmt.Println("ok")
+		return 0
 	case "gpu-loop":
 		for i := 0; ; i++ {
 			if err := ringo.AllReduceDevice(context.Background(), c, buf, buf, ringo.OpMax, s); err != nil {
@@ -775,23 +812,36 @@ func TestGPUProcessesAnyPeer(t *testing.T) {
 	gpuProcesses(t, "gpu-direct", nil, allTransports, nil)
 }
 
-// TestGPUScheduleAnyPeer: the same schedule on 4 ranks of one process
+// TestGPUProcessesPointToPoint: 4 GPU ranks, each its own process (on
+// one GPU, ranks share it), run every point-to-point call (runP2PDevice)
+// over CUDA IPC, shared memory and sockets — Send and Recv between two
+// ranks the others take no part in among them.
+func TestGPUProcessesPointToPoint(t *testing.T) {
+	gpuProcesses(t, "gpu-p2p", nil, allTransports, nil)
+}
+
+// TestGPUPointToPoint: the same on 4 ranks of one process
 // (RINGO_TEST_GPUS's GPUs in turn).
-func TestGPUScheduleAnyPeer(t *testing.T) {
+func TestGPUPointToPoint(t *testing.T) { fourLocalRanks(t, runP2PDevice) }
+
+// fourLocalRanks runs each of 4 GPU ranks of one process (on
+// RINGO_TEST_GPUS's GPUs in turn) through do on a stream of its own, at
+// once, and fails the test unless all succeed.
+func fourLocalRanks(t *testing.T, do func(ctx context.Context, c *ringo.Comm, s ringo.Stream) error) {
 	gpus := testGPUs(t)
 	on := make([]int, 4)
 	for r := range on {
 		on[r] = gpus[r%len(gpus)]
 	}
 	comms := localGPUs(t, on, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	errc := make(chan error, len(comms))
 	for r, c := range comms {
 		go func() {
 			s, err := ringo.NewStream(on[r])
 			if err == nil {
-				err = runDirectDevice(ctx, c, s)
+				err = do(ctx, c, s)
 				s.Close()
 			}
 			errc <- err
@@ -801,6 +851,182 @@ func TestGPUScheduleAnyPeer(t *testing.T) {
 		require.NoError(t, <-errc)
 	}
 }
+
+// runP2PDevice runs, on rank c of a 4-rank GPU communicator, at a small
+// size and at one that spreads over channels and FIFO rounds: AllToAll,
+// AllToAllV (unequal counts, zeros among them), Gather, Scatter, a group
+// of sends and receives (around the ring, and to itself), a lone Send from
+// rank 0 to rank 3 that ranks 1 and 2 take no part in; then an all-reduce
+// on the ring. Every element is checked.
+func runP2PDevice(ctx context.Context, c *ringo.Comm, s ringo.Stream) error {
+	n, r, gpu := c.Size(), c.Rank(), c.GPU()
+	val := func(rank, i int) int32 { return int32(rank*1_000_000 + i) }
+	// One pair of buffers for every call, freed at the end: in one process,
+	// cuMemFree waits for every kernel on the GPU — another rank's, which
+	// may be waiting for this rank's next call.
+	const most = 1<<18 + 5
+	send, err := ringo.DeviceAlloc[int32](gpu, 2*n*most)
+	if err != nil {
+		return err
+	}
+	defer send.Free()
+	recv, err := ringo.DeviceAlloc[int32](gpu, 2*n*most)
+	if err != nil {
+		return err
+	}
+	defer recv.Free()
+	host := make([]int32, 2*n*most)
+	for _, m := range []int{7, most} {
+		// run enqueues call on buffers of sendLen and recvLen elements,
+		// the first filled with val(r, i), and checks the second against want
+		// (-1: not written).
+		run := func(what string, sendLen, recvLen int, call func(send, recv ringo.DevPtr[int32]) error, want func(i int) int32) error {
+			for i := range host {
+				host[i] = val(r, i)
+			}
+			if err := send.CopyFrom(host); err != nil {
+				return err
+			}
+			for i := range host {
+				host[i] = -1
+			}
+			if err := recv.CopyFrom(host); err != nil {
+				return err
+			}
+			if err := call(send.Slice(0, sendLen), recv.Slice(0, recvLen)); err != nil {
+				return fmt.Errorf("%s of %d: %w", what, m, err)
+			}
+			if err := c.Wait(ctx, s); err != nil {
+				return fmt.Errorf("%s of %d: %w", what, m, err)
+			}
+			if err := recv.CopyTo(host); err != nil {
+				return err
+			}
+			for i := range recvLen {
+				if host[i] != want(i) {
+					return fmt.Errorf("%s of %d: rank %d's element %d = %d, want %d", what, m, r, i, host[i], want(i))
+				}
+			}
+			return nil
+		}
+		if err := run("alltoall", n*m, n*m, func(send, recv ringo.DevPtr[int32]) error {
+			return ringo.AllToAllDevice(ctx, c, send, recv, s)
+		}, func(i int) int32 { return val(i/m, r*m+i%m) }); err != nil {
+			return err
+		}
+		// AllToAllV: rank x sends ((x+q) mod 3)·m elements to q, packed.
+		counts := func(x int) (cnt, displ []int, total int) {
+			for q := range n {
+				cnt, displ = append(cnt, (x+q)%3*m), append(displ, total)
+				total += (x + q) % 3 * m
+			}
+			return cnt, displ, total
+		}
+		cnt, displ, total := counts(r)
+		from := make([]int, total) // element i of recv: (sender, its index)
+		idx := make([]int, total)
+		for q := range n {
+			_, qd, _ := counts(q)
+			for i := range cnt[q] {
+				from[displ[q]+i], idx[displ[q]+i] = q, qd[r]+i
+			}
+		}
+		if err := run("alltoallv", total, total, func(send, recv ringo.DevPtr[int32]) error {
+			return ringo.AllToAllVDevice(ctx, c, send, cnt, displ, recv, cnt, displ, s)
+		}, func(i int) int32 { return val(from[i], idx[i]) }); err != nil {
+			return err
+		}
+		gatherLen := 0
+		if r == 1 {
+			gatherLen = n * m
+		}
+		if err := run("gather", m, gatherLen, func(send, recv ringo.DevPtr[int32]) error {
+			return ringo.GatherDevice(ctx, c, send, recv, 1, s)
+		}, func(i int) int32 { return val(i/m, i%m) }); err != nil {
+			return err
+		}
+		scatterLen := 0
+		if r == 2 {
+			scatterLen = n * m
+		}
+		if err := run("scatter", scatterLen, m, func(send, recv ringo.DevPtr[int32]) error {
+			return ringo.ScatterDevice(ctx, c, send, recv, 2, s)
+		}, func(i int) int32 { return val(2, r*m+i) }); err != nil {
+			return err
+		}
+		// A group: to the successor and from the predecessor, and to and
+		// from itself (the second half of each buffer).
+		next, prev := (r+1)%n, (r+n-1)%n
+		if err := run("sendrecv", 2*m, 2*m, func(send, recv ringo.DevPtr[int32]) error {
+			return ringo.SendRecv(ctx,
+				ringo.SendOpDevice(c, send.Slice(0, m), next, s), ringo.RecvOpDevice(c, recv.Slice(0, m), prev, s),
+				ringo.SendOpDevice(c, send.Slice(m, 2*m), r, s), ringo.RecvOpDevice(c, recv.Slice(m, 2*m), r, s))
+		}, func(i int) int32 {
+			if i < m {
+				return val(prev, i)
+			}
+			return val(r, i)
+		}); err != nil {
+			return err
+		}
+		switch r {
+		case 0:
+			if err := run("send", m, 0, func(send, _ ringo.DevPtr[int32]) error {
+				return ringo.SendDevice(ctx, c, send, 3, s)
+			}, nil); err != nil {
+				return err
+			}
+		case 3:
+			if err := run("recv", 0, m, func(_, recv ringo.DevPtr[int32]) error {
+				return ringo.RecvDevice(ctx, c, recv, 0, s)
+			}, func(i int) int32 { return val(0, i) }); err != nil {
+				return err
+			}
+		}
+	}
+	const count = 1000
+	return run1AllReduce(ctx, c, s, count)
+}
+
+// run1AllReduce runs an all-reduce of count elements on c's ring and
+// checks it.
+func run1AllReduce(ctx context.Context, c *ringo.Comm, s ringo.Stream, count int) error {
+	buf, err := ringo.DeviceAlloc[int32](c.GPU(), count)
+	if err != nil {
+		return err
+	}
+	defer buf.Free()
+	host := make([]int32, count)
+	for i := range host {
+		host[i] = int32(c.Rank()*count + i)
+	}
+	if err := buf.CopyFrom(host); err != nil {
+		return err
+	}
+	if err := ringo.AllReduceDevice(ctx, c, buf, buf, ringo.OpSum, s); err != nil {
+		return err
+	}
+	if err := c.Wait(ctx, s); err != nil {
+		return err
+	}
+	if err := buf.CopyTo(host); err != nil {
+		return err
+	}
+	for i, v := range host {
+		want := int32(0)
+		for q := range c.Size() {
+			want += int32(q*count + i)
+		}
+		if v != want {
+			return fmt.Errorf("all-reduce: element %d = %d, want %d", i, v, want)
+		}
+	}
+	return nil
+}
+
+// TestGPUScheduleAnyPeer: the same schedule on 4 ranks of one process
+// (RINGO_TEST_GPUS's GPUs in turn).
+func TestGPUScheduleAnyPeer(t *testing.T) { fourLocalRanks(t, runDirectDevice) }
 
 // runDirectDevice runs a schedule that is no ring — a direct all-gather,
 // every rank sending to every other — through RunScheduleDevice with both
@@ -869,25 +1095,7 @@ func runDirectDevice(ctx context.Context, c *ringo.Comm, s ringo.Stream) error {
 	if net := os.Getenv("NCCL_SHM_DISABLE") == "1"; net != (err != nil) || net && !strings.Contains(err.Error(), "net transport") {
 		return fmt.Errorf("a schedule with 32 KiB FIFOs (net transport: %v): %v", net, err)
 	}
-	if err := ringo.AllReduceDevice(ctx, c, send, send, ringo.OpSum, s); err != nil {
-		return err
-	}
-	if err := c.Wait(ctx, s); err != nil {
-		return err
-	}
-	if err := send.CopyTo(host[:count]); err != nil {
-		return err
-	}
-	for i, v := range host[:count] {
-		want := int32(0)
-		for r := range n {
-			want += int32(r*count + i)
-		}
-		if v != want {
-			return fmt.Errorf("all-reduce after the schedules: element %d = %d, want %d", i, v, want)
-		}
-	}
-	return nil
+	return run1AllReduce(ctx, c, s, count)
 }
 
 // TestGPUProcessesHierarchical: 4 GPU ranks, each its own process (on
@@ -1016,7 +1224,7 @@ func TestGPUSharedGPU(t *testing.T) {
 }
 
 // sharedRank is rank r of n of communicator id on GPU gpu: an all-reduce
-// of count floats, checked.
+// of count elements, checked.
 func sharedRank(ctx context.Context, id ringo.UniqueID, n, r, gpu, count int) error {
 	c, err := ringo.NewGPUComm(ctx, id, n, r, gpu, nil)
 	if err != nil {
@@ -1028,33 +1236,7 @@ func sharedRank(ctx context.Context, id ringo.UniqueID, n, r, gpu, count int) er
 		return err
 	}
 	defer s.Close()
-	buf, err := ringo.DeviceAlloc[float32](gpu, count)
-	if err != nil {
-		return err
-	}
-	defer buf.Free()
-	host := make([]float32, count)
-	for i := range host {
-		host[i] = float32(r + i%100)
-	}
-	if err := buf.CopyFrom(host); err != nil {
-		return err
-	}
-	if err := ringo.AllReduceDevice(ctx, c, buf, buf, ringo.OpSum, s); err != nil {
-		return err
-	}
-	if err := c.Wait(ctx, s); err != nil {
-		return err
-	}
-	if err := buf.CopyTo(host); err != nil {
-		return err
-	}
-	for i, v := range host {
-		if want := float32(n*(n-1)/2 + n*(i%100)); v != want {
-			return fmt.Errorf("element %d = %v, want %v", i, v, want)
-		}
-	}
-	return nil
+	return run1AllReduce(ctx, c, s, count)
 }
 
 // TestGPUWorldOfOne: a communicator of one rank (NewLocalGPUs and

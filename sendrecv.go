@@ -3,8 +3,8 @@ package ringo
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/ringo-ccl/ringo/host"
@@ -20,17 +20,19 @@ import (
 // Gather, Scatter. Matching is NCCL's: the k-th send from rank a to rank b
 // meets the k-th receive at b from a, and they must move the same bytes
 // (their datatypes may differ). Each call's messages on one communicator
-// run as one plan (ring.NewP2P), built per call. Ranks in separate
-// processes connect with each peer they talk to on first use, the two
-// alone (the bootstrap's Pair, transport.Mesh.ConnectPair), so a Send
-// needs no other rank. Host communicators only: GPU communicators refuse
-// point-to-point (ErrNotSupported) for now.
+// run as one plan (ring.NewP2P), built per call; on a GPU communicator it
+// is one launch on the call's stream (gpu_sendrecv.go: the *Device calls
+// and SendOpDevice/RecvOpDevice). Ranks in separate processes connect with
+// each peer they talk to on first use, the two alone (the bootstrap's
+// Pair; transport.Mesh.ConnectPair, p2p.Conns.AddPair), so a Send needs no
+// other rank.
 
 // P2POp is one send or receive of a group run by SendRecv, made by SendOp
 // or RecvOp (PyTorch's P2POp, for batch_isend_irecv).
 type P2POp struct {
 	c   *Comm
 	msg calls.Msg
+	s   Stream // a GPU communicator's op's (SendOpDevice, RecvOpDevice)
 }
 
 // SendOp is the send of buf to rank peer on c.
@@ -72,48 +74,64 @@ func Recv[T Elem](ctx context.Context, c *Comm, buf []T, peer int) error {
 func SendRecv(ctx context.Context, ops ...P2POp) error {
 	var comms []*Comm
 	byComm := map[*Comm][]calls.Msg{}
+	streams := map[*Comm]Stream{}
 	for i, op := range ops {
 		if op.c == nil {
 			return errs.Invalid("sendrecv", -1, "op %d has no communicator", i)
 		}
 		if _, ok := byComm[op.c]; !ok {
 			comms = append(comms, op.c)
+			streams[op.c] = op.s
+		} else if streams[op.c] != op.s {
+			return errs.Invalid("sendrecv", op.c.rank, "op %d is on another stream than the communicator's earlier ops in the group", i)
 		}
 		byComm[op.c] = append(byComm[op.c], op.msg)
 	}
-	run := func(c *Comm) error { return c.runP2P(ctx, &p2pCall{name: "sendrecv", msgs: byComm[c]}) }
-	if len(comms) == 1 {
-		return run(comms[0])
+	run := func(c *Comm, keptOnly bool) error {
+		return c.runP2P(ctx, &p2pCall{name: "sendrecv", msgs: byComm[c], stream: streams[c], keptOnly: keptOnly})
 	}
-	errsOut := make([]error, len(comms))
+	if len(comms) == 1 {
+		return run(comms[0], false)
+	}
+	// A GPU communicator's part only enqueues its launch: those whose
+	// plans are kept (p2pPlans) go one after another, here; the others,
+	// whose connections two ranks may have to make at once, and host
+	// communicators' parts, which run to the end, each on a goroutine.
+	var seqErrs []error
+	rest := comms
+	if !slices.ContainsFunc(comms, func(c *Comm) bool { return c.gpu == nil }) {
+		rest = nil
+		for _, c := range comms {
+			if err := run(c, true); errors.Is(err, errNotKept) {
+				rest = append(rest, c)
+			} else if err != nil {
+				seqErrs = append(seqErrs, err)
+			}
+		}
+	}
+	errsOut := make([]error, len(rest))
 	var wg sync.WaitGroup
-	for i, c := range comms {
+	for i, c := range rest {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errsOut[i] = run(c)
+			errsOut[i] = run(c, false)
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errsOut...)
+	return errors.Join(append(seqErrs, errsOut...)...)
 }
+
+// errNotKept is runP2P's answer to a call made with keptOnly whose plan is
+// not kept: nothing was done.
+var errNotKept = errors.New("ringo: no point-to-point plan kept for this call")
 
 // AllToAll sends block p of send to rank p and receives rank p's block for
 // this rank into block p of recv (NCCL's ncclAlltoAll): send and recv have
 // the same length, Size() blocks of equal length, and do not overlap.
 // Every rank calls it.
 func AllToAll[T Elem](ctx context.Context, c *Comm, send, recv []T) error {
-	const name = "alltoall"
-	n := c.size
-	if len(send) != len(recv) || len(send)%n != 0 {
-		return errs.Invalid(name, c.rank, "send has %d elements, recv %d: need the same length, %d blocks of equal length", len(send), len(recv), n)
-	}
-	count := len(send) / n
-	msgs := make([]calls.Msg, 0, 2*n)
-	for p := range n {
-		msgs = append(msgs, SendOp(c, send[p*count:(p+1)*count], p).msg, RecvOp(c, recv[p*count:(p+1)*count], p).msg)
-	}
-	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: TypeOf[T]()})
+	return allToAll(ctx, c, hostBuf[T](send), hostBuf[T](recv), Stream{})
 }
 
 // AllToAllV sends sendCounts[p] elements at sendDispls[p] of send to rank
@@ -123,10 +141,71 @@ func AllToAll[T Elem](ctx context.Context, c *Comm, send, recv []T) error {
 // rank; counts may be zero; what is received must not overlap anything
 // sent or received. Every rank calls it.
 func AllToAllV[T Elem](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) error {
+	return allToAllV(ctx, c, hostBuf[T](send), sendCounts, sendDispls, hostBuf[T](recv), recvCounts, recvDispls, Stream{})
+}
+
+// Gather sends every rank's send to root, which receives rank p's at block
+// p of its recv (NCCL's ncclGather): at the root len(recv) = Size() ×
+// len(send); other ranks' recv is unused (nil will do). Every rank calls
+// it, with sends of one length. It runs in place when the root's send is
+// block root of its recv (NCCL's in-place gather): that block stays.
+func Gather[T Elem](ctx context.Context, c *Comm, send, recv []T, root int) error {
+	return rooted(ctx, c, "gather", hostBuf[T](send), hostBuf[T](recv), root, true, Stream{})
+}
+
+// Scatter sends block p of root's send to rank p, into its recv (NCCL's
+// ncclScatter): at the root len(send) = Size() × len(recv); other ranks'
+// send is unused (nil will do). Every rank calls it, with recvs of one
+// length. It runs in place when the root's recv is block root of its send
+// (NCCL's in-place scatter): that block stays.
+func Scatter[T Elem](ctx context.Context, c *Comm, send, recv []T, root int) error {
+	return rooted(ctx, c, "scatter", hostBuf[T](recv), hostBuf[T](send), root, false, Stream{})
+}
+
+// p2pBuf is a point-to-point call's buffer of elements of one type: a host
+// slice (hostBuf) or GPU memory (devBuf).
+type p2pBuf interface {
+	len() int
+	null() bool
+	// msg is the message of elements [off, off+n) to (send) or from peer.
+	msg(send bool, peer, off, n int) calls.Msg
+	typ() DataType
+}
+
+type hostBuf[T Elem] []T
+
+func (b hostBuf[T]) len() int      { return len(b) }
+func (b hostBuf[T]) null() bool    { return b == nil }
+func (b hostBuf[T]) typ() DataType { return TypeOf[T]() }
+func (b hostBuf[T]) msg(send bool, peer, off, n int) calls.Msg {
+	var part []T
+	if n > 0 {
+		part = b[off : off+n]
+	}
+	return calls.Msg{Send: send, Peer: peer, Count: int64(n), Type: TypeOf[T](), Buf: mem.Bytes(part)}
+}
+
+// allToAll is AllToAll and AllToAllDevice.
+func allToAll(ctx context.Context, c *Comm, send, recv p2pBuf, s Stream) error {
+	const name = "alltoall"
+	n := c.size
+	if send.len() != recv.len() || send.len()%n != 0 {
+		return errs.Invalid(name, c.rank, "send has %d elements, recv %d: need the same length, %d blocks of equal length", send.len(), recv.len(), n)
+	}
+	count := send.len() / n
+	msgs := make([]calls.Msg, 0, 2*n)
+	for p := range n {
+		msgs = append(msgs, send.msg(true, p, p*count, count), recv.msg(false, p, p*count, count))
+	}
+	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: send.typ(), stream: s})
+}
+
+// allToAllV is AllToAllV and AllToAllVDevice.
+func allToAllV(ctx context.Context, c *Comm, send p2pBuf, sendCounts, sendDispls []int, recv p2pBuf, recvCounts, recvDispls []int, s Stream) error {
 	const name = "alltoallv"
 	msgs := make([]calls.Msg, 0, 2*c.size)
 	for _, side := range []struct {
-		buf            []T
+		buf            p2pBuf
 		counts, displs []int
 		what           string
 	}{{send, sendCounts, sendDispls, "send"}, {recv, recvCounts, recvDispls, "recv"}} {
@@ -145,65 +224,57 @@ func AllToAllV[T Elem](ctx context.Context, c *Comm, send []T, sendCounts, sendD
 				return errs.Invalid(name, c.rank, "%sCounts[%d] = %d is negative", side.what, p, cnt)
 			case off < 0:
 				return errs.Invalid(name, c.rank, "%sDispls[%d] = %d is negative", side.what, p, off)
-			case cnt > 0 && side.buf == nil:
+			case cnt > 0 && side.buf.null():
 				return errs.Invalid(name, c.rank, "%s is nil, but %sCounts[%d] = %d", side.what, side.what, p, cnt)
-			case cnt > 0 && off > len(side.buf)-cnt:
+			case cnt > 0 && off > side.buf.len()-cnt:
 				return errs.Invalid(name, c.rank, "%sDispls[%d] = %d + %sCounts[%d] = %d reaches past %s's %d elements",
-					side.what, p, off, side.what, p, cnt, side.what, len(side.buf))
+					side.what, p, off, side.what, p, cnt, side.what, side.buf.len())
 			}
-			var part []T
-			if cnt > 0 {
-				part = side.buf[off : off+cnt]
-			}
-			if side.what == "send" {
-				msgs = append(msgs, SendOp(c, part, p).msg)
-			} else {
-				msgs = append(msgs, RecvOp(c, part, p).msg)
-			}
+			msgs = append(msgs, side.buf.msg(side.what == "send", p, off, cnt))
 		}
 	}
-	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, typ: TypeOf[T]()})
-}
-
-// Gather sends every rank's send to root, which receives rank p's at block
-// p of its recv (NCCL's ncclGather): at the root len(recv) = Size() ×
-// len(send); other ranks' recv is unused (nil will do). Every rank calls
-// it, with sends of one length.
-func Gather[T Elem](ctx context.Context, c *Comm, send, recv []T, root int) error {
-	return rooted(ctx, c, "gather", send, recv, root, true)
-}
-
-// Scatter sends block p of root's send to rank p, into its recv (NCCL's
-// ncclScatter): at the root len(send) = Size() × len(recv); other ranks'
-// send is unused (nil will do). Every rank calls it, with recvs of one
-// length.
-func Scatter[T Elem](ctx context.Context, c *Comm, send, recv []T, root int) error {
-	return rooted(ctx, c, "scatter", recv, send, root, false)
+	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, typ: send.typ(), stream: s})
 }
 
 // rooted runs a gather (toRoot) or a scatter: every rank's one block goes
-// to root, or comes from it; the root's all holds Size() such blocks.
-func rooted[T Elem](ctx context.Context, c *Comm, name string, one, all []T, root int, toRoot bool) error {
+// to root, or comes from it; the root's all holds Size() such blocks. At a
+// root whose one is its own block of all (in place), that block moves
+// nothing.
+func rooted(ctx context.Context, c *Comm, name string, one, all p2pBuf, root int, toRoot bool, s Stream) error {
 	if root < 0 || root >= c.size {
 		return errs.Invalid(name, c.rank, "root %d outside [0, %d)", root, c.size)
 	}
 	oneName, allName := "recv", "send"
-	mine, block := RecvOp[T], SendOp[T]
 	if toRoot {
 		oneName, allName = allName, oneName
-		mine, block = block, mine
 	}
-	count := len(one)
-	msgs := []calls.Msg{mine(c, one, root).msg}
+	count := one.len()
+	own := one.msg(toRoot, root, 0, count)
+	msgs := []calls.Msg{own}
 	if c.rank == root {
-		if len(all) != c.size*count {
-			return errs.Invalid(name, c.rank, "root's %s has %d elements, need %d ranks × %s's %d", allName, len(all), c.size, oneName, count)
+		if all.len() != c.size*count {
+			return errs.Invalid(name, c.rank, "root's %s has %d elements, need %d ranks × %s's %d", allName, all.len(), c.size, oneName, count)
+		}
+		inPlace := sameStart(own, all.msg(!toRoot, root, root*count, count))
+		if inPlace {
+			msgs = msgs[:0]
 		}
 		for p := range c.size {
-			msgs = append(msgs, block(c, all[p*count:(p+1)*count], p).msg)
+			if p != root || !inPlace {
+				msgs = append(msgs, all.msg(!toRoot, p, p*count, count))
+			}
 		}
 	}
-	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: TypeOf[T]()})
+	return c.runP2P(ctx, &p2pCall{name: name, msgs: msgs, all: true, count: int64(count), typ: one.typ(), stream: s})
+}
+
+// sameStart reports whether two messages of one call, of one kind of
+// memory, start at the same address and move bytes.
+func sameStart(a, b calls.Msg) bool {
+	if a.Dev != 0 || b.Dev != 0 {
+		return a.Dev == b.Dev && a.Bytes() > 0
+	}
+	return mem.Same(a.Buf, b.Buf)
 }
 
 // p2pCall is one communicator's part of a point-to-point call.
@@ -214,21 +285,27 @@ type p2pCall struct {
 	all   bool
 	count int64
 	typ   DataType
+	// A GPU communicator's: the stream the call is enqueued on.
+	stream Stream
+	// keptOnly: run only with a kept plan, else return errNotKept having
+	// done nothing (SendRecv's sequential launches).
+	keptOnly bool
 }
 
 // runP2P checks and runs this rank's part of a point-to-point call: entered
 // as collectives are when every rank makes it, else only checked (its
 // rank held meanwhile).
 func (c *Comm) runP2P(ctx context.Context, pc *p2pCall) error {
-	if c.gpu != nil {
-		return errs.At(pc.name, c.rank, fmt.Errorf("%w: point-to-point on GPU communicators (host communicators only, for now)", ErrNotSupported))
-	}
-	a := calls.Args{Coll: ring.SendRecvs, Name: pc.name, Count: pc.count, Type: pc.typ, Msgs: pc.msgs, AllRanks: pc.all}
+	a := calls.Args{Coll: ring.SendRecvs, Name: pc.name, Count: pc.count, Type: pc.typ, Msgs: pc.msgs, AllRanks: pc.all,
+		Device: c.gpu != nil, StreamGPU: pc.stream.dev, Stream: pc.stream.h}
 	if err := c.enter(ctx, &a); err != nil {
 		return err
 	}
 	defer c.busy.Store(false)
 	err := c.p2p(ctx, pc)
+	if errors.Is(err, errNotKept) {
+		return err
+	}
 	if e := (*errs.Error)(nil); errors.As(err, &e) && e.Op == ring.SendRecvs.String() {
 		e.Op = pc.name // the executor names the plan's collective
 	}
@@ -245,12 +322,15 @@ func (c *Comm) runP2P(ctx context.Context, pc *p2pCall) error {
 // plan (built per call), each message's buffer a segment of the plan's
 // input or output. A communicator of one rank copies.
 func (c *Comm) p2p(ctx context.Context, pc *p2pCall) error {
+	if c.gpu != nil {
+		return c.p2pDevice(ctx, pc)
+	}
 	if c.size == 1 {
 		selfCopy(pc.msgs)
 		return nil
 	}
 	proto := c.cfg.Protocol(math.MaxInt64) // one protocol whatever the size: both ends must plan alike
-	spec := ring.P2PSpec{Rank: c.rank, Size: c.size, EltSize: 1, Channels: c.cfg.Channels, Proto: proto, BuffSize: c.cfg.BuffSize(proto)}
+	spec := c.p2ps.start(ring.P2PSpec{Rank: c.rank, Size: c.size, EltSize: 1, Channels: c.cfg.Channels, Proto: proto, BuffSize: c.cfg.BuffSize(proto)})
 	var job host.Job
 	var in, out int64
 	for _, m := range pc.msgs {
@@ -269,12 +349,9 @@ func (c *Comm) p2p(ctx context.Context, pc *p2pCall) error {
 			out += n
 		}
 	}
-	p, err := ring.NewP2P(spec)
+	p, err := c.p2pPlan(ctx, pc)
 	if err != nil {
-		return errs.InvalidErr(pc.name, c.rank, err)
-	}
-	if err := c.group.Connect(ctx, c.rank, peerEdges(c.rank, pc.msgs, spec.Channels)); err != nil {
-		return errs.At(pc.name, c.rank, err)
+		return err
 	}
 	job.Plan, job.Trace, job.Seq = p, c.trace, c.seq
 	return c.runJob(ctx, job)

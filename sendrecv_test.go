@@ -3,6 +3,7 @@ package ringo_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,8 +147,8 @@ func TestSendRecvSingle(t *testing.T) {
 }
 
 // TestPointToPointCollectives: AllToAll, AllToAllV (unequal counts and
-// zeros), Gather and Scatter on 1, 2 and 4 in-process ranks, each value
-// checked. TestEveryTypeAndOp runs them for every datatype.
+// zeros), Gather and Scatter (out of place and in place) on 1, 2 and 4
+// in-process ranks, each value checked. TestEveryTypeAndOp runs them for every datatype.
 func TestPointToPointCollectives(t *testing.T) {
 	for _, n := range []int{1, 2, 4} {
 		comms := newComms(t, n, nil)
@@ -205,6 +206,7 @@ func checkP2PColls[T ringo.Elem](t *testing.T, comms []*ringo.Comm) {
 		for r := range n {
 			require.Equal(t, send[root][r*count:(r+1)*count], got[r], "%v scatter rank %d", typ, r)
 		}
+		checkRootedInPlace(t, comms, part, send[root], root)
 	}
 	// all-to-allv: rank a sends (a+b)·k mod 5 elements to rank b (zeros
 	// among them), packed in rank order with a gap of one element.
@@ -230,6 +232,34 @@ func checkP2PColls[T ringo.Elem](t *testing.T, comms []*ringo.Comm) {
 	}
 }
 
+// checkRootedInPlace runs Gather and Scatter in place, as NCCL lays them
+// out — the root's own block of its larger buffer is its send (gather) or
+// recv (scatter) — part[r] being rank r's block and all the root's blocks
+// to scatter, and checks them.
+func checkRootedInPlace[T ringo.Elem](t *testing.T, comms []*ringo.Comm, part [][]T, all []T, root int) {
+	t.Helper()
+	n, count := len(comms), len(part[0])
+	typ := ringo.TypeOf[T]()
+	bufs := make([][]T, n)
+	for r := range n {
+		bufs[r] = make([]T, n*count)
+		copy(bufs[r][r*count:], part[r])
+	}
+	block := func(r int) []T { return bufs[r][r*count : (r+1)*count] }
+	noErrors(t, each(comms, func(r int, c *ringo.Comm) error { return ringo.Gather(bg, c, block(r), bufs[r], root) }))
+	for p := range n {
+		require.Equal(t, part[p], bufs[root][p*count:(p+1)*count], "%v in-place gather block %d", typ, p)
+	}
+	for r := range n {
+		bufs[r] = make([]T, n*count)
+	}
+	copy(bufs[root], all)
+	noErrors(t, each(comms, func(r int, c *ringo.Comm) error { return ringo.Scatter(bg, c, bufs[r], block(r), root) }))
+	for r := range n {
+		require.Equal(t, all[r*count:(r+1)*count], block(r), "%v in-place scatter rank %d", typ, r)
+	}
+}
+
 // TestSendRecvNoComm: an op made without a communicator is refused.
 func TestSendRecvNoComm(t *testing.T) {
 	wantErr(t, ringo.SendRecv(bg, ringo.P2POp{}), ringo.ErrInvalidArgument, "op 0 has no communicator")
@@ -248,4 +278,79 @@ func TestSendTimesOut(t *testing.T) {
 		return ringo.AllToAll(bg, c, make([]int32, 3000), make([]int32, 3000))
 	}, 2)
 	wantErr(t, errs[0], ringo.ErrTimeout, "alltoall", "never called it [2]")
+}
+
+// TestSendRecvSizesDiffer: a receive of other bytes than its send fails
+// both ranks' communicators, naming both ranks and sizes, whichever calls
+// first — never a hang or the wrong bytes (a send already done when the
+// receive comes has returned; its communicator's error says it); an
+// all-to-all whose counts disagree likewise.
+func TestSendRecvSizesDiffer(t *testing.T) {
+	for _, recvFirst := range []bool{false, true} {
+		comms := newComms(t, 2, &ringo.Config{Timeout: 20 * time.Second})
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		send := func() { errs[0] = ringo.Send(bg, comms[0], make([]float32, 100), 1) }
+		recv := func() { errs[1] = ringo.Recv(bg, comms[1], make([]float32, 60), 0) }
+		first, second := send, recv
+		if recvFirst {
+			first, second = recv, send
+		}
+		go func() { defer wg.Done(); first() }()
+		time.Sleep(10 * time.Millisecond) // which comes first changes who finds it; either order must fail both
+		second()
+		wg.Wait()
+		for r, err := range errs {
+			if err == nil { // a send the FIFO took whole ended before the receive came: the communicator says it
+				err = comms[r].Err()
+			}
+			wantErr(t, err, ringo.ErrInvalidArgument, "rank 0's send #1 to rank 1 is 400 bytes, and rank 1's receive that matches it takes 240")
+		}
+	}
+
+	comms := newComms(t, 2, &ringo.Config{Timeout: 20 * time.Second})
+	errs := each(comms, func(r int, c *ringo.Comm) error {
+		counts := []int{3, 3}
+		if r == 1 {
+			counts = []int{5, 3} // receives 5 from rank 0, which sends it 3
+		}
+		displs := []int{0, 8}
+		buf := make([]int32, 16)
+		return ringo.AllToAllV(bg, c, buf, []int{3, 3}, displs, make([]int32, 16), counts, displs)
+	})
+	for _, err := range errs {
+		wantErr(t, err, ringo.ErrInvalidArgument, "rank 0's send #1 to rank 1 is 12 bytes, and rank 1's receive that matches it takes 20")
+	}
+}
+
+// TestP2PChannels: a GPU communicator's channels per peer, NCCL's budget
+// of 32 shared among the peers, a power of two, at least 2, at most the
+// communicator's.
+func TestP2PChannels(t *testing.T) {
+	for _, c := range []struct{ n, channels, want int }{
+		{2, 64, 32}, {2, 16, 16}, {3, 64, 16}, {4, 33, 8}, {5, 64, 8}, {8, 16, 4}, {9, 64, 4},
+		{17, 64, 2}, {64, 64, 2}, {1000, 8, 2}, {4, 1, 1},
+	} {
+		assert.Equal(t, c.want, ringo.P2PChannels(c.n, c.channels), "%d ranks, %d channels", c.n, c.channels)
+	}
+}
+
+// TestP2PPlansCached: a communicator keeps its point-to-point plans by
+// spec: calls of many sizes (past the cache's 256, so it starts over),
+// each repeated, all deliver their own bytes.
+func TestP2PPlansCached(t *testing.T) {
+	comms := newComms(t, 2, nil)
+	for i := range 600 {
+		count := 1 + i%300
+		send := fill[int32](i, count)
+		got := make([]int32, count)
+		noErrors(t, each(comms, func(r int, c *ringo.Comm) error {
+			if r == 0 {
+				return ringo.Send(bg, c, send, 1)
+			}
+			return ringo.Recv(bg, c, got, 0)
+		}))
+		require.Equal(t, send, got, "call %d", i)
+	}
 }

@@ -131,7 +131,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l := rr.layout(ringo.CollAllReduce, dt, op, 8, false)
+			l := rr.layout(AllReduce, dt, op, 8, false)
 			wrong, err := rr.check(&l, k, 1, new(errSums))
 			if err != nil || wrong != 1 {
 				t.Errorf("%v %v: check counted %d wrong (err %v), want 1", dt, k, wrong, err)
@@ -176,8 +176,8 @@ func TestOptions(t *testing.T) {
 	}
 	o = Defaults()
 	o.Counts = []int64{7, 0}
-	o.Colls, o.Types = []ringo.Collective{ringo.CollAllGather}, []ringo.DataType{ringo.TypeFloat64}
-	if sh := o.shapes(ringo.CollAllGather, ringo.TypeFloat32, 3); len(sh) != 2 || sh[0] != (shape{7, 21}) {
+	o.Colls, o.Types = []Coll{AllGather}, []ringo.DataType{ringo.TypeFloat64}
+	if sh := o.shapes(AllGather, ringo.TypeFloat32, 3); len(sh) != 2 || sh[0] != (shape{7, 21}) {
 		t.Errorf("explicit counts: %v", sh)
 	}
 	if got := o.maxBytes(3); got != 21*8 {

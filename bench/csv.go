@@ -8,8 +8,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-
-	"github.com/ringo-ccl/ringo"
 )
 
 // Point is one size of a bandwidth-versus-size series: the out-of-place
@@ -28,7 +26,7 @@ type Point struct {
 
 // WithTime returns p with its bandwidths computed from its time, for
 // collective c on n ranks.
-func (p Point) WithTime(c ringo.Collective, n int) Point {
+func (p Point) WithTime(c Coll, n int) Point {
 	if p.TimeUs > 0 {
 		p.AlgBW = float64(p.Bytes) / 1e3 / p.TimeUs
 		p.BusBW = p.AlgBW * c.BusFactor(n)

@@ -10,7 +10,7 @@ import (
 
 // Options describe a sweep, in nccl-tests' terms.
 type Options struct {
-	Colls      []ringo.Collective
+	Colls      []Coll
 	Types      []ringo.DataType
 	Ops        []reduce.OpKind // reduce.PreMulSum is nccl-tests' "mulsum": scalar 1 on even ranks, 2 on odd
 	MinBytes   int64           // -b
@@ -37,8 +37,8 @@ type Options struct {
 type shape struct{ count, elems int64 }
 
 // shapes returns the messages of the sweep for a collective and type.
-func (o *Options) shapes(coll ringo.Collective, t ringo.DataType, n int) []shape {
-	segmented := coll == ringo.CollAllGather || coll == ringo.CollReduceScatter
+func (o *Options) shapes(coll Coll, t ringo.DataType, n int) []shape {
+	segmented := coll.blocks()
 	var out []shape
 	if len(o.Counts) > 0 {
 		for _, c := range o.Counts {
@@ -83,7 +83,7 @@ func (o *Options) RankBytes(n int) int64 { return 2 * o.maxBytes(n) }
 // Defaults returns nccl-tests' defaults with ringo's all-reduce of float sum.
 func Defaults() Options {
 	return Options{
-		Colls: []ringo.Collective{ringo.CollAllReduce}, Types: []ringo.DataType{ringo.TypeFloat32}, Ops: []reduce.OpKind{reduce.Sum},
+		Colls: []Coll{AllReduce}, Types: []ringo.DataType{ringo.TypeFloat32}, Ops: []reduce.OpKind{reduce.Sum},
 		MinBytes: 32 << 20, MaxBytes: 32 << 20, StepBytes: 1 << 20, Iters: 20, Warmup: 1, Check: 1,
 	}
 }
@@ -144,37 +144,6 @@ func (o *Options) Sizes() []int64 {
 	return s
 }
 
-// CollName returns nccl-tests' name of a collective ("all_reduce", …).
-func CollName(c ringo.Collective) string {
-	return map[ringo.Collective]string{
-		ringo.CollAllReduce: "all_reduce", ringo.CollReduceScatter: "reduce_scatter", ringo.CollAllGather: "all_gather",
-		ringo.CollBroadcast: "broadcast", ringo.CollReduce: "reduce",
-	}[c]
-}
-
-// ParseColls parses a comma-separated list of nccl-tests collective names
-// (all_reduce, reduce_scatter, all_gather, broadcast, reduce) or "all".
-func ParseColls(s string) ([]ringo.Collective, error) {
-	all := []ringo.Collective{ringo.CollAllReduce, ringo.CollReduceScatter, ringo.CollAllGather, ringo.CollBroadcast, ringo.CollReduce}
-	if strings.EqualFold(s, "all") {
-		return all, nil
-	}
-	var out []ringo.Collective
-	for _, name := range strings.Split(s, ",") {
-		name = strings.ToLower(strings.TrimSpace(name))
-		found := false
-		for _, c := range all {
-			if name == CollName(c) || name == c.String() {
-				out, found = append(out, c), true
-			}
-		}
-		if !found {
-			return nil, fmt.Errorf("unknown collective %q (all_reduce, reduce_scatter, all_gather, broadcast, reduce, all)", name)
-		}
-	}
-	return out, nil
-}
-
 // ParseTypes parses a datatype name or "all".
 func ParseTypes(s string) ([]ringo.DataType, error) {
 	if strings.EqualFold(s, "all") {
@@ -217,8 +186,8 @@ func opName(k reduce.OpKind) string {
 // validError reports what the error mode cannot check.
 func (o *Options) validError() error {
 	for _, c := range o.Colls {
-		if c != ringo.CollAllReduce {
-			return fmt.Errorf("-error checks all-reduce only, not %v", CollName(c))
+		if c != AllReduce {
+			return fmt.Errorf("-error checks all-reduce only, not %v", c)
 		}
 	}
 	for _, k := range o.Ops {

@@ -10,7 +10,8 @@ import (
 
 // ParseTable reads the data rows of an nccl-tests table (as nccl-tests'
 // *_perf programs and ringo bench print it): size, count, type, redop,
-// root, then time, algbw, busbw and #wrong out of place and in place.
+// root, then time, algbw, busbw and #wrong out of place and in place
+// (ringo's in-place sendrecv and alltoall, not run, N/A in all four).
 // Comment lines and anything that is not a data row are skipped.
 func ParseTable(r io.Reader) ([]Row, error) {
 	var rows []Row
@@ -40,7 +41,12 @@ func ParseTable(r io.Reader) ([]Row, error) {
 	return rows, sc.Err()
 }
 
+// parseMeasure parses time, algbw, busbw and #wrong; N/A in all four is
+// a measure not run (notRun), N/A in #wrong alone one not checked.
 func parseMeasure(f []string) (Measure, error) {
+	if f[0] == "N/A" && f[1] == "N/A" && f[2] == "N/A" && f[3] == "N/A" {
+		return notRun, nil
+	}
 	var m Measure
 	var err error
 	if m.TimeUs, err = strconv.ParseFloat(f[0], 64); err != nil {
@@ -99,16 +105,28 @@ func sameSizes(a, b []Row) [][2]Row {
 
 // WriteTimeComparison writes, for every size of b that a also has, both
 // tables' times out of place and in place and their out-of-place algorithm
-// bandwidths: the comparison for a communicator of one rank, whose bus
-// bandwidth is zero by definition. It returns the number of sizes.
+// bandwidths (N/A where not run): the comparison for a communicator of one
+// rank, whose bus bandwidth is zero by definition. It returns the number of
+// sizes.
 func WriteTimeComparison(w io.Writer, aName, bName string, a, b []Row) int {
 	fmt.Fprintf(w, "#%13s %14s %14s %14s %14s %12s %12s\n", "size", aName+" oop us", bName+" oop us",
 		aName+" ip us", bName+" ip us", aName+" algbw", bName+" algbw")
+	us := func(m Measure) string { return fmtRan(m, m.TimeUs) }
+	bw := func(m Measure) string { return fmtRan(m, m.AlgBW) }
 	pairs := sameSizes(a, b)
 	for _, p := range pairs {
 		ra, rb := p[0], p[1]
-		fmt.Fprintf(w, "%14d %14.2f %14.2f %14.2f %14.2f %12.2f %12.2f\n", rb.Bytes, ra.OutOfPlace.TimeUs, rb.OutOfPlace.TimeUs,
-			ra.InPlace.TimeUs, rb.InPlace.TimeUs, ra.OutOfPlace.AlgBW, rb.OutOfPlace.AlgBW)
+		fmt.Fprintf(w, "%14d %14s %14s %14s %14s %12s %12s\n", rb.Bytes, us(ra.OutOfPlace), us(rb.OutOfPlace),
+			us(ra.InPlace), us(rb.InPlace), bw(ra.OutOfPlace), bw(rb.OutOfPlace))
 	}
 	return len(pairs)
+}
+
+// fmtRan formats v, a figure of m, with two decimals; N/A when m was not
+// run.
+func fmtRan(m Measure, v float64) string {
+	if !m.Ran() {
+		return "N/A"
+	}
+	return fmt.Sprintf("%.2f", v)
 }

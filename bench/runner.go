@@ -16,7 +16,8 @@ import (
 
 // Measure is one timed run: microseconds per call (averaged over ranks),
 // bandwidths in GB/s (10⁹ bytes), and the mismatching elements summed over
-// ranks (-1 when not checked).
+// ranks (-1 when not checked). A call not run — sendrecv and alltoall in
+// place, which the library refuses — is notRun: every figure -1.
 type Measure struct {
 	TimeUs float64 `json:"time_us"`
 	AlgBW  float64 `json:"algbw_gbs"`
@@ -27,6 +28,12 @@ type Measure struct {
 	// -1 when not measured).
 	RelErr float64 `json:"rel_err"`
 }
+
+// notRun is the Measure of a call not run.
+var notRun = Measure{TimeUs: -1, AlgBW: -1, BusBW: -1, Wrong: -1, RelErr: -1}
+
+// Ran reports whether m was measured (is not notRun).
+func (m Measure) Ran() bool { return m.TimeUs >= 0 }
 
 // Row is one line of the table.
 type Row struct {
@@ -122,9 +129,9 @@ func newRankRun(ctx context.Context, c, agg *ringo.Comm, t target, o *Options) *
 	return rr
 }
 
-func (rr *rankRun) measure(coll ringo.Collective, t ringo.DataType, k reduce.OpKind, sh shape) (Row, error) {
+func (rr *rankRun) measure(coll Coll, t ringo.DataType, k reduce.OpKind, sh shape) (Row, error) {
 	bytes := sh.elems * int64(t.Size())
-	row := Row{Coll: CollName(coll), Bytes: bytes, Count: sh.elems, Type: t.String(), Op: opName(k), Root: -1}
+	row := Row{Coll: coll.String(), Bytes: bytes, Count: sh.elems, Type: t.String(), Op: opName(k), Root: -1}
 	if coll.Rooted() {
 		row.Root = rr.o.Root
 	}
@@ -135,7 +142,11 @@ func (rr *rankRun) measure(coll ringo.Collective, t ringo.DataType, k reduce.OpK
 	if err != nil {
 		return row, err
 	}
+	row.InPlace = notRun
 	for _, inPlace := range []bool{false, true} {
+		if inPlace && !coll.runsInPlace() {
+			continue
+		}
 		l := rr.layout(coll, t, op, sh.count, inPlace)
 		for range rr.o.Warmup {
 			if err := rr.t.run(&l); err != nil {
@@ -212,28 +223,28 @@ func (rr *rankRun) op(t ringo.DataType, k reduce.OpKind) (ringo.Op, error) {
 }
 
 // layout places the buffers of one collective, in place or not, shifted
-// by Options.Unalign elements.
-func (rr *rankRun) layout(coll ringo.Collective, t ringo.DataType, op ringo.Op, count int64, inPlace bool) layout {
+// by Options.Unalign elements; a point-to-point collective's call is bound
+// to them (target.bind) once, here. In place, both are in the receive
+// buffer, the smaller at this rank's block of the larger (NCCL's in-place
+// layout).
+func (rr *rankRun) layout(coll Coll, t ringo.DataType, op ringo.Op, count int64, inPlace bool) layout {
 	elt := int64(t.Size())
-	in, out := count, count
-	switch coll {
-	case ringo.CollReduceScatter:
-		in *= int64(rr.n)
-	case ringo.CollAllGather:
-		out *= int64(rr.n)
-	}
+	in, out := coll.elems(count, rr.n)
 	shift := rr.o.Unalign * elt
 	l := layout{coll: coll, typ: t, op: op, count: count, root: rr.o.Root, inPlace: inPlace,
 		inBuf: 0, outBuf: 1, inOff: shift, outOff: shift, inLen: in * elt, outLen: out * elt}
 	seg := int64(rr.rank) * count * elt
-	switch {
-	case !inPlace:
-	case coll == ringo.CollReduceScatter:
-		l.inBuf, l.outOff = 1, shift+seg
-	case coll == ringo.CollAllGather:
-		l.inBuf, l.inOff = 1, shift+seg
-	default:
+	if inPlace {
 		l.inBuf = 1
+		switch {
+		case in > out:
+			l.outOff += seg
+		case out > in:
+			l.inOff += seg
+		}
+	}
+	if _, ring := coll.Ring(); !ring {
+		rr.t.bind(&l)
 	}
 	return l
 }
@@ -249,13 +260,13 @@ func (rr *rankRun) check(l *layout, k reduce.OpKind, seed uint64, e *errSums) (i
 	bufs := rr.t.buffers()
 	outB := bufs[l.outBuf][l.outOff : l.outOff+l.outLen]
 	for i := range outB {
-		outB[i] = 0xA5 // a pattern no check expects
+		outB[i] = poison
 	}
 	inB := bufs[l.inBuf][l.inOff : l.inOff+l.inLen]
 	gen := value
 	if rr.o.Error {
 		gen = randomValue
-	} else if l.coll == ringo.CollAllReduce && k == reduce.Sum {
+	} else if l.coll == AllReduce && k == reduce.Sum {
 		// Partial sums that travel in a narrower type (a precision
 		// variant's wire) must be exact there too.
 		if w := commhook.SumPathOf(rr.c, t).Wire; exactLimit(w) < exactLimit(t) {
@@ -278,7 +289,7 @@ func (rr *rankRun) check(l *layout, k reduce.OpKind, seed uint64, e *errSums) (i
 	if err := rr.t.download(l); err != nil {
 		return 0, err
 	}
-	if l.coll == ringo.CollReduce && rr.rank != l.root {
+	if l.coll == Reduce && rr.rank != l.root {
 		return 0, nil
 	}
 	// input returns rank q's input element i as stored in t.
@@ -291,20 +302,22 @@ func (rr *rankRun) check(l *layout, k reduce.OpKind, seed uint64, e *errSums) (i
 		bad := int64(0)
 		for i := lo; i < hi; i++ {
 			var want float64
-			switch l.coll {
-			case ringo.CollAllGather:
-				want = input(int(i/count), i%count)
-			case ringo.CollBroadcast:
-				want = input(l.root, i)
-			default:
+			if l.coll.Reduces() {
 				src := i
-				if l.coll == ringo.CollReduceScatter {
+				if l.coll == ReduceScatter {
 					src = int64(rr.rank)*count + i
 				}
 				for q := range n {
 					vals[q] = input(q, src)
 				}
 				want = expect(t, k, vals)
+			} else if q, j, ok := rr.source(l, i); ok {
+				want = input(q, j)
+			} else {
+				if !poisoned(outB[i*elt : (i+1)*elt]) {
+					bad++
+				}
+				continue
 			}
 			got := Get(t, outB, i)
 			if k == reduce.Avg && t.IsFloat() && l.coll.Reduces() {
@@ -326,6 +339,42 @@ func (rr *rankRun) check(l *layout, k reduce.OpKind, seed uint64, e *errSums) (i
 		wrong.Add(bad)
 	})
 	return wrong.Load(), nil
+}
+
+// poison fills every output before a check: a pattern no check expects.
+const poison = 0xA5
+
+// poisoned reports whether an element's bytes b are all poison.
+func poisoned(b []byte) bool {
+	for _, v := range b {
+		if v != poison {
+			return false
+		}
+	}
+	return true
+}
+
+// source returns where element i of this rank's output of a collective
+// that copies (no reduction) comes from: element j of rank q's input. ok
+// is false where the output must keep the poison it held: a gather's
+// output at a rank other than the root, but for its own block in place.
+func (rr *rankRun) source(l *layout, i int64) (q int, j int64, ok bool) {
+	count, rank := l.count, int64(rr.rank)
+	switch l.coll {
+	case Broadcast:
+		return l.root, i, true
+	case SendRecv:
+		return (rr.rank + rr.n - 1) % rr.n, i, true
+	case AllToAll:
+		return int(i / count), rank*count + i%count, true
+	case Scatter:
+		return l.root, rank*count + i, true
+	case Gather:
+		if rr.rank != l.root && !(l.inPlace && i/count == rank) {
+			return 0, 0, false
+		}
+	}
+	return int(i / count), i % count, true // all-gather, gather
 }
 
 // errSums accumulates the squared errors of error mode and the squared

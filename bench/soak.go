@@ -30,8 +30,9 @@ type SoakOptions struct {
 	Every    int           // a sample every this many collectives (and one after the last)
 	Warmup   int           // collectives before the first sample
 	Timeout  time.Duration // limit of each collective, and of each aggregation over ranks
-	// The choices; nil: every collective (ParseColls("all")), datatype and op.
-	Colls []ringo.Collective
+	// The choices; nil: every ring collective (ParseColls("all")), datatype
+	// and op.
+	Colls []Coll
 	Types []ringo.DataType
 	Ops   []reduce.OpKind
 }
@@ -105,7 +106,7 @@ type SoakResult struct {
 
 // soakCall is one drawn collective.
 type soakCall struct {
-	coll    ringo.Collective
+	coll    Coll
 	typ     ringo.DataType
 	op      reduce.OpKind // Sum for copies, which have no op
 	count   int64
@@ -119,7 +120,7 @@ func (s soakCall) String() string {
 	if !s.coll.Reduces() {
 		op = "none"
 	}
-	return fmt.Sprintf("%s %v %s count %d root %d in-place %v seed %#x", CollName(s.coll), s.typ, op, s.count, s.root, s.inPlace, s.seed)
+	return fmt.Sprintf("%s %v %s count %d root %d in-place %v seed %#x", s.coll, s.typ, op, s.count, s.root, s.inPlace, s.seed)
 }
 
 // typeOp is a datatype and an op ringo accepts for it.
@@ -161,13 +162,13 @@ func (o *SoakOptions) draw(rng *rand.Rand, pairs []typeOp, n int) soakCall {
 		s.typ = o.Types[rng.IntN(len(o.Types))]
 	}
 	most := o.MaxBytes / int64(s.typ.Size())
-	if s.coll == ringo.CollAllGather || s.coll == ringo.CollReduceScatter {
+	if s.coll.blocks() {
 		most /= int64(n)
 	}
 	scale := int64(1) << rng.IntN(bits.Len64(uint64(most))+1)
 	s.count = rng.Int64N(min(most, scale) + 1)
 	s.root = rng.IntN(n)
-	s.inPlace = rng.IntN(2) == 1
+	s.inPlace = s.coll.runsInPlace() && rng.IntN(2) == 1
 	s.seed = rng.Uint64()
 	return s
 }

@@ -77,7 +77,7 @@ func TestSoakFindsCorruption(t *testing.T) {
 			return nil
 		}
 		return func(l *layout, out []byte) {
-			if len(out) == 0 || (l.coll == ringo.CollReduce && l.root != rank) || (l.coll.Reduces() && l.op.Kind() == reduce.Avg) {
+			if len(out) == 0 || (l.coll == Reduce && l.root != rank) || (l.coll.Reduces() && l.op.Kind() == reduce.Avg) {
 				return // nothing checked here, or checked within a tolerance
 			}
 			out[l.typ.Size()-1] ^= 0x40 // element 0's top byte: an exponent bit, or a high bit of an integer
@@ -114,7 +114,7 @@ func TestSoakDraws(t *testing.T) {
 	for range 20000 {
 		s := o.draw(rng, pairs, n)
 		in := s.count * int64(s.typ.Size())
-		if s.coll == ringo.CollAllGather || s.coll == ringo.CollReduceScatter {
+		if s.coll.blocks() {
 			in *= n
 		}
 		if in > o.MaxBytes {

@@ -19,10 +19,14 @@ func WriteHeader(w io.Writer) {
 
 // WriteRow prints one row in nccl-tests' format, followed, when the row's
 // errors were measured (Options.Error), by the out-of-place and in-place
-// relative RMS errors.
+// relative RMS errors. A measure not run shows N/A throughout.
 func WriteRow(w io.Writer, r Row) {
 	fmt.Fprintf(w, "%14d%14d%10s%8s%8d", r.Bytes, r.Count, r.Type, r.Op, r.Root)
 	for _, m := range []Measure{r.OutOfPlace, r.InPlace} {
+		if !m.Ran() {
+			fmt.Fprintf(w, "%9s%8s%8s%8s", "N/A", "N/A", "N/A", "N/A")
+			continue
+		}
 		fmt.Fprintf(w, "%9s%8.2f%8.2f%8s", fmtTime(m.TimeUs), m.AlgBW, m.BusBW, fmtWrong(m.Wrong))
 	}
 	if r.OutOfPlace.RelErr >= 0 || r.InPlace.RelErr >= 0 {
@@ -32,14 +36,17 @@ func WriteRow(w io.Writer, r Row) {
 }
 
 // WriteFooter prints nccl-tests' summary lines and reports whether every
-// check passed.
+// check passed. The average bus bandwidth is over the measures run.
 func WriteFooter(w io.Writer, rows []Row) bool {
-	var wrong int64
+	var wrong, ran int64
 	var bw float64
 	for _, r := range rows {
 		for _, m := range []Measure{r.OutOfPlace, r.InPlace} {
-			wrong += max(m.Wrong, 0)
-			bw += m.BusBW
+			if m.Ran() {
+				wrong += max(m.Wrong, 0)
+				bw += m.BusBW
+				ran++
+			}
 		}
 	}
 	status := "OK"
@@ -47,8 +54,8 @@ func WriteFooter(w io.Writer, rows []Row) bool {
 		status = "FAILED"
 	}
 	fmt.Fprintf(w, "# Out of bounds values : %d %s\n", wrong, status)
-	if len(rows) > 0 {
-		fmt.Fprintf(w, "# Avg bus bandwidth    : %g\n", bw/float64(2*len(rows)))
+	if ran > 0 {
+		fmt.Fprintf(w, "# Avg bus bandwidth    : %g\n", bw/float64(ran))
 	}
 	return wrong == 0
 }

@@ -12,7 +12,7 @@ import (
 // and the output (0: the send buffer, 1: the receive buffer — in-place
 // calls keep both in the receive buffer), and their byte ranges.
 type layout struct {
-	coll             ringo.Collective
+	coll             Coll
 	typ              ringo.DataType
 	op               ringo.Op
 	count            int64
@@ -22,6 +22,7 @@ type layout struct {
 	outOff, outLen   int64
 	inPlace          bool
 	unalignedElement int64
+	p2p              p2pCall // a point-to-point collective's call on the target's buffers (target.bind); nil for a ring collective
 }
 
 // target is where a rank's buffers live and how its collectives run: host
@@ -30,6 +31,7 @@ type layout struct {
 // copies them to and from the device around a check.
 type target interface {
 	buffers() [2][]byte             // host send and receive buffers
+	bind(l *layout)                 // makes a point-to-point layout's call on the buffers (l.p2p)
 	run(l *layout) error            // one collective (enqueued, for a GPU)
 	sync() error                    // wait for every enqueued collective
 	upload(l *layout) error         // host → where the collective reads
@@ -52,11 +54,22 @@ func newHostTarget(ctx context.Context, c *ringo.Comm, bytes int64) *hostTarget 
 
 func (h *hostTarget) buffers() [2][]byte { return h.bufs }
 
+func (h *hostTarget) bind(l *layout) {
+	l.p2p = elemCallsOf[l.typ].host(h.c, l, h.in(l), h.out(l))
+}
+
 func (h *hostTarget) run(l *layout) error {
-	h.call = ringo.Call{Coll: l.coll, Count: l.count, Type: l.typ, Op: l.op, Root: l.root,
-		Send: h.bufs[l.inBuf][l.inOff : l.inOff+l.inLen], Recv: h.bufs[l.outBuf][l.outOff : l.outOff+l.outLen]}
+	if l.p2p != nil {
+		return l.p2p(h.ctx)
+	}
+	coll, _ := l.coll.Ring()
+	h.call = ringo.Call{Coll: coll, Count: l.count, Type: l.typ, Op: l.op, Root: l.root, Send: h.in(l), Recv: h.out(l)}
 	return h.c.Do(h.ctx, h.call)
 }
+
+// in and out are l's input and output.
+func (h *hostTarget) in(l *layout) []byte  { return h.bufs[l.inBuf][l.inOff : l.inOff+l.inLen] }
+func (h *hostTarget) out(l *layout) []byte { return h.bufs[l.outBuf][l.outOff : l.outOff+l.outLen] }
 
 func (h *hostTarget) sync() error            { return nil }
 func (h *hostTarget) upload(*layout) error   { return nil }
@@ -91,11 +104,22 @@ func newGPUTarget(ctx context.Context, c *ringo.Comm, bytes int64) (*gpuTarget, 
 
 func (g *gpuTarget) buffers() [2][]byte { return g.bufs }
 
+func (g *gpuTarget) bind(l *layout) {
+	l.p2p = elemCallsOf[l.typ].device(g.c, l, g.in(l), g.out(l), g.stream)
+}
+
 func (g *gpuTarget) run(l *layout) error {
-	call := ringo.DeviceCall{Coll: l.coll, Count: l.count, Type: l.typ, Op: l.op, Root: l.root,
-		Send: g.dev[l.inBuf].Addr() + uintptr(l.inOff), Recv: g.dev[l.outBuf].Addr() + uintptr(l.outOff)}
+	if l.p2p != nil {
+		return l.p2p(g.ctx)
+	}
+	coll, _ := l.coll.Ring()
+	call := ringo.DeviceCall{Coll: coll, Count: l.count, Type: l.typ, Op: l.op, Root: l.root, Send: g.in(l), Recv: g.out(l)}
 	return g.c.DoDevice(g.ctx, call, g.stream)
 }
+
+// in and out are the addresses of l's input and output.
+func (g *gpuTarget) in(l *layout) uintptr  { return g.dev[l.inBuf].Addr() + uintptr(l.inOff) }
+func (g *gpuTarget) out(l *layout) uintptr { return g.dev[l.outBuf].Addr() + uintptr(l.outOff) }
 
 func (g *gpuTarget) sync() error { return g.c.Wait(g.ctx, g.stream) }
 

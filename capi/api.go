@@ -21,6 +21,8 @@ type library struct {
 	memAlloc   func(uint64) (uintptr, error)
 	memFree    func(uintptr) error
 	newID      func() ([128]byte, error) // ringo.NewUniqueID
+	sendRecv   sendRecvFunc              // ringo.SendRecv
+	streams    streamCUDA
 	log        *logger
 	setLastErr func(string)
 
@@ -48,6 +50,8 @@ func newLibrary() *library {
 		memAlloc:   cudaMemAlloc,
 		memFree:    cudaMemFree,
 		newID:      newUniqueID,
+		sendRecv:   gpuSendRecv,
+		streams:    streamCUDA{alloc: cudaStreamAlloc, copy: cudaStreamCopy, free: cudaStreamFree, wait: cudaStreamWait},
 		log:        newLogger(stderrSink),
 		setLastErr: setLastError,
 		reg:        newRegistry(rendezvousTimeout),

@@ -59,13 +59,10 @@ func (l *library) collective(api int32, send, recv unsafe.Pointer, count uint64,
 // RINGO_UNSUPPORTED_* codes.
 var unsupportedAPIs = [...]struct{ fn, why string }{
 	{"ncclCommShrink", "shrinking a communicator is not supported by ringo"},
-	{"ncclSend", "point-to-point is not supported by ringo"},
-	{"ncclRecv", "point-to-point is not supported by ringo"},
 	{"ncclCommWindowRegister", "memory windows (symmetric memory) are not supported by ringo"},
 	{"ncclCommWindowDeregister", "memory windows (symmetric memory) are not supported by ringo"},
 	{"ncclGroupSimulateEnd", "simulating a group is not supported by ringo"},
 	// Not in NCCL 2.27's nccl.h; PyTorch 2.11 links against them.
-	{"ncclAlltoAll", "all-to-all is not supported by ringo"},
 	{"ncclDevCommCreate", "device communicators (NCCL's device API) are not supported by ringo"},
 	{"ncclDevCommDestroy", "device communicators (NCCL's device API) are not supported by ringo"},
 }

@@ -72,6 +72,67 @@ static CUresult ringoMemFree(unsigned long long p) {
 	}
 	return cuMemFree((CUdeviceptr)p);
 }
+
+// The stream work of point-to-point (p2p_run.go), in the primary context of
+// device dev, which the caller's is restored over by nccl_abi.c. Each
+// retains the context for the call only: ringo's communicator holds it.
+static CUresult ringoOnDevice(int dev, CUdevice* d, CUcontext* ctx) {
+	CUresult r = (CUresult)ringoCudaInit();
+	if (r != CUDA_SUCCESS) return r;
+	if ((r = cuDeviceGet(d, dev)) != CUDA_SUCCESS) return r;
+	if ((r = cuDevicePrimaryCtxRetain(ctx, *d)) != CUDA_SUCCESS) return r;
+	if ((r = cuCtxSetCurrent(*ctx)) != CUDA_SUCCESS) cuDevicePrimaryCtxRelease(*d);
+	return r;
+}
+
+static CUresult ringoStreamAlloc(int dev, uintptr_t stream, size_t n, unsigned long long* out) {
+	CUdevice d;
+	CUcontext ctx;
+	CUresult r = ringoOnDevice(dev, &d, &ctx);
+	if (r != CUDA_SUCCESS) return r;
+	CUdeviceptr p = 0;
+	r = cuMemAllocAsync(&p, n, (CUstream)stream);
+	*out = (unsigned long long)p;
+	cuDevicePrimaryCtxRelease(d);
+	return r;
+}
+
+static CUresult ringoStreamCopy(int dev, uintptr_t stream, unsigned long long dst, unsigned long long src, size_t n) {
+	CUdevice d;
+	CUcontext ctx;
+	CUresult r = ringoOnDevice(dev, &d, &ctx);
+	if (r != CUDA_SUCCESS) return r;
+	r = cuMemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, n, (CUstream)stream);
+	cuDevicePrimaryCtxRelease(d);
+	return r;
+}
+
+static CUresult ringoStreamFree(int dev, uintptr_t stream, unsigned long long p) {
+	CUdevice d;
+	CUcontext ctx;
+	CUresult r = ringoOnDevice(dev, &d, &ctx);
+	if (r != CUDA_SUCCESS) return r;
+	r = cuMemFreeAsync((CUdeviceptr)p, (CUstream)stream);
+	cuDevicePrimaryCtxRelease(d);
+	return r;
+}
+
+// waiter waits for the work enqueued on on so far (an event, destroyed at
+// once: the driver keeps it until the wait is done).
+static CUresult ringoStreamWait(int dev, uintptr_t waiter, uintptr_t on) {
+	CUdevice d;
+	CUcontext ctx;
+	CUresult r = ringoOnDevice(dev, &d, &ctx);
+	if (r != CUDA_SUCCESS) return r;
+	CUevent ev;
+	if ((r = cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING)) == CUDA_SUCCESS) {
+		r = cuEventRecord(ev, (CUstream)on);
+		if (r == CUDA_SUCCESS) r = cuStreamWaitEvent((CUstream)waiter, ev, 0);
+		cuEventDestroy(ev);
+	}
+	cuDevicePrimaryCtxRelease(d);
+	return r;
+}
 */
 import "C"
 
@@ -129,4 +190,32 @@ func cudaMemFree(p uintptr) error {
 		return err
 	}
 	return cudaErr("cuMemFree", C.ringoMemFree(C.ulonglong(p)))
+}
+
+// cudaStreamAlloc allocates n bytes on GPU dev, ordered on stream
+// (cuMemAllocAsync).
+func cudaStreamAlloc(dev int, stream uintptr, n int64) (uintptr, error) {
+	var p C.ulonglong
+	if err := cudaErr("cuMemAllocAsync", C.ringoStreamAlloc(C.int(dev), C.uintptr_t(stream), C.size_t(n), &p)); err != nil {
+		return 0, err
+	}
+	return uintptr(p), nil
+}
+
+// cudaStreamCopy enqueues the copy of n bytes from src to dst on stream
+// (cuMemcpyDtoDAsync).
+func cudaStreamCopy(dev int, stream, dst, src uintptr, n int64) error {
+	return cudaErr("cuMemcpyDtoDAsync", C.ringoStreamCopy(C.int(dev), C.uintptr_t(stream), C.ulonglong(dst), C.ulonglong(src), C.size_t(n)))
+}
+
+// cudaStreamFree frees p from cudaStreamAlloc, ordered on stream
+// (cuMemFreeAsync).
+func cudaStreamFree(dev int, stream, p uintptr) error {
+	return cudaErr("cuMemFreeAsync", C.ringoStreamFree(C.int(dev), C.uintptr_t(stream), C.ulonglong(p)))
+}
+
+// cudaStreamWait makes stream waiter wait for the work enqueued on stream
+// on so far (cuEventRecord, cuStreamWaitEvent).
+func cudaStreamWait(dev int, waiter, on uintptr) error {
+	return cudaErr("cuStreamWaitEvent", C.ringoStreamWait(C.int(dev), C.uintptr_t(waiter), C.uintptr_t(on)))
 }

@@ -16,3 +16,8 @@ func cudaCurrentDevice() (int, error)      { return 0, errNoCUDA }
 func cudaDeviceCount() (int, error)        { return 0, errNoCUDA }
 func cudaMemAlloc(uint64) (uintptr, error) { return 0, errNoCUDA }
 func cudaMemFree(uintptr) error            { return errNoCUDA }
+
+func cudaStreamAlloc(int, uintptr, int64) (uintptr, error)       { return 0, errNoCUDA }
+func cudaStreamCopy(int, uintptr, uintptr, uintptr, int64) error { return errNoCUDA }
+func cudaStreamFree(int, uintptr, uintptr) error                 { return errNoCUDA }
+func cudaStreamWait(int, uintptr, uintptr) error                 { return errNoCUDA }

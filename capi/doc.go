@@ -1,10 +1,11 @@
 // Command capi is ringo's C ABI: built with -buildmode=c-shared it is
 // libnccl.so.2, a stand-in for NCCL that programs built against NCCL's
 // header — nccl-tests, PyTorch — load unmodified (scripts/build-libnccl.sh).
-// Every function of include/nccl.h (NCCL 2.27.7) is exported with that exact
-// C signature, plus a pncclX alias of each; so are three functions of newer
-// NCCLs that PyTorch 2.11 links against — ncclAlltoAll, ncclDevCommCreate
-// and ncclDevCommDestroy — which nccl_abi.c declares itself and refuses.
+// Every function of include/nccl.h (NCCL 2.27.7, plus 2.28's ncclAlltoAll,
+// ncclGather and ncclScatter) is exported with that exact C signature, plus
+// a pncclX alias of each; so are two functions of newer NCCLs that PyTorch
+// 2.11 links against — ncclDevCommCreate and ncclDevCommDestroy — which
+// nccl_abi.c declares itself and refuses.
 //
 // # Layers
 //
@@ -14,12 +15,14 @@
 // exports recover any panic (ncclInternalError) and turn errors into
 // ncclResult_t codes and ncclGetLastError's text. The work is done by the
 // methods of library (api.go; init.go creates and destroys communicators,
-// collective.go launches, memory.go allocates and registers, ops.go makes
+// collective.go launches, p2p.go, p2p_run.go and stage.go send and receive,
+// group.go ends groups, memory.go allocates and registers, ops.go makes
 // operators) over three tables: communicator handles (handles.go, entry.go),
 // reduction operators (ops.go) and the threads' groups with the creations of
-// ranks deferred to their ends or under way (registry.go). cuda_cuda.go holds the few driver calls
-// the ABI makes itself (current device, ncclMemAlloc, ncclMemFree);
-// cuda_stub.go answers them in a build without the cuda tag.
+// ranks and the sends and receives deferred to their ends (registry.go).
+// cuda_cuda.go holds the few driver calls the ABI makes itself (current
+// device, ncclMemAlloc, ncclMemFree, and the stream work around sends and
+// receives); cuda_stub.go answers them in a build without the cuda tag.
 //
 // # Handles
 //
@@ -90,6 +93,39 @@
 // once, inside a group or not: ringo's kernels of different ranks wait for
 // each other on the GPUs, so one thread may enqueue rank 0 and then rank 1.
 //
+// # Point-to-point
+//
+// ncclSend and ncclRecv, and ncclAlltoAll, ncclGather and ncclScatter
+// (NCCL 2.28's, which NCCL makes of sends and receives, and so does the
+// library: p2p.go), are checked when called. Outside a group a call's sends
+// and receives run at once, as one ringo.SendRecv. Inside one they are
+// recorded, in order, and the thread's outermost ncclGroupEnd runs all of
+// them, on every communicator, as one ringo.SendRecv once the group's
+// creations are done (group.go): each communicator's ops as one launch, the
+// communicators concurrently. Launched one by one they could not work: two
+// ranks exchanging large messages would each wait in its send for the
+// other's receive, and a thread driving several ranks would wait in rank 0's
+// first connection to a peer for rank 1's. Collectives called inside the
+// group are launched when called, so they run before its sends and receives
+// on their streams — NCCL orders a group's operations no more than that, and
+// every rank of a communicator reorders alike. An argument error inside a
+// group is returned by the call and again by the group's end, which then
+// runs none of its sends and receives (NCCL's group error). A
+// communicator's ops on several streams are launched on the first's, after
+// the work enqueued so far on the others, which then wait for the launch,
+// as NCCL joins a group's streams (p2p_run.go).
+//
+// ringo refuses a receive into memory another message of the launch uses;
+// NCCL does not, and in-place ncclGather and ncclScatter, and nccl-tests'
+// in-place sendrecv and alltoall, rely on it. The library drops a send to
+// the rank itself and its receive from itself at one address (nothing to
+// copy), and receives any other overlapping message into scratch memory
+// (cuMemAllocAsync on the launch's stream) that it then copies to its
+// place: the results are those of sends that read their buffers before any
+// receive wrote (stage.go). Operations of one group that depend on each
+// other's data — a send of what a receive of the same group brings — get
+// no such order, in NCCL or here.
+//
 // # Configuration
 //
 // ncclConfig_t is read as NCCL reads it (size first, at most our 72 bytes,
@@ -109,9 +145,9 @@
 // ncclInvalidUsage; ErrPeerLost → ncclRemoteError; ErrTimeout and ErrAborted
 // → ncclSystemError (NCCL 2.27 has no timeout code); CUDA driver errors →
 // ncclUnhandledCudaError; anything else → ncclInternalError. What ringo
-// does not do is ncclInvalidUsage with a message saying so: ncclSend and
-// ncclRecv, ncclCommShrink, memory windows, ncclGroupSimulateEnd, more than
-// one id in ncclCommInitRankScalable, ncclAlltoAll, ncclDevCommCreate,
+// does not do is ncclInvalidUsage with a message saying so: ncclCommShrink,
+// memory windows, ncclGroupSimulateEnd, more than one id in
+// ncclCommInitRankScalable, ncclDevCommCreate,
 // ncclDevCommDestroy, and PreMulSum scalars in device memory
 // (ncclScalarDevice: NCCL reads those when the kernel runs, ringo's kernels
 // take the scalar by value). NCCL_DEBUG (RINGO_DEBUG first) = VERSION, WARN

@@ -158,6 +158,16 @@ func ringoCollective(api int32, send, recv unsafe.Pointer, count uint64, datatyp
 	return finish(lib.collective(api, send, recv, count, datatype, op, root, comm, stream))
 }
 
+//export ringoP2P
+func ringoP2P(tid uint64, api int32, send, recv unsafe.Pointer, count uint64, datatype, peer int32, comm, stream unsafe.Pointer) (res int32) {
+	fn := "point-to-point"
+	if api >= 0 && int(api) < len(p2pAPIs) {
+		fn = p2pAPIs[api]
+	}
+	defer guard(fn, &res)
+	return finish(lib.p2p(tid, api, send, recv, count, datatype, peer, comm, stream))
+}
+
 //export ringoUnsupported
 func ringoUnsupported(api int32) (res int32) {
 	defer guard("unsupported", &res)
@@ -167,14 +177,14 @@ func ringoUnsupported(api int32) (res int32) {
 //export ringoGroupStart
 func ringoGroupStart(tid uint64) (res int32) {
 	defer guard("ncclGroupStart", &res)
-	lib.reg.groupStart(tid)
+	lib.groupStart(tid)
 	return int32(ncclSuccess)
 }
 
 //export ringoGroupEnd
 func ringoGroupEnd(tid uint64) (res int32) {
 	defer guard("ncclGroupEnd", &res)
-	return finish(lib.reg.groupEnd(tid))
+	return finish(lib.groupEnd(tid))
 }
 
 //export ringoResetDebugInit

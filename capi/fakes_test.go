@@ -268,6 +268,7 @@ func (f *fakeCreator) snapshot() [][]int {
 type testLib struct {
 	*library
 	fc      *fakeCreator
+	fp      *fakeP2P
 	dev     int
 	devMu   sync.Mutex
 	lastErr []string
@@ -275,7 +276,7 @@ type testLib struct {
 
 func newTestLib(t *testing.T) *testLib {
 	t.Helper()
-	tl := &testLib{fc: &fakeCreator{}}
+	tl := &testLib{fc: &fakeCreator{}, fp: &fakeP2P{}}
 	var ids atomic.Uint64
 	l := &library{
 		join: tl.fc.join,
@@ -292,8 +293,10 @@ func newTestLib(t *testing.T) *testLib {
 			binary.LittleEndian.PutUint64(x[4:], ids.Add(1))
 			return x, nil
 		},
-		log: newLogger(func(line string) { t.Log(line) }),
-		reg: newRegistry(func() time.Duration { return 5 * time.Second }),
+		sendRecv: tl.fp.sendRecv,
+		streams:  tl.fp.streams(),
+		log:      newLogger(func(line string) { t.Log(line) }),
+		reg:      newRegistry(func() time.Duration { return 5 * time.Second }),
 	}
 	l.setLastErr = func(s string) {
 		tl.devMu.Lock()
@@ -345,3 +348,75 @@ func wantResult(t *testing.T, what string, err error, want result) {
 
 // ptr is p as the void* a C caller passes.
 func ptr[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
+
+// fakeP2P stands for ringo.SendRecv and the stream work around it: it
+// records every call, in order.
+type fakeP2P struct {
+	mu     sync.Mutex
+	runs   [][]p2pPart // each SendRecv's parts, copied
+	events []string    // every call: "sendrecv", "alloc", "copy", "free", "wait", with arguments
+	next   uintptr     // the next scratch address alloc returns
+
+	err      error // SendRecv's answer
+	allocErr error // alloc's
+}
+
+func (f *fakeP2P) log(format string, a ...any) {
+	f.events = append(f.events, fmt.Sprintf(format, a...))
+}
+
+func (f *fakeP2P) sendRecv(_ context.Context, parts []p2pPart) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	run := make([]p2pPart, len(parts))
+	for i, p := range parts {
+		run[i] = p2pPart{comm: p.comm, stream: p.stream, msgs: slices.Clone(p.msgs)}
+	}
+	f.runs = append(f.runs, run)
+	f.log("sendrecv %d parts", len(parts))
+	return f.err
+}
+
+func (f *fakeP2P) streams() streamCUDA {
+	return streamCUDA{
+		alloc: func(dev int, stream uintptr, n int64) (uintptr, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.allocErr != nil {
+				return 0, f.allocErr
+			}
+			if f.next == 0 {
+				f.next = 0x5000_0000
+			}
+			p := f.next
+			f.next += uintptr(n+0xfff) &^ 0xfff
+			f.log("alloc gpu %d stream %#x %d bytes = %#x", dev, stream, n, p)
+			return p, nil
+		},
+		copy: func(dev int, stream, dst, src uintptr, n int64) error {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.log("copy gpu %d stream %#x %#x <- %#x %d bytes", dev, stream, dst, src, n)
+			return nil
+		},
+		free: func(dev int, stream, p uintptr) error {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.log("free gpu %d stream %#x %#x", dev, stream, p)
+			return nil
+		},
+		wait: func(dev int, waiter, on uintptr) error {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.log("wait gpu %d stream %#x on %#x", dev, waiter, on)
+			return nil
+		},
+	}
+}
+
+// snapshot returns the runs and events so far.
+func (f *fakeP2P) snapshot() ([][]p2pPart, []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.runs), slices.Clone(f.events)
+}

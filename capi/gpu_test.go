@@ -36,7 +36,7 @@ func TestGPUAllReduce(t *testing.T) {
 	l.log = newLogger(func(s string) { t.Log(s) })
 	devs := []int{0, 1 % ngpu}
 	const tid, n = 1, 4099
-	l.reg.groupStart(tid)
+	l.groupStart(tid)
 	hs := make([]unsafe.Pointer, 2)
 	x := id(40)
 	if err := l.getUniqueID(ptr(x)); err != nil {
@@ -48,7 +48,7 @@ func TestGPUAllReduce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := l.reg.groupEnd(tid); err != nil {
+	if err := l.groupEnd(tid); err != nil {
 		t.Fatal(err)
 	}
 	bufs := make([]ringo.DevPtr[float32], 2)
@@ -71,14 +71,14 @@ func TestGPUAllReduce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l.reg.groupStart(tid)
+	l.groupStart(tid)
 	for r := range devs {
 		p := devPtr(bufs[r].Addr())
 		if err := l.collective(apiAllReduce, p, p, n, int32(ringo.TypeFloat32), 0, 0, hs[r], devPtr(streams[r].Handle())); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := l.reg.groupEnd(tid); err != nil {
+	if err := l.groupEnd(tid); err != nil {
 		t.Fatal(err)
 	}
 	for r := range devs {

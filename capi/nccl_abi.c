@@ -83,21 +83,19 @@ enum { RINGO_COLL_ALLREDUCE, RINGO_COLL_REDUCESCATTER, RINGO_COLL_ALLGATHER, RIN
 // The unsupported APIs, as api.go's unsupportedAPIs lists them.
 enum {
 	RINGO_UNSUPPORTED_SHRINK,
-	RINGO_UNSUPPORTED_SEND,
-	RINGO_UNSUPPORTED_RECV,
 	RINGO_UNSUPPORTED_WINDOW_REGISTER,
 	RINGO_UNSUPPORTED_WINDOW_DEREGISTER,
 	RINGO_UNSUPPORTED_GROUP_SIMULATE_END,
-	RINGO_UNSUPPORTED_ALLTOALL,
 	RINGO_UNSUPPORTED_DEV_COMM_CREATE,
 	RINGO_UNSUPPORTED_DEV_COMM_DESTROY,
 };
 
+// The point-to-point APIs, as p2p.go's p2pAPIs lists them.
+enum { RINGO_P2P_SEND, RINGO_P2P_RECV, RINGO_P2P_ALLTOALL, RINGO_P2P_GATHER, RINGO_P2P_SCATTER };
+
 // Functions of newer NCCLs that nccl.h (2.27) lacks and PyTorch 2.11 links
-// against: declared here, exported, and refused. Nothing here calls the
-// device-communicator pair, so their arguments are opaque.
-ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
-                          cudaStream_t stream);
+// against: declared here, exported, and refused. Nothing here calls them,
+// so their arguments are opaque.
 ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void* reqs, void* outDevComm);
 ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void* devComm);
 
@@ -267,22 +265,32 @@ ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
 	RINGO_CALL(ringoCollective(RINGO_COLL_ALLGATHER, (void*)sendbuff, recvbuff, sendcount, (int)datatype, 0, 0, comm, stream));
 }
 
+/* Point-to-point, and the collectives NCCL makes of it (2.28). Inside a
+ * group they are deferred to its outermost end (group.go). */
+
 ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-	(void)sendbuff, (void)count, (void)datatype, (void)peer, (void)comm, (void)stream;
-	return (ncclResult_t)ringoUnsupported(RINGO_UNSUPPORTED_SEND);
+	RINGO_CALL(ringoP2P(RINGO_TID, RINGO_P2P_SEND, (void*)sendbuff, NULL, count, (int)datatype, peer, comm, stream));
 }
 
 ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-	(void)recvbuff, (void)count, (void)datatype, (void)peer, (void)comm, (void)stream;
-	return (ncclResult_t)ringoUnsupported(RINGO_UNSUPPORTED_RECV);
+	RINGO_CALL(ringoP2P(RINGO_TID, RINGO_P2P_RECV, NULL, recvbuff, count, (int)datatype, peer, comm, stream));
 }
 
 ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
                           cudaStream_t stream) {
-	(void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)comm, (void)stream;
-	return (ncclResult_t)ringoUnsupported(RINGO_UNSUPPORTED_ALLTOALL);
+	RINGO_CALL(ringoP2P(RINGO_TID, RINGO_P2P_ALLTOALL, (void*)sendbuff, recvbuff, count, (int)datatype, 0, comm, stream));
+}
+
+ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                        ncclComm_t comm, cudaStream_t stream) {
+	RINGO_CALL(ringoP2P(RINGO_TID, RINGO_P2P_GATHER, (void*)sendbuff, recvbuff, count, (int)datatype, root, comm, stream));
+}
+
+ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                         ncclComm_t comm, cudaStream_t stream) {
+	RINGO_CALL(ringoP2P(RINGO_TID, RINGO_P2P_SCATTER, (void*)sendbuff, recvbuff, count, (int)datatype, root, comm, stream));
 }
 
 /* Device communicators. */
@@ -349,5 +357,7 @@ RINGO_ALIAS(ncclGroupStart);
 RINGO_ALIAS(ncclGroupEnd);
 RINGO_ALIAS(ncclGroupSimulateEnd);
 RINGO_ALIAS(ncclAlltoAll);
+RINGO_ALIAS(ncclGather);
+RINGO_ALIAS(ncclScatter);
 RINGO_ALIAS(ncclDevCommCreate);
 RINGO_ALIAS(ncclDevCommDestroy);

@@ -41,10 +41,14 @@ type idRanks struct {
 // ncclSplitNoColor is NCCL_SPLIT_NOCOLOR.
 const ncclSplitNoColor = -1
 
-// groupState is one thread's ncclGroupStart nesting.
+// groupState is one thread's ncclGroupStart nesting and what its
+// outermost ncclGroupEnd runs: first the creations, concurrently, then the
+// sends and receives, as one ringo.SendRecv (group.go).
 type groupState struct {
 	depth    int
 	deferred []*creation // enrolled inside the group, run at its end
+	p2p      []p2pOp     // ncclSend, ncclRecv and the calls made of them, in order
+	err      error       // the first sends' or receives' argument error: the end reports it and runs none of them
 }
 
 // registry holds the threads' groups and the creations deferred to their
@@ -80,23 +84,46 @@ func (r *registry) inGroup(tid uint64) bool {
 	return r.groups[tid] != nil
 }
 
-// groupEnd closes thread tid's innermost group; closing the outermost runs
-// every creation enrolled inside it, concurrently, and waits for them all.
-func (r *registry) groupEnd(tid uint64) error {
+// closeGroup closes thread tid's innermost group. Closing the outermost
+// returns it, for the caller to run what it holds (library.groupEnd);
+// closing an inner one returns nil.
+func (r *registry) closeGroup(tid uint64) (*groupState, error) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	g := r.groups[tid]
 	if g == nil {
-		r.mu.Unlock()
-		return invalidUsage("ncclGroupEnd: no ncclGroupStart is open on this thread")
+		return nil, invalidUsage("ncclGroupEnd: no ncclGroupStart is open on this thread")
 	}
 	g.depth--
 	if g.depth > 0 {
-		r.mu.Unlock()
-		return nil
+		return nil, nil
 	}
 	delete(r.groups, tid)
-	r.mu.Unlock()
-	return r.run(g.deferred)
+	return g, nil
+}
+
+// deferP2P records ops in thread tid's group and reports true, or reports
+// false when the thread has no group open (the caller runs them).
+func (r *registry) deferP2P(tid uint64, ops ...p2pOp) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g := r.groups[tid]
+	if g == nil {
+		return false
+	}
+	g.p2p = append(g.p2p, ops...)
+	return true
+}
+
+// failP2P records err, a send's or receive's argument error, in thread
+// tid's group, if one is open: as in NCCL, its end then fails with the
+// first such error and runs none of its sends and receives.
+func (r *registry) failP2P(tid uint64, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if g := r.groups[tid]; g != nil && g.err == nil {
+		g.err = err
+	}
 }
 
 // enroll takes c. Inside a group of thread tid it is only recorded

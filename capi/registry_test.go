@@ -57,7 +57,7 @@ func TestInitRankThreads(t *testing.T) {
 func TestInitRankGroup(t *testing.T) {
 	tl := newTestLib(t)
 	const tid = 7
-	tl.reg.groupStart(tid)
+	tl.groupStart(tid)
 	hs := map[int32]unsafe.Pointer{}
 	for _, r := range []int32{2, 0, 1} {
 		tl.setDev(int(r) + 3)
@@ -76,7 +76,7 @@ func TestInitRankGroup(t *testing.T) {
 	}
 	var n int32
 	wantResult(t, "ncclCommCount before ncclGroupEnd", tl.query("ncclCommCount", hs[0], ptr(&n), rankComm.Size), ncclInvalidArgument)
-	if err := tl.reg.groupEnd(tid); err != nil {
+	if err := tl.groupEnd(tid); err != nil {
 		t.Fatal(err)
 	}
 	if calls := tl.fc.snapshot(); !reflect.DeepEqual(calls, [][]int{{3, 4, 5}}) {
@@ -96,18 +96,18 @@ func TestInitRankGroup(t *testing.T) {
 func TestGroupNesting(t *testing.T) {
 	tl := newTestLib(t)
 	const tid = 9
-	tl.reg.groupStart(tid)
-	tl.reg.groupStart(tid)
+	tl.groupStart(tid)
+	tl.groupStart(tid)
 	for r := range int32(2) {
 		if _, err := tl.initRank(tid, 2, r, id(3)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	tl.reg.groupStart(tid)
-	if err := tl.reg.groupEnd(tid); err != nil {
+	tl.groupStart(tid)
+	if err := tl.groupEnd(tid); err != nil {
 		t.Fatal(err)
 	}
-	if err := tl.reg.groupEnd(tid); err != nil {
+	if err := tl.groupEnd(tid); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(tl.fc.snapshot()); n != 0 {
@@ -116,17 +116,17 @@ func TestGroupNesting(t *testing.T) {
 	if !tl.reg.inGroup(tid) {
 		t.Fatal("the outer group is closed")
 	}
-	if err := tl.reg.groupEnd(tid); err != nil {
+	if err := tl.groupEnd(tid); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(tl.fc.snapshot()); n != 1 {
 		t.Fatalf("created %d communicators at the outermost ncclGroupEnd, want 1", n)
 	}
-	wantResult(t, "unmatched ncclGroupEnd", tl.reg.groupEnd(tid), ncclInvalidUsage)
+	wantResult(t, "unmatched ncclGroupEnd", tl.groupEnd(tid), ncclInvalidUsage)
 	// Groups are per thread: another thread's end does not close this one's.
-	tl.reg.groupStart(tid)
-	wantResult(t, "ncclGroupEnd on another thread", tl.reg.groupEnd(tid+1), ncclInvalidUsage)
-	if err := tl.reg.groupEnd(tid); err != nil {
+	tl.groupStart(tid)
+	wantResult(t, "ncclGroupEnd on another thread", tl.groupEnd(tid+1), ncclInvalidUsage)
+	if err := tl.groupEnd(tid); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -135,7 +135,7 @@ func TestGroupNesting(t *testing.T) {
 func TestGroupTwoIDs(t *testing.T) {
 	tl := newTestLib(t)
 	const tid = 11
-	tl.reg.groupStart(tid)
+	tl.groupStart(tid)
 	for _, x := range []*[128]byte{id(4), id(5)} {
 		for r := range int32(2) {
 			tl.setDev(int(x[0])*10 + int(r))
@@ -144,7 +144,7 @@ func TestGroupTwoIDs(t *testing.T) {
 			}
 		}
 	}
-	if err := tl.reg.groupEnd(tid); err != nil {
+	if err := tl.groupEnd(tid); err != nil {
 		t.Fatal(err)
 	}
 	// The two communicators are made concurrently, in either order.
@@ -168,7 +168,7 @@ func TestGroupInitsConcurrent(t *testing.T) {
 		mu.Unlock()
 	}
 	const tid = 13
-	tl.reg.groupStart(tid)
+	tl.groupStart(tid)
 	hs := map[[2]int]unsafe.Pointer{}
 	for _, r := range []int32{2, 0, 1} {
 		for _, x := range []*[128]byte{id(31), id(32)} {
@@ -181,7 +181,7 @@ func TestGroupInitsConcurrent(t *testing.T) {
 		}
 	}
 	done := make(chan error, 1)
-	go func() { done <- tl.reg.groupEnd(tid) }()
+	go func() { done <- tl.groupEnd(tid) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -207,7 +207,7 @@ func TestGroupInitsConcurrent(t *testing.T) {
 // own thread meet at the group's end.
 func TestGroupAndBlockingThread(t *testing.T) {
 	tl := newTestLib(t)
-	tl.reg.groupStart(1)
+	tl.groupStart(1)
 	h0, err := tl.initRank(1, 2, 0, id(6))
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +222,7 @@ func TestGroupAndBlockingThread(t *testing.T) {
 		t.Fatalf("rank 1 returned (%v) before rank 0's group ended", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	if err := tl.reg.groupEnd(1); err != nil {
+	if err := tl.groupEnd(1); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -273,12 +273,12 @@ func TestMissingRanksTimeout(t *testing.T) {
 func TestMissingRanksGroupTimeout(t *testing.T) {
 	tl := newTestLib(t)
 	tl.setTimeout(20 * time.Millisecond)
-	tl.reg.groupStart(3)
+	tl.groupStart(3)
 	h, err := tl.initRank(3, 2, 0, id(8))
 	if err != nil || h == nil {
 		t.Fatal(h, err)
 	}
-	err = tl.reg.groupEnd(3)
+	err = tl.groupEnd(3)
 	wantResult(t, "group end", err, ncclSystemError)
 	if !strings.Contains(err.Error(), "ranks [1] never joined") {
 		t.Errorf("error %q does not name rank 1", err)
@@ -301,7 +301,7 @@ func TestMissingRanksGroupTimeout(t *testing.T) {
 func TestMissingRanksWaitingForGroup(t *testing.T) {
 	tl := newTestLib(t)
 	tl.setTimeout(20 * time.Millisecond)
-	tl.reg.groupStart(5)
+	tl.groupStart(5)
 	if _, err := tl.initRank(5, 2, 1, id(9)); err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestMissingRanksWaitingForGroup(t *testing.T) {
 		t.Errorf("error %q", err)
 	}
 	// The group's end now waits for rank 0, which gave up.
-	err = tl.reg.groupEnd(5)
+	err = tl.groupEnd(5)
 	wantResult(t, "group end", err, ncclSystemError)
 	if !strings.Contains(err.Error(), "ranks [0] never joined") || strings.Contains(err.Error(), "ncclGroupStart") {
 		t.Errorf("error %q", err)
@@ -362,7 +362,7 @@ func TestInitRankArguments(t *testing.T) {
 
 func TestDuplicateRankAndMismatch(t *testing.T) {
 	tl := newTestLib(t)
-	tl.reg.groupStart(1)
+	tl.groupStart(1)
 	if _, err := tl.initRank(1, 2, 0, id(11)); err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +376,7 @@ func TestDuplicateRankAndMismatch(t *testing.T) {
 	if _, err := tl.initRank(1, 2, 1, id(11)); err != nil {
 		t.Fatal(err)
 	}
-	if err := tl.reg.groupEnd(1); err != nil {
+	if err := tl.groupEnd(1); err != nil {
 		t.Fatal(err)
 	}
 	if tl.handles.live() != 2 {
@@ -408,12 +408,12 @@ func TestCreateFails(t *testing.T) {
 func TestCreatePanics(t *testing.T) {
 	tl := newTestLib(t)
 	tl.fc.panic = "boom"
-	tl.reg.groupStart(1)
+	tl.groupStart(1)
 	hs := make([]unsafe.Pointer, 2)
 	for r := range int32(2) {
 		hs[r], _ = tl.initRank(1, 2, r, id(13))
 	}
-	err := tl.reg.groupEnd(1)
+	err := tl.groupEnd(1)
 	wantResult(t, "panic", err, ncclInternalError)
 	if !strings.Contains(err.Error(), "boom") {
 		t.Errorf("%q", err)
@@ -431,13 +431,13 @@ func TestDestroyWhileCreating(t *testing.T) {
 	tl := newTestLib(t)
 	joined := make(chan struct{}, 2)
 	tl.fc.arrived = func([128]byte, int) { joined <- struct{}{} }
-	tl.reg.groupStart(1)
+	tl.groupStart(1)
 	h, err := tl.initRank(1, 2, 0, id(33))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ended := make(chan error, 1)
-	go func() { ended <- tl.reg.groupEnd(1) }()
+	go func() { ended <- tl.groupEnd(1) }()
 	<-joined // rank 0 waits in join for rank 1
 	destroyed := make(chan error, 1)
 	go func() { destroyed <- tl.destroy(h) }()
@@ -466,7 +466,7 @@ func TestDestroyWhileCreating(t *testing.T) {
 // Destroying a handle whose group never ended withdraws it.
 func TestDestroyPending(t *testing.T) {
 	tl := newTestLib(t)
-	tl.reg.groupStart(1)
+	tl.groupStart(1)
 	h, err := tl.initRank(1, 1, 0, id(14))
 	if err != nil {
 		t.Fatal(err)
@@ -477,7 +477,7 @@ func TestDestroyPending(t *testing.T) {
 	if tl.reg.pendingCount() != 0 {
 		t.Fatal("creation left pending")
 	}
-	if err := tl.reg.groupEnd(1); err != nil {
+	if err := tl.groupEnd(1); err != nil {
 		t.Fatalf("group end after its only rank was destroyed: %v", err)
 	}
 	if len(tl.fc.snapshot()) != 0 {
@@ -490,7 +490,7 @@ func TestDestroyPending(t *testing.T) {
 func (tl *testLib) initGroup(t *testing.T, x *[128]byte, devs ...int) []unsafe.Pointer {
 	t.Helper()
 	const tid = 424242
-	tl.reg.groupStart(tid)
+	tl.groupStart(tid)
 	hs := make([]unsafe.Pointer, len(devs))
 	for r, d := range devs {
 		tl.setDev(d)
@@ -499,7 +499,7 @@ func (tl *testLib) initGroup(t *testing.T, x *[128]byte, devs ...int) []unsafe.P
 			t.Fatal(err)
 		}
 	}
-	if err := tl.reg.groupEnd(tid); err != nil {
+	if err := tl.groupEnd(tid); err != nil {
 		t.Fatal(err)
 	}
 	return hs
@@ -514,14 +514,14 @@ func TestSplitGroup(t *testing.T) {
 	colors := []int32{1, 0, 1, ncclSplitNoColor}
 	keys := []int32{5, 0, 2, 0}
 	const tid = 77
-	tl.reg.groupStart(tid)
+	tl.groupStart(tid)
 	kids := make([]unsafe.Pointer, 4)
 	for r := range 4 {
 		if err := tl.split(tid, parent[r], colors[r], keys[r], ptr(&kids[r]), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := tl.reg.groupEnd(tid); err != nil {
+	if err := tl.groupEnd(tid); err != nil {
 		t.Fatal(err)
 	}
 	calls := tl.fc.snapshot()[1:]
@@ -539,13 +539,13 @@ func TestSplitGroup(t *testing.T) {
 		}
 	}
 	// A second split of the same parent is a new collective.
-	tl.reg.groupStart(tid)
+	tl.groupStart(tid)
 	for r := range 4 {
 		if err := tl.split(tid, parent[r], 0, int32(-r), ptr(&kids[r]), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := tl.reg.groupEnd(tid); err != nil {
+	if err := tl.groupEnd(tid); err != nil {
 		t.Fatal(err)
 	}
 	if calls := tl.fc.snapshot(); !reflect.DeepEqual(calls[len(calls)-1], []int{13, 12, 11, 10}) {
@@ -600,14 +600,14 @@ func TestSplitTwoParents(t *testing.T) {
 	a := tl.initGroup(t, id(18), 0, 1)
 	b := tl.initGroup(t, id(19), 2, 3)
 	const tid = 88
-	tl.reg.groupStart(tid)
+	tl.groupStart(tid)
 	kids := make([]unsafe.Pointer, 4)
 	for r, p := range append(append([]unsafe.Pointer(nil), a...), b...) {
 		if err := tl.split(tid, p, 0, 0, ptr(&kids[r]), nil); err != nil {
 			t.Fatalf("split of parent handle %d: %v", r, err)
 		}
 	}
-	if err := tl.reg.groupEnd(tid); err != nil {
+	if err := tl.groupEnd(tid); err != nil {
 		t.Fatal(err)
 	}
 	if calls := tl.fc.snapshot()[2:]; !reflect.DeepEqual(calls, [][]int{{0, 1}, {2, 3}}) && !reflect.DeepEqual(calls, [][]int{{2, 3}, {0, 1}}) {

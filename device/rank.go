@@ -191,6 +191,9 @@ func (r *Rank) launchPlan(p *ring.Plan, sched bool, seq uint64, in, out uintptr,
 		plan.pinned = true // fences on this stream will not show the other's launch over
 	}
 	name, arg := "ringo_copy", uint64(0)
+	if p.P2P != nil {
+		name = kernels.P2PName
+	}
 	if f != nil {
 		var op reduce.DeviceOp
 		op, arg = f.Device()

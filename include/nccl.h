@@ -7,7 +7,10 @@
  * PyTorch — run on ringo's libnccl.so.2, and programs built against this
  * header run on NCCL's. It claims version 2.27.7: new enough for
  * ncclMemAlloc and ncclCommRegister (2.19), old enough that nccl-tests does
- * not need NCCL's device API (2.28).
+ * not need NCCL's device API (2.28). It also declares three collectives of
+ * NCCL 2.28, with 2.28's signatures: ncclAlltoAll, ncclGather and
+ * ncclScatter (programs gated on NCCL_VERSION_CODE >= 2.28 make them of
+ * ncclSend and ncclRecv instead, as NCCL does).
  */
 #ifndef NCCL_H_
 #define NCCL_H_
@@ -217,8 +220,22 @@ ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatyp
 ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream);
 
+/* NCCL 2.28's collectives made of sends and receives. All-to-all: count
+ * elements from sendbuff + j*count go to rank j, and rank i's arrive at
+ * recvbuff + i*count. Gather: every rank's count elements of sendbuff
+ * arrive at the root's recvbuff + i*count (in place when sendbuff ==
+ * recvbuff + root*count). Scatter: the root's sendbuff + i*count go to rank
+ * i's recvbuff (in place when recvbuff == sendbuff + root*count). */
+ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                          cudaStream_t stream);
+ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                        ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                         ncclComm_t comm, cudaStream_t stream);
+
 /* Groups: calls between Start and End (which nest) are launched together at
- * the outermost End. */
+ * the outermost End: with ringo, the sends and receives (and the three
+ * collectives above); its other collectives are launched at once. */
 ncclResult_t ncclGroupStart(void);
 ncclResult_t ncclGroupEnd(void);
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo);

@@ -69,6 +69,10 @@ const MaxChannels = 64
 // Avg to PreMulSum (floats) or SumPostDiv (integers).
 type Op = reduce.DeviceOp
 
+// P2PName is the kernel of point-to-point plans (ring.NewP2P): bytes
+// only, the one kernel with SendRecv steps.
+const P2PName = "ringo_p2p"
+
 // Name returns the kernel running op on elements of type t, or the copy
 // kernel when reduces is false (all-gather, broadcast).
 func Name(t reduce.DataType, op Op, reduces bool) (string, error) {
@@ -149,7 +153,7 @@ func Names() []string {
 // Collectives returns the kernels that run a plan: persistent, one block of
 // Threads threads per channel, each waiting for its ring neighbours'.
 func Collectives() []string {
-	names := []string{"ringo_copy"}
+	names := []string{"ringo_copy", P2PName}
 	for t := range reduce.NumTypes {
 		for op := reduce.DevSum; op <= reduce.DevSumPostDiv; op++ {
 			if n, err := Name(t, op, true); err == nil {

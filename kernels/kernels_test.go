@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ringo-ccl/ringo/reduce"
@@ -24,7 +26,7 @@ import (
 // a GPU).
 func TestFatbinHasEveryKernel(t *testing.T) {
 	names := Collectives()
-	if len(names) != 1+12*5+6+3 {
+	if len(names) != 2+12*5+6+3 { // copy, p2p; type × op; sum-then-divide of the integers; wire
 		t.Fatalf("%d kernel names", len(names))
 	}
 	units, err := filepath.Glob("src/*.cu")
@@ -209,4 +211,54 @@ func instantiated(src string) []string {
 		}
 	}
 	return names
+}
+
+// TestPrimCodes: common.cuh's RingoPrim codes are ring.Prim's values, name
+// for name (PrimX for ring's "x"), and NumPrims counts them.
+func TestPrimCodes(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("src", "common.cuh"))
+	require.NoError(t, err)
+	codes := map[string]int{}
+	for _, m := range regexp.MustCompile(`(?m)^\s+(Prim\w+|NumPrims) = (\d+),`).FindAllStringSubmatch(string(src), -1) {
+		v, _ := strconv.Atoi(m[2])
+		codes[m[1]] = v
+	}
+	n := 0
+	for p := ring.Prim(0); p.Valid(); p++ {
+		name := p.String()
+		code, ok := codes["Prim"+strings.ToUpper(name[:1])+name[1:]]
+		assert.True(t, ok && code == int(p), "ring.%s = %d: common.cuh has %d (%v)", name, p, code, ok)
+		n++
+	}
+	assert.Equal(t, n, codes["NumPrims"], "NumPrims")
+	assert.Len(t, codes, n+1, "common.cuh has primitives ring does not: %v", codes)
+}
+
+// TestEncodeSendRecv: a SendRecv step carries its slice and received bytes
+// as two 32-bit numbers beside its sent bytes, and one whose numbers do not
+// fit is refused.
+func TestEncodeSendRecv(t *testing.T) {
+	p, err := ring.NewP2P(ring.P2PSpec{Rank: 0, Size: 2, EltSize: 2, Channels: 1, Proto: ring.Simple, BuffSize: 8 * 4096,
+		Sends: []ring.Xfer{{Peer: 1, Count: 300}}, Recvs: []ring.Xfer{{Peer: 1, Off: 0, Count: 100}}})
+	require.NoError(t, err)
+	tab := new(Table)
+	require.NoError(t, tab.Add(Entry{Ch: 0, Recv: 1, Send: 1}))
+	b, err := EncodePlan(nil, p, tab)
+	require.NoError(t, err)
+	found := false
+	for i, st := range p.Channels[0].Steps {
+		if st.Prim != ring.SendRecv {
+			continue
+		}
+		e := b[planHeaderBytes+i*StepBytes:]
+		assert.Equal(t, uint64(st.Count*2), binary.LittleEndian.Uint64(e[24:]), "sent bytes")
+		assert.Equal(t, uint32(st.SliceLen*2), binary.LittleEndian.Uint32(e[32:]), "slice bytes")
+		assert.Equal(t, uint32(st.RecvCount*2), binary.LittleEndian.Uint32(e[36:]), "received bytes")
+		found = true
+		st.RecvCount = 1 << 30 // 2 GiB of 2-byte elements
+		p.Channels[0].Steps[i] = st
+	}
+	require.True(t, found, "no SendRecv step in %+v", p.Channels[0].Steps)
+	_, err = EncodePlan(nil, p, tab)
+	require.ErrorContains(t, err, "receiving 2147483648 bytes, over the 2³¹−1 bytes")
 }

@@ -3,6 +3,7 @@ package kernels
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/ringo-ccl/ringo/ring"
 )
@@ -30,7 +31,9 @@ func PlanBytes(nsteps int) int { return planHeaderBytes + nsteps*StepBytes }
 // EncodePlan appends the device encoding of p to dst: per channel the first
 // step and the step count (64 entries), then every channel's steps with
 // offsets and lengths in bytes and the entries of t, the rank's connection
-// table, whose receive and send ends each uses. It fails when p has more
+// table, whose receive and send ends each uses. A SendRecv (ringo_p2p's
+// steps only) holds its slice and received bytes as two 32-bit numbers
+// where the others hold their slice's 64. It fails when p has more
 // channels than a launch can run, or a step talks to a peer over a
 // connection t does not hold.
 func EncodePlan(dst []byte, p *ring.Plan, t *Table) ([]byte, error) {
@@ -70,7 +73,16 @@ func EncodePlan(dst []byte, p *ring.Plan, t *Table) ([]byte, error) {
 			binary.LittleEndian.PutUint64(b[8:], uint64(st.InOff*elt))
 			binary.LittleEndian.PutUint64(b[16:], uint64(st.OutOff*elt))
 			binary.LittleEndian.PutUint64(b[24:], uint64(st.Count*elt))
-			binary.LittleEndian.PutUint64(b[32:], uint64(st.SliceLen*elt))
+			if st.Prim == ring.SendRecv {
+				slice, recvd := st.SliceLen*elt, st.RecvCount*elt
+				if slice > math.MaxInt32 || recvd > math.MaxInt32 {
+					return nil, fmt.Errorf("kernels: channel %d's step %d is a SendRecv of %d-byte slices receiving %d bytes, over the 2³¹−1 bytes its encoding holds", c, i, slice, recvd)
+				}
+				binary.LittleEndian.PutUint32(b[32:], uint32(slice))
+				binary.LittleEndian.PutUint32(b[36:], uint32(recvd))
+			} else {
+				binary.LittleEndian.PutUint64(b[32:], uint64(st.SliceLen*elt))
+			}
 			first++
 		}
 	}

@@ -3,6 +3,7 @@ package ring
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Point-to-point plans: a rank's sends and receives, to and from any ranks,
@@ -79,6 +80,34 @@ type P2PSpec struct {
 	Channels     int    // 1…MaxChannels
 	Proto        Protocol
 	BuffSize     int // bytes of the protocol's FIFO per connection, all NSteps slots
+}
+
+// Equal reports whether s and o are the same spec (their plans are the
+// same).
+func (s *P2PSpec) Equal(o *P2PSpec) bool {
+	return s.Rank == o.Rank && s.Size == o.Size && s.EltSize == o.EltSize && s.Channels == o.Channels &&
+		s.Proto == o.Proto && s.BuffSize == o.BuffSize && slices.Equal(s.Sends, o.Sends) && slices.Equal(s.Recvs, o.Recvs)
+}
+
+// Hash returns a 64-bit FNV-1a hash of s: specs that are Equal hash alike.
+func (s *P2PSpec) Hash() uint64 {
+	h := uint64(14695981039346656037)
+	mix := func(v int64) {
+		for i := 0; i < 64; i += 8 {
+			h = (h ^ uint64(v>>i)&0xff) * 1099511628211
+		}
+	}
+	for _, v := range [...]int64{int64(s.Rank), int64(s.Size), int64(s.EltSize), int64(s.Channels), int64(s.Proto), int64(s.BuffSize), int64(len(s.Sends))} {
+		mix(v)
+	}
+	for _, xs := range [2][]Xfer{s.Sends, s.Recvs} {
+		for _, x := range xs {
+			mix(int64(x.Peer))
+			mix(x.Off)
+			mix(x.Count)
+		}
+	}
+	return h
 }
 
 // spec returns the Spec of s's plans: collective SendRecvs over the
@@ -181,18 +210,17 @@ func NewP2P(spec P2PSpec) (*Plan, error) {
 	for d := range n {
 		to, from := (me+d)%n, (me-d+n)%n
 		sends, recvs := byPeer(spec.Sends, to), byPeer(spec.Recvs, from)
-		if d == 0 {
-			for k := range sends {
-				if sends[k].Count == 0 {
-					continue
+		sc, rc := p.chunks(sends), p.chunks(recvs)
+		if d == 0 { // copies, cut over the channels as the messages to peers are (a send to itself has its receive's size)
+			for c := range p.Channels {
+				ch := &p.Channels[c]
+				for i, x := range sc[c] {
+					ch.Steps = append(ch.Steps, Step{Prim: Copy, RecvPeer: -1, SendPeer: -1, InOff: x.Off,
+						OutOff: rc[c][i].Off, Count: x.Count, SliceLen: x.Count})
 				}
-				ch := &p.Channels[k%s.Channels]
-				ch.Steps = append(ch.Steps, Step{Prim: Copy, RecvPeer: -1, SendPeer: -1, InOff: sends[k].Off,
-					OutOff: recvs[k].Off, Count: sends[k].Count, SliceLen: sends[k].Count})
 			}
 			continue
 		}
-		sc, rc := p.chunks(sends), p.chunks(recvs)
 		for c := range p.Channels {
 			ch := &p.Channels[c]
 			a, b := sc[c], rc[c]

@@ -218,3 +218,51 @@ func TestP2PHelpers(t *testing.T) {
 	s, _ = ring.Scatter(2, 0, 0, 5)
 	assert.Equal(t, []ring.Xfer{{Peer: 0, Off: 0, Count: 5}, {Peer: 1, Off: 5, Count: 5}}, s)
 }
+
+// TestP2PSpecEqualHash: specs that are equal hash alike; a change of any
+// field, or a message moved from the sends to the receives, makes another.
+func TestP2PSpecEqualHash(t *testing.T) {
+	base := func() ring.P2PSpec {
+		return ring.P2PSpec{Rank: 1, Size: 4, EltSize: 1, Channels: 8, Proto: ring.Simple, BuffSize: 1 << 22,
+			Sends: []ring.Xfer{{Peer: 2, Off: 0, Count: 10}, {Peer: 3, Off: 10, Count: 5}}, Recvs: []ring.Xfer{{Peer: 0, Count: 7}}}
+	}
+	a, b := base(), base()
+	require.True(t, a.Equal(&b))
+	require.Equal(t, a.Hash(), b.Hash())
+	changes := []func(s *ring.P2PSpec){
+		func(s *ring.P2PSpec) { s.Rank = 2 }, func(s *ring.P2PSpec) { s.Size = 5 }, func(s *ring.P2PSpec) { s.EltSize = 2 },
+		func(s *ring.P2PSpec) { s.Channels = 4 }, func(s *ring.P2PSpec) { s.Proto = ring.LL }, func(s *ring.P2PSpec) { s.BuffSize = 1 << 20 },
+		func(s *ring.P2PSpec) { s.Sends[1].Off = 11 }, func(s *ring.P2PSpec) { s.Recvs[0].Peer = 3 },
+		func(s *ring.P2PSpec) { s.Recvs = append(s.Recvs, s.Sends[1]); s.Sends = s.Sends[:1] },
+	}
+	for i, change := range changes {
+		c := base()
+		change(&c)
+		assert.False(t, a.Equal(&c), "change %d", i)
+		assert.NotEqual(t, a.Hash(), c.Hash(), "change %d", i)
+	}
+}
+
+// TestP2PSelfCopySpread: a large message to the rank itself is copied in
+// chunks over every channel, as a message to a peer is sent (one block
+// copying it all ran all-to-all at a tenth of send/recv's bandwidth).
+func TestP2PSelfCopySpread(t *testing.T) {
+	const n, count = 2, 1 << 20
+	var plans []*ring.Plan
+	for r := range n {
+		sends, recvs := ring.AllToAll(n, count)
+		p, err := ring.NewP2P(ring.P2PSpec{Rank: r, Size: n, EltSize: 1, Channels: 8, Proto: ring.Simple, BuffSize: 1 << 22, Sends: sends, Recvs: recvs})
+		require.NoError(t, err)
+		plans = append(plans, p)
+	}
+	require.NoError(t, ring.Verify(plans))
+	for c, ch := range plans[0].Channels {
+		copied := int64(0)
+		for _, st := range ch.Steps {
+			if st.Prim == ring.Copy {
+				copied += st.Count
+			}
+		}
+		assert.Equal(t, int64(count/8), copied, "channel %d's copies", c)
+	}
+}

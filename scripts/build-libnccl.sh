@@ -33,7 +33,7 @@ if [ "$soname" != libnccl.so.2 ]; then
 fi
 exported=$(nm -D --defined-only "$lib" | awk '{ print $3 }')
 # Not in include/nccl.h (NCCL 2.27), imported by PyTorch 2.11.
-newer="ncclAlltoAll ncclDevCommCreate ncclDevCommDestroy"
+newer="ncclDevCommCreate ncclDevCommDestroy"
 missing=0
 n=0
 for f in $(grep -oE '\bnccl[A-Za-z0-9]+\(' include/nccl.h | tr -d '(' | sort -u) $newer; do

@@ -52,6 +52,22 @@
 #           bit on 2 ranks, within 1e-3 on 4; RINGO_SHARED_STEPS,
 #           RINGO_SHARED_BENCH_FLAGS); into
 #           OUT/shared/
+#   p2p-tests point-to-point on ringo's library with ranks sharing GPU 0 (one
+#           H200 is enough): lib/gpu_smoke with 2 and 4 ranks, then nccl-tests'
+#           sendrecv, alltoall, alltoallv, gather, scatter and hypercube
+#           *_perf, -g 2 each and -g 4 each but hypercube (its rounds would
+#           share a group), every datatype (RINGO_P2P_FLAGS), with
+#           RINGO_NCCL_TESTS_GPUS=1 (scripts/nccl-tests-gpus.h puts nccl-tests'
+#           devices 0…3 on GPU 0); one line per run with its #wrong; into
+#           OUT/p2p/
+#   p2p-torch bench/pytorch on ringo (LD_PRELOAD) with 2 and 4 torchrun
+#           ranks on GPU 0: p2p.py (send/recv, isend/irecv, batch_isend_irecv,
+#           all_to_all_single with equal and unequal splits, all_to_all,
+#           gather, scatter, each checked), moe.py (expert parallelism over
+#           all_to_all_single) on ringo beside Gloo with CUDA tensors (losses
+#           bit for bit on 2 ranks, within 1e-5 on 4; RINGO_MOE_STEPS),
+#           pipeline.py (torch.distributed.pipelining, GPipe, checked against
+#           the unsplit model); then a summary line per check; into OUT/p2p/
 set -uo pipefail
 out=${1:?usage: run.sh OUT [STAGE...]}
 shift
@@ -278,6 +294,52 @@ for stage in $stages; do
 				python3 "$py/compare.py" --rtol $rtol "$out/shared/ddp-gloo-$n.csv" "$out/shared/ddp-ringo-$n.csv" || status=1
 			} >"$out/shared/torch-$n.log" 2>&1
 			grep -E '^(FAIL|---|all collectives|steps|  step|median)|Error|error' "$out/shared/torch-$n.log" | tail -20
+		done
+		;;
+	p2p-tests)
+		mkdir -p "$out/p2p"
+		pf=${RINGO_P2P_FLAGS:--b 8 -e 64M -f 4 -n 5 -w 1 -c 1 -d all}
+		for n in 2 4; do
+			LD_LIBRARY_PATH=$here/lib timeout 90 "$here/lib/gpu_smoke" $n >"$out/p2p/smoke-$n.txt" 2>&1 || status=1
+			echo "gpu_smoke $n ranks on one GPU: $(grep -h 'point-to-point' "$out/p2p/smoke-$n.txt") $(tail -1 "$out/p2p/smoke-$n.txt")"
+		done
+		for t in sendrecv alltoall alltoallv gather scatter hypercube; do
+			for g in 2 4; do
+				[ $t = hypercube ] && [ $g = 4 ] && continue
+				f=$out/p2p/$t-g$g.txt
+				RINGO_NCCL_TESTS_GPUS=1 LD_LIBRARY_PATH=$here/lib timeout 40 "$here/${t}_perf" -g $g $pf >"$f" 2>&1 || status=1
+				# The #wrong columns (out of place, in place: N/A where nccl-tests does not check),
+				# one column earlier where a test prints no redop (hypercube_perf).
+				awk -v name="${t}_perf -g $g" '
+					/^ +[0-9]+ +[0-9]+ / { rows++; o = ($4 ~ /^-?[0-9]+$/) ? -1 : 0; a = $(9 + o); b = $(13 + o)
+						if (a != 0) w1 += a; if (b != "N/A" && b != 0) w2 += b; if (b == "N/A") na = 1 }
+					/^# Out of bounds/ { oob = $0 } /^# Avg bus/ { avg = $NF }
+					END { printf "%s: %d rows, #wrong out of place %d, in place %s; %s; avg busbw %s\n", name, rows, w1, na ? "N/A" : w2 + 0, oob ? oob : "no summary", avg }' "$f"
+				grep -hiE 'failure|error|fail' "$f" | head -2
+			done
+		done
+		;;
+	p2p-torch)
+		mkdir -p "$out/p2p"
+		py=$repo/bench/pytorch
+		steps=${RINGO_MOE_STEPS:-30}
+		for n in 2 4; do
+			run() { timeout "$1" torchrun --standalone --nproc_per_node $n "${@:2}"; }
+			{
+				echo "--- p2p.py, $n ranks on one GPU, on ringo"
+				LD_PRELOAD=$here/lib/libnccl.so.2 run 120 "$py/p2p.py" || status=1
+				echo "--- moe.py, $n ranks on one GPU, on ringo and on Gloo"
+				LD_PRELOAD=$here/lib/libnccl.so.2 run 90 "$py/moe.py" --steps "$steps" --out "$out/p2p/moe-ringo-$n.csv" || status=1
+				run 90 "$py/moe.py" --backend gloo --steps "$steps" --out "$out/p2p/moe-gloo-$n.csv" || status=1
+				rtol=1e-5
+				[ $n = 2 ] && rtol=0
+				python3 "$py/compare.py" --rtol $rtol "$out/p2p/moe-gloo-$n.csv" "$out/p2p/moe-ringo-$n.csv" || status=1
+				echo "--- pipeline.py, $n stages on one GPU, on ringo"
+				LD_PRELOAD=$here/lib/libnccl.so.2 run 90 "$py/pipeline.py" || status=1
+			} >"$out/p2p/torch-$n.log" 2>&1
+		done
+		for n in 2 4; do # the summary, one line per check
+			grep -hE '^(---|OK|FAIL|p2p.py|  failed|steps|  step|median|losses)|Error|error' "$out/p2p/torch-$n.log" | grep -v '^rank' | tail -50
 		done
 		;;
 	*)

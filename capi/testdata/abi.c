@@ -12,8 +12,6 @@
 
 /* Exported by ringo (PyTorch 2.11 links against them) but not in NCCL
  * 2.27's nccl.h. */
-ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
-                          cudaStream_t stream);
 ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void* reqs, void* outDevComm);
 ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void* devComm);
 
@@ -117,10 +115,18 @@ int main(void) {
   expect("ncclBroadcast", ncclBroadcast(&x, &x, 1, ncclFloat, 0, NULL, NULL), ncclInvalidArgument, "ncclBroadcast:", NULL);
   expect("ncclBcast", ncclBcast(&x, 1, ncclFloat, 0, NULL, NULL), ncclInvalidArgument, "ncclBcast:", NULL);
   expect("ncclReduce", ncclReduce(&x, &x, 1, ncclFloat, ncclSum, 0, NULL, NULL), ncclInvalidArgument, "ncclReduce:", NULL);
+  expect("ncclSend", ncclSend(&x, 1, ncclFloat, 1, NULL, NULL), ncclInvalidArgument, "ncclSend:", "NULL");
+  expect("ncclRecv", ncclRecv(&x, 1, ncclFloat, 1, NULL, NULL), ncclInvalidArgument, "ncclRecv:", "NULL");
+  expect("ncclAlltoAll", ncclAlltoAll(&x, &x, 1, ncclFloat, NULL, NULL), ncclInvalidArgument, "ncclAlltoAll:", NULL);
+  expect("ncclGather", ncclGather(&x, &x, 1, ncclFloat, 0, NULL, NULL), ncclInvalidArgument, "ncclGather:", NULL);
+  expect("ncclScatter", ncclScatter(&x, &x, 1, ncclFloat, 0, NULL, NULL), ncclInvalidArgument, "ncclScatter:", NULL);
+
+  /* A bad send in a group fails the group's end too, as in NCCL. */
+  CHECK(ncclGroupStart() == ncclSuccess, "ncclGroupStart");
+  expect("ncclSend in a group", ncclSend(&x, 1, ncclFloat, 1, NULL, NULL), ncclInvalidArgument, "ncclSend:", NULL);
+  expect("its ncclGroupEnd", ncclGroupEnd(), ncclInvalidArgument, "ncclGroupEnd", "ncclSend:");
 
   /* What ringo does not do. */
-  expect("ncclSend", ncclSend(&x, 1, ncclFloat, 1, NULL, NULL), ncclInvalidUsage, "ncclSend", "point-to-point is not supported by ringo");
-  expect("ncclRecv", ncclRecv(&x, 1, ncclFloat, 1, NULL, NULL), ncclInvalidUsage, "ncclRecv", "point-to-point is not supported by ringo");
   ncclComm_t shrunk = (ncclComm_t)&a;
   expect("ncclCommShrink", ncclCommShrink(NULL, NULL, 0, &shrunk, NULL, 0), ncclInvalidUsage, "ncclCommShrink", NULL);
   CHECK(shrunk == NULL, "ncclCommShrink left *newcomm set");
@@ -129,7 +135,6 @@ int main(void) {
   expect("ncclCommWindowDeregister", ncclCommWindowDeregister(NULL, NULL), ncclInvalidUsage, "ncclCommWindowDeregister", NULL);
   ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
   expect("ncclGroupSimulateEnd", ncclGroupSimulateEnd(&sim), ncclInvalidUsage, "ncclGroupSimulateEnd", NULL);
-  expect("ncclAlltoAll", ncclAlltoAll(&x, &x, 1, ncclFloat, NULL, NULL), ncclInvalidUsage, "ncclAlltoAll", "not supported by ringo");
   char devComm[64];
   expect("ncclDevCommCreate", ncclDevCommCreate(NULL, NULL, devComm), ncclInvalidUsage, "ncclDevCommCreate", "not supported by ringo");
   expect("ncclDevCommDestroy", ncclDevCommDestroy(NULL, devComm), ncclInvalidUsage, "ncclDevCommDestroy", "not supported by ringo");

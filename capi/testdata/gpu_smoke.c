@@ -5,7 +5,10 @@
  * primary context, which is what cudaSetDevice does), buffers from
  * ncclMemAlloc, collectives enqueued rank after rank inside a group without
  * changing device, ncclCommGetAsyncError polled while waiting, PreMulSum,
- * ncclCommSplit, and a second communicator made by one thread per rank.
+ * point-to-point (sends and receives in nested groups, in place, on two
+ * streams, outside groups; ncclAlltoAll, ncclGather and ncclScatter, in
+ * place and not), ncclCommSplit, and a second communicator made by one
+ * thread per rank.
  *
  * Build (here) and run (on the GPU machine):
  *   gcc -std=c11 -O1 -I include capi/testdata/gpu_smoke.c -o build/lib/gpu_smoke \
@@ -92,6 +95,138 @@ static void waitAll(ncclComm_t* comms, CUstream* streams, int n) {
 }
 
 static int close_to(float a, float b) { return a == b; }
+
+/* val is element i of what rank r sends to rank p (p2p checks). */
+static float val(int r, int p, size_t i) { return (float)(r * 10000 + p * 1000 + (int)(i % 997)); }
+
+/* fill puts val(r, p, i) for p's block of n elements, each p, into buf of
+ * rank r (blocks for every p < np, p = 0 alone when np is 1). */
+static void fill(int r, void* buf, size_t n, int np, float* host) {
+  for (int p = 0; p < np; p++)
+    for (size_t i = 0; i < n; i++) host[(size_t)p * n + i] = val(r, np == 1 ? 0 : p, i);
+  put(r, buf, host, n * np);
+}
+
+/* expect checks that rank r's buf holds, block after block, n elements of
+ * val(from(p), to(p), i) for each block p < np. */
+static void expectBlocks(int line, int r, void* buf, size_t n, int np, int (*from)(int r, int p), int (*to)(int r, int p), float* out) {
+  get(r, out, buf, n * np);
+  for (int p = 0; p < np; p++)
+    for (size_t i = 0; i < n; i++)
+      if (!close_to(out[(size_t)p * n + i], val(from(r, p), to(r, p), i))) {
+        fprintf(stderr, "gpu_smoke: line %d: rank %d block %d element %zu = %g, want %g\n", line, r, p, i, out[(size_t)p * n + i],
+                val(from(r, p), to(r, p), i));
+        exit(1);
+      }
+}
+
+static int prevRank(int r, int p) { (void)p; return (r + nranks - 1) % nranks; }
+static int zero(int r, int p) { (void)r, (void)p; return 0; }
+static int blockRank(int r, int p) { (void)r; return p; }
+static int sameRank(int r, int p) { (void)p; return r; }
+
+/* p2p checks sends and receives, and the collectives made of them. */
+static void p2p(ncclComm_t* comms, CUstream* streams, void** send, void** recv, float* host, float* out) {
+  const size_t n = COUNT / 4 + 1; /* per peer: every rank's blocks fit a buffer of COUNT*nranks */
+
+  /* nccl-tests' sendrecv_perf with -g: a group per rank inside one group;
+   * rank r sends to r+1 and receives from r-1. */
+  for (int r = 0; r < nranks; r++) fill(r, send[r], n, 1, host);
+  NC(ncclGroupStart());
+  for (int r = 0; r < nranks; r++) {
+    NC(ncclGroupStart());
+    NC(ncclSend(send[r], n, ncclFloat, (r + 1) % nranks, comms[r], streams[r]));
+    NC(ncclRecv(recv[r], n, ncclFloat, (r + nranks - 1) % nranks, comms[r], streams[r]));
+    NC(ncclGroupEnd());
+  }
+  NC(ncclGroupEnd());
+  waitAll(comms, streams, nranks);
+  for (int r = 0; r < nranks; r++) expectBlocks(__LINE__, r, recv[r], n, 1, prevRank, zero, out);
+
+  /* The same in place: one buffer sent and received into. */
+  for (int r = 0; r < nranks; r++) fill(r, recv[r], n, 1, host);
+  NC(ncclGroupStart());
+  for (int r = 0; r < nranks; r++) {
+    NC(ncclSend(recv[r], n, ncclFloat, (r + 1) % nranks, comms[r], streams[r]));
+    NC(ncclRecv(recv[r], n, ncclFloat, (r + nranks - 1) % nranks, comms[r], streams[r]));
+  }
+  NC(ncclGroupEnd());
+  waitAll(comms, streams, nranks);
+  for (int r = 0; r < nranks; r++) expectBlocks(__LINE__, r, recv[r], n, 1, prevRank, zero, out);
+
+  /* A rank's receive on a second stream: the library joins the two. */
+  CUstream second[MAXR];
+  for (int r = 0; r < nranks; r++) {
+    setDevice(r);
+    CU(cuStreamCreate(&second[r], CU_STREAM_NON_BLOCKING));
+    fill(r, send[r], n, 1, host);
+  }
+  NC(ncclGroupStart());
+  for (int r = 0; r < nranks; r++) {
+    NC(ncclSend(send[r], n, ncclFloat, (r + 1) % nranks, comms[r], streams[r]));
+    NC(ncclRecv(recv[r], n, ncclFloat, (r + nranks - 1) % nranks, comms[r], second[r]));
+  }
+  NC(ncclGroupEnd());
+  for (int r = 0; r < nranks; r++) {
+    setDevice(r);
+    CU(cuStreamSynchronize(second[r])); /* waits for the launch on streams[r] too */
+    expectBlocks(__LINE__, r, recv[r], n, 1, prevRank, zero, out);
+    CU(cuStreamSynchronize(streams[r]));
+    CU(cuStreamDestroy(second[r]));
+  }
+
+  /* Outside any group, once connected: each call enqueues and returns. */
+  if (nranks > 1) {
+    fill(0, send[0], n, 1, host);
+    NC(ncclSend(send[0], n, ncclFloat, 1, comms[0], streams[0]));
+    NC(ncclRecv(recv[1], n, ncclFloat, 0, comms[1], streams[1]));
+    waitAll(comms, streams, 2);
+    expectBlocks(__LINE__, 1, recv[1], n, 1, prevRank, zero, out);
+  }
+
+  /* ncclAlltoAll, then in place. */
+  for (int r = 0; r < nranks; r++) fill(r, send[r], n, nranks, host);
+  NC(ncclGroupStart());
+  for (int r = 0; r < nranks; r++) NC(ncclAlltoAll(send[r], recv[r], n, ncclFloat, comms[r], streams[r]));
+  NC(ncclGroupEnd());
+  waitAll(comms, streams, nranks);
+  for (int r = 0; r < nranks; r++) expectBlocks(__LINE__, r, recv[r], n, nranks, blockRank, sameRank, out);
+  for (int r = 0; r < nranks; r++) fill(r, recv[r], n, nranks, host);
+  NC(ncclGroupStart());
+  for (int r = 0; r < nranks; r++) NC(ncclAlltoAll(recv[r], recv[r], n, ncclFloat, comms[r], streams[r]));
+  NC(ncclGroupEnd());
+  waitAll(comms, streams, nranks);
+  for (int r = 0; r < nranks; r++) expectBlocks(__LINE__, r, recv[r], n, nranks, blockRank, sameRank, out);
+
+  /* ncclGather to rank 0, out of place and in place (sendbuff = recvbuff +
+   * rank 0's block). */
+  for (int inPlace = 0; inPlace < 2; inPlace++) {
+    for (int r = 0; r < nranks; r++) {
+      void* sb = (inPlace && r == 0) ? recv[0] : send[r];
+      fill(r, sb, n, 1, host);
+    }
+    NC(ncclGroupStart());
+    for (int r = 0; r < nranks; r++) NC(ncclGather((inPlace && r == 0) ? recv[0] : send[r], recv[r], n, ncclFloat, 0, comms[r], streams[r]));
+    NC(ncclGroupEnd());
+    waitAll(comms, streams, nranks);
+    expectBlocks(__LINE__, 0, recv[0], n, nranks, blockRank, zero, out);
+  }
+
+  /* ncclScatter from rank 0, out of place and in place (recvbuff = sendbuff
+   * + rank 0's block). */
+  for (int inPlace = 0; inPlace < 2; inPlace++) {
+    fill(0, send[0], n, nranks, host);
+    NC(ncclGroupStart());
+    for (int r = 0; r < nranks; r++) NC(ncclScatter(send[r], (inPlace && r == 0) ? send[0] : recv[r], n, ncclFloat, 0, comms[r], streams[r]));
+    NC(ncclGroupEnd());
+    waitAll(comms, streams, nranks);
+    for (int r = 0; r < nranks; r++) {
+      get(r, out, (inPlace && r == 0) ? send[0] : recv[r], n);
+      for (size_t i = 0; i < n; i++) CHECK(close_to(out[i], val(0, r, i)));
+    }
+  }
+  printf("gpu_smoke: point-to-point OK\n");
+}
 
 static ncclUniqueId threadId;
 static ncclComm_t threadComms[MAXR];
@@ -258,6 +393,8 @@ int main(int argc, char** argv) {
   waitAll(comms, streams, nranks);
   get(0, out, recv[0], COUNT);
   for (size_t i = 0; i < COUNT; i++) CHECK(close_to(out[i], (float)(nranks * (nranks - 1) / 2 + nranks * (int)(i % 11))));
+
+  p2p(comms, streams, send, recv, host, out);
 
   /* ncclCommSplit: even and odd ranks, reversed by key; the last rank
    * (when there are three or more) stays out. */

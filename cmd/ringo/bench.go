@@ -62,8 +62,8 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs.IntVar(&o.Check, "c", 1, "correctness checks per size (0: off)")
 	dtype := fs.String("d", "float", "datatype: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2, or all")
 	opName := fs.String("o", "sum", "op: sum prod min max avg mulsum, or all")
-	fs.IntVar(&o.Root, "r", 0, "root of broadcast and reduce")
-	colls := fs.String("coll", "all_reduce", "collectives: all_reduce reduce_scatter all_gather broadcast reduce (comma list) or all")
+	fs.IntVar(&o.Root, "r", 0, "root of broadcast, reduce, gather and scatter")
+	colls := fs.String("coll", "all_reduce", "collectives: all_reduce reduce_scatter all_gather broadcast reduce sendrecv alltoall gather scatter (comma list), or all (the five ring collectives)")
 	gpus := fs.String("gpus", "", "GPU ordinals, one rank each, in this process (e.g. 0,1; repeats allowed): benchmark GPU memory")
 	fs.BoolVar(&f.procs, "procs", false, "with -gpus: one process per GPU (CUDA IPC; shared memory with NCCL_P2P_DISABLE=1), as torchrun runs them")
 	fs.Int64Var(&o.Unalign, "u", 0, "misalign every buffer by this many elements")
@@ -580,11 +580,17 @@ func printHeader(w io.Writer, f *benchFlags, n int, how string) {
 	bench.WriteHeader(w)
 }
 
-// progress prints each row of a table as it is measured, or a progress line
+// progress prints each row of a table as it is measured, after a comment
+// naming its collective where the sweep has several, or a progress line
 // on stderr for the formats that print at the end.
 func progress(w io.Writer, f *benchFlags) func(bench.Row) {
+	coll := ""
 	return func(r bench.Row) {
 		if f.format == "table" {
+			if len(f.o.Colls) > 1 && r.Coll != coll {
+				fmt.Fprintf(w, "# %s\n", r.Coll)
+				coll = r.Coll
+			}
 			bench.WriteRow(w, r)
 		} else if w != io.Discard {
 			fmt.Fprintf(os.Stderr, "ringo bench: %s %s %s %d bytes done\n", r.Coll, r.Type, r.Op, r.Bytes)

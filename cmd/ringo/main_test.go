@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // buildRingo builds the command into a temporary directory.
@@ -45,6 +48,33 @@ func TestBenchProcesses(t *testing.T) {
 	}
 }
 
+// TestBenchPointToPointProcesses runs "ringo bench" of sendrecv, alltoall,
+// gather and scatter with ranks as processes, every datatype (and every op,
+// which gives them one row a size): nothing wrong, each collective's rows
+// under its name, sendrecv's and alltoall's in-place halves not run.
+func TestBenchPointToPointProcesses(t *testing.T) {
+	bin := buildRingo(t)
+	out, err := exec.Command(bin, "bench", "--ranks", "3", "-coll", "sendrecv,alltoall,gather,scatter", "-d", "all", "-o", "all", "-r", "1",
+		"-b", "8", "-e", "1K", "-f", "16", "-n", "2", "-w", "1").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	s := string(out)
+	assert.Contains(t, s, "# Out of bounds values : 0 OK")
+	var rows []string
+	for _, line := range strings.Split(s, "\n") {
+		if line != "" && line[0] != '#' {
+			rows = append(rows, line)
+		}
+	}
+	require.Len(t, rows, 4*12*2, s)
+	for _, name := range []string{"sendrecv", "alltoall", "gather", "scatter"} {
+		assert.Contains(t, s, "\n# "+name+"\n")
+	}
+	// sendrecv and alltoall: 2×12 rows each with N/A for time, algbw, busbw
+	// and #wrong in place.
+	assert.Equal(t, 2*12*2*4, strings.Count(s, "N/A"), s)
+	assert.Equal(t, 2*12*2, strings.Count(s, "    none       1 "), "gather and scatter rows at root 1:\n%s", s)
+}
+
 func TestBenchFormatsAndErrors(t *testing.T) {
 	bin := buildRingo(t)
 	out, err := exec.Command(bin, "bench", "--transport", "loopback", "--ranks", "2", "-b", "1K", "-e", "2K", "-format", "csv").Output()
@@ -64,6 +94,8 @@ func TestBenchFormatsAndErrors(t *testing.T) {
 		{"bench", "-r", "5", "--ranks", "2"},
 		{"bench", "-procs"}, // -procs needs -gpus
 		{"bench", "-gpus", "0,1", "-procs", "-b", "8", "-e", "8", "-w", "0"}, // ranks fail without CUDA; no hang
+		{"bench", "-coll", "sendrecv,all_to_all"},
+		{"bench", "-coll", "gather", "-r", "2", "--ranks", "2"},
 		{"nonsense"},
 	} {
 		out, err := exec.Command(bin, args...).CombinedOutput()

@@ -74,6 +74,11 @@ func parseSimFlags(args []string) (*simFlags, error) {
 	if f.o.Colls, err = bench.ParseColls(*colls); err != nil {
 		return nil, fmt.Errorf("-coll: %w", err)
 	}
+	for _, c := range f.o.Colls {
+		if _, ok := c.Ring(); !ok {
+			return nil, fmt.Errorf("-coll: the model has the ring collectives, not %v", c)
+		}
+	}
 	if f.o.Types, err = bench.ParseTypes(*dtype); err != nil || len(f.o.Types) != 1 {
 		return nil, fmt.Errorf("-d %q: want one datatype (%v)", *dtype, err)
 	}
@@ -163,7 +168,7 @@ func runSim(args []string, out io.Writer) error {
 	var pts []bench.Point
 	var cmp comparison
 	for _, coll := range f.o.Colls {
-		fmt.Fprintf(out, "# ringo sim: %s, %v, %d ranks, %v variant; model %q\n", bench.CollName(coll), f.o.Types[0], f.ranks, f.variant, f.model.Machine)
+		fmt.Fprintf(out, "# ringo sim: %s, %v, %d ranks, %v variant; model %q\n", coll, f.o.Types[0], f.ranks, f.variant, f.model.Machine)
 		fmt.Fprintf(out, "#%13s %13s %9s %7s %3s %10s %9s %9s", "size", "count", "type", "proto", "ch", "time", "algbw", "busbw")
 		if measured != nil {
 			fmt.Fprintf(out, " %9s %9s %7s %7s", "time", "busbw", "error", "verdict")
@@ -176,7 +181,7 @@ func runSim(args []string, out io.Writer) error {
 		for _, size := range f.o.Sizes() {
 			pt, proto, ch, err := f.predict(coll, size)
 			if err != nil {
-				return fmt.Errorf("%s %d bytes: %w", bench.CollName(coll), size, err)
+				return fmt.Errorf("%s %d bytes: %w", coll, size, err)
 			}
 			pts = append(pts, pt)
 			fmt.Fprintf(out, "%14d %13d %9s %7v %3d %10.2f %9.2f %9.2f", pt.Bytes, pt.Count, pt.Type, proto, ch, pt.TimeUs, pt.AlgBW, pt.BusBW)
@@ -197,7 +202,8 @@ func runSim(args []string, out io.Writer) error {
 
 // predict returns the prediction of one collective of size bytes, and the
 // protocol and channel count it was planned with.
-func (f *simFlags) predict(coll ring.Collective, size int64) (bench.Point, ring.Protocol, int, error) {
+func (f *simFlags) predict(bc bench.Coll, size int64) (bench.Point, ring.Protocol, int, error) {
+	coll, _ := bc.Ring()
 	t := f.o.Types[0]
 	elems := size / int64(t.Size())
 	count := elems
@@ -214,7 +220,7 @@ func (f *simFlags) predict(coll ring.Collective, size int64) (bench.Point, ring.
 	if f.variant != ring.Hierarchical || coll != ring.AllReduce || count < int64(f.group) {
 		us, proto, ch, err := f.predictRing(coll, f.ranks, count, f.variant)
 		pt.TimeUs = us
-		return pt.WithTime(coll, f.ranks), proto, ch, err
+		return pt.WithTime(bc, f.ranks), proto, ch, err
 	}
 	// The hierarchical variant: its three phases one after another, each
 	// as the tuner plans it (every group or column runs the same plan at
@@ -242,7 +248,7 @@ func (f *simFlags) predict(coll ring.Collective, size int64) (bench.Point, ring.
 		}
 		pt.TimeUs += us
 	}
-	return pt.WithTime(coll, f.ranks), proto, ch, nil
+	return pt.WithTime(bc, f.ranks), proto, ch, nil
 }
 
 // predictRing returns the predicted µs of one ring collective of count

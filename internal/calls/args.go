@@ -71,9 +71,11 @@ func (a *Args) Check(rank, size int, funcs *reduce.Cache, dev DeviceCheck) error
 	}
 	if a.Coll.P2P() {
 		if a.Device {
-			return errs.At(op, rank, fmt.Errorf("%w: point-to-point on GPU communicators", errs.ErrNotSupported))
+			if err := dev.Stream(a.StreamGPU, a.Stream); err != nil {
+				return bad("%v", err)
+			}
 		}
-		if err := a.checkP2P(rank, size); err != nil {
+		if err := a.checkP2P(rank, size, dev); err != nil {
 			return bad("%v", err)
 		}
 		return nil

@@ -11,13 +11,15 @@ import (
 )
 
 // Msg is one message of a point-to-point call (Args.Coll SendRecvs): Count
-// elements of Type to or from rank Peer, in host buffer Buf.
+// elements of Type to or from rank Peer, in host buffer Buf — or, in a
+// device call (Args.Device), at device address Dev.
 type Msg struct {
 	Send  bool
 	Peer  int
 	Count int64
 	Type  reduce.DataType
 	Buf   []byte
+	Dev   uintptr
 }
 
 func (m *Msg) String() string {
@@ -35,7 +37,7 @@ func (m *Msg) Bytes() int64 { return m.Count * int64(m.Type.Size()) }
 // not zero, long enough, aligned to its type); that its sends to itself
 // and receives from itself match one to one with the same bytes; and that
 // no receive writes memory another message uses (checkRecvOverlap).
-func (a *Args) checkP2P(rank, size int) error {
+func (a *Args) checkP2P(rank, size int, dev DeviceCheck) error {
 	var self [2][]int // indexes of the sends to and receives from itself
 	for i := range a.Msgs {
 		m := &a.Msgs[i]
@@ -49,7 +51,14 @@ func (a *Args) checkP2P(rank, size int) error {
 		case m.Count > math.MaxInt64/int64(m.Type.Size()):
 			return fmt.Errorf("message %d (%v): count %d of %v overflows", i, m, m.Count, m.Type)
 		}
-		if err := checkHost(m.Buf, m.Bytes(), m.Type); err != nil {
+		var err error
+		switch {
+		case !a.Device:
+			err = checkHost(m.Buf, m.Bytes(), m.Type)
+		case m.Bytes() > 0:
+			err = dev.Ptr(m.Dev, m.Bytes())
+		}
+		if err != nil {
 			return fmt.Errorf("message %d (%v): %v", i, m, err)
 		}
 		if m.Peer == rank {
@@ -85,7 +94,12 @@ func (a *Args) checkRecvOverlap() error {
 			idx = append(idx, i)
 		}
 	}
-	addr := func(i int) uintptr { return mem.Addr(a.Msgs[i].Buf) }
+	addr := func(i int) uintptr {
+		if a.Device {
+			return a.Msgs[i].Dev
+		}
+		return mem.Addr(a.Msgs[i].Buf)
+	}
 	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(addr(x), addr(y)) })
 	last := [2]int{-1, -1} // the send and the receive seen so far that reach furthest
 	for _, i := range idx {

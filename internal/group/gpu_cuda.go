@@ -45,11 +45,9 @@ func ConnectGPU(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *con
 	if !s.RingGiven {
 		s.Ring = peers.Ring(ps) // each host's ranks in a row
 	}
-	local := 0
-	for _, p := range ps {
-		if p.Pid == ps[rank].Pid {
-			local++
-		}
+	local := make([]bool, len(ps))
+	for q, p := range ps {
+		local[q] = p.Pid == ps[rank].Pid
 	}
 	sib := peers.JoinSiblings(tag, local)
 	defer func() {

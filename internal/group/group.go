@@ -32,4 +32,8 @@ type Group interface {
 	// not have yet (host or GPU ones), and gives a GPU rank's executor its
 	// grown table; every rank calls it at once with the same edges.
 	Connect(ctx context.Context, rank int, edges []transport.Edge) error
+	// Match pairs rank's sends and receives of a call with those of the
+	// ranks in this process, in order per pair (calls.Matcher), and fails
+	// at a pair whose sizes differ.
+	Match(rank int, msgs []calls.Msg) error
 }

@@ -199,6 +199,15 @@ func (g *Procs) Connect(ctx context.Context, _ int, edges []transport.Edge) erro
 }
 func (g *Procs) Proxied() bool { return g.Net }
 
+// Match matches sends and receives among the ranks of this process (a GPU
+// communicator's siblings); ranks in other processes are not seen.
+func (g *Procs) Match(rank int, msgs []calls.Msg) error {
+	if g.Sib == nil {
+		return nil
+	}
+	return g.Sib.Match(rank, msgs)
+}
+
 // fail breaks the group and stops this rank's kernels, if it has any.
 func (g *Procs) Fail(cause error) {
 	g.abort.Set(cause)

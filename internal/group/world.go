@@ -29,6 +29,7 @@ type World struct {
 	ConnectGPU func(rank int, edges []transport.Edge) error
 
 	calls *calls.Table
+	match calls.Matcher
 
 	mu   sync.Mutex // guards open
 	open int        // ranks not yet closed
@@ -75,6 +76,8 @@ func (w *World) Release(int) error {
 	}
 	return nil
 }
+
+func (w *World) Match(rank int, msgs []calls.Msg) error { return w.match.Match(rank, msgs) }
 
 // Connect makes a GPU world's connections (ConnectGPU); a host world's
 // in-memory connections are made on first use.

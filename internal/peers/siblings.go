@@ -20,7 +20,11 @@ type Siblings struct {
 	left   int                  // ranks not yet closed
 	frees  []func() error       // the closed ranks' releases
 	calls  map[int]calls.Record // each rank's latest call, by rank, for SameStream
+	match  *calls.Matcher       // the sends and receives among them
 }
+
+// Match pairs rank's sends and receives with its siblings' (calls.Matcher).
+func (s *Siblings) Match(rank int, msgs []calls.Msg) error { return s.match.Match(rank, msgs) }
 
 // Enter records rank's call and refuses it when another rank of this
 // process enqueued the same collective on the same stream
@@ -44,14 +48,20 @@ var (
 	siblingsOf = map[string]*Siblings{} // by communicator, until all have joined
 )
 
-// JoinSiblings returns the siblings record of communicator tag, which has
-// n ranks in this process.
-func JoinSiblings(tag string, n int) *Siblings {
+// JoinSiblings returns the siblings record of communicator tag, whose
+// ranks in this process local marks.
+func JoinSiblings(tag string, local []bool) *Siblings {
+	n := 0
+	for _, l := range local {
+		if l {
+			n++
+		}
+	}
 	siblingsMu.Lock()
 	defer siblingsMu.Unlock()
 	s := siblingsOf[tag]
 	if s == nil {
-		s = &Siblings{left: n, calls: map[int]calls.Record{}}
+		s = &Siblings{left: n, calls: map[int]calls.Record{}, match: calls.NewMatcher(local)}
 		siblingsOf[tag] = s
 	}
 	if s.joined++; s.joined == n {

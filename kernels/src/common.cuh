@@ -22,7 +22,8 @@ enum RingoPrim : uint32_t {
   PrimCopySend = 6,
   PrimCopy = 7,
   PrimReduceCopy = 8,
-  NumPrims = 9,  // ring.Prim's numPrims: not a primitive
+  PrimSendRecv = 9,
+  NumPrims = 10,  // ring.Prim's numPrims: not a primitive
 };
 
 // One step of a channel's program, offsets and lengths in bytes.
@@ -32,8 +33,15 @@ struct RingoStep {
   uint16_t sendConn;  // the entry whose send end it uses
   int64_t inOff;
   int64_t outOff;
-  int64_t bytes;
-  int64_t sliceBytes;
+  int64_t bytes;  // what the step moves; a SendRecv's send
+  union {
+    int64_t sliceBytes;
+    // A SendRecv's (ringo_p2p's steps only): its slices and its receive,
+    // each of its own size; both fit a step's FIFO, far below 2³¹ bytes.
+    struct {
+      int32_t sliceBytes, recvBytes;
+    } sendRecv;
+  };
 };
 static_assert(sizeof(RingoStep) == 40, "RingoStep layout");
 
@@ -44,22 +52,24 @@ struct RingoPlanChannel {
   uint32_t count;
 };
 
-// One rank's connections on one channel. "local" memory is on this rank's
-// GPU, "remote" on its ring neighbour's (or on the same GPU when both ranks
-// share one); the kernel polls only local words and writes remote ones.
+// One entry of a rank's connection table: the receive end of a connection
+// from one peer and the send end of one to a peer (either may be absent).
+// "local" memory is on this rank's GPU, "remote" on the peer's (or on the
+// same GPU when both ranks share one); the kernel polls only local words
+// and writes remote ones.
 struct RingoConn {
-  char* recvBuf;          // local: Simple FIFO of the connection from prev
-  uint64_t* recvTail;     // local: steps prev has produced
-  uint64_t* recvHead;     // remote (prev's GPU): steps this rank consumed
-  char* sendBuf;          // remote (next's GPU): Simple FIFO of the connection to next
-  uint64_t* sendTail;     // remote (next's GPU): steps this rank produced
-  uint64_t* sendHead;     // local: steps next consumed
+  char* recvBuf;          // local: Simple FIFO of the receive end's connection
+  uint64_t* recvTail;     // local: steps the sender has produced
+  uint64_t* recvHead;     // remote (the sender's GPU): steps this rank consumed
+  char* sendBuf;          // remote (the receiver's GPU): Simple FIFO of the send end's connection
+  uint64_t* sendTail;     // remote (the receiver's GPU): steps this rank produced
+  uint64_t* sendHead;     // local: steps the receiver consumed
   uint64_t* state;        // local: [0] send step, [1] recv step, kept across launches
-  char* recvLL;           // local: LL FIFO of the connection from prev
-  char* sendLL;           // remote: LL FIFO of the connection to next
+  char* recvLL;           // local: LL FIFO of the receive end's connection
+  char* sendLL;           // remote: LL FIFO of the send end's connection
   uint64_t* sendPosts;    // net connections only (else null): NSTEPS post entries beside sendTail, for the proxy
-  char* recvLL128;        // local: LL128 FIFO of the connection from prev (null where LL128 is off)
-  char* sendLL128;        // remote: LL128 FIFO of the connection to next
+  char* recvLL128;        // local: LL128 FIFO of the receive end's connection (null where LL128 is off)
+  char* sendLL128;        // remote: LL128 FIFO of the send end's connection
   uint64_t* trace;        // host (mapped): this channel's step timestamps when tracing (else null), see ringoTrace
   uint64_t pad[3];
 };

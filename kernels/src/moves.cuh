@@ -56,6 +56,11 @@ template <>
 struct Move<PrimReduceCopy> {  // post(pre(input)) → output (one rank, reduction)
   static constexpr bool recv = false, input = true, post = true, output = true, send = false;
 };
+template <>
+struct Move<PrimSendRecv> {  // input → send FIFO and recv FIFO → output: two moves of their own sizes, a
+                             // Send's and a Recv's (sendRecvStep, flaggedMove), never one mover's
+  static constexpr bool recv = true, input = true, post = false, output = true, send = true;
+};
 
 // MoveMask<>::recv has bit p set where Move<p>::recv is, for every primitive
 // p; likewise send. primIs<mask>(p) reads it for a primitive p known only at

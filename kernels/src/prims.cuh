@@ -68,6 +68,15 @@ __device__ void runStep(const R& r, uint32_t prim, const char* recv, char* send,
   }
 }
 
-__device__ __forceinline__ bool primRecvs(uint32_t p) { return primIs<MoveMask<>::recv>(p); }
+// primRecvs and primSends: whether primitive p receives (sends). Only the
+// point-to-point kernel (P2P) runs SendRecv steps; the collectives' kernels
+// leave it out of the test, so their code is what it was before SendRecv.
+template <bool P2P>
+__device__ __forceinline__ bool primRecvs(uint32_t p) {
+  return primIs<MoveMask<>::recv & (P2P ? ~0u : ~(1u << PrimSendRecv))>(p);
+}
 
-__device__ __forceinline__ bool primSends(uint32_t p) { return primIs<MoveMask<>::send>(p); }
+template <bool P2P>
+__device__ __forceinline__ bool primSends(uint32_t p) {
+  return primIs<MoveMask<>::send & (P2P ? ~0u : ~(1u << PrimSendRecv))>(p);
+}
