@@ -313,9 +313,12 @@ func (b *Bootstrap) routineDial(p *pair) {
 	ctx, cancel := context.WithTimeout(p.ctx, connectTimeout)
 	defer cancel()
 	addr := b.table[p.peer]
-	c, err := b.dialHello(ctx, frameP2PHello, b.me, addr, p.peer, fmt.Sprintf("connecting to rank %d at %v", p.peer, addr))
-	if errors.Is(err, errCrossed) {
+	c, err := b.dialHello(ctx, frameP2PHello, b.me, addr, p.peer, fmt.Sprintf("connecting to rank %d at %v", p.peer, addr), tcp.DialUp)
+	switch {
+	case errors.Is(err, errCrossed):
 		err = b.awaitCrossed(ctx, p)
+	case errors.Is(err, tcp.ErrRefused):
+		err = b.listenerGone(p.peer, addr)
 	}
 	b.peers.mu.Lock()
 	defer b.peers.mu.Unlock()
@@ -439,6 +442,10 @@ func (b *Bootstrap) readMsg(p *pair, c net.Conn) error {
 		return fmt.Errorf("reading from rank %d: %v: %w", p.peer, err, errs.ErrPeerLost)
 	}
 	tag, blob, _ := decodeMsg(m)
+	if tag == revokeTag {
+		b.revokedBy(blob)
+		return nil
+	}
 	b.peers.mu.Lock()
 	p.inbox[tag] = append(p.inbox[tag], blob)
 	p.queued++
