@@ -138,16 +138,29 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 }
 
 // routineWatch turns the loss of a peer into the group's abort, so every
-// wait of this rank ends with ErrPeerLost naming it.
+// wait of this rank ends with ErrPeerLost naming it, and so a revocation
+// (ErrRevoked naming who revoked).
 func (g *Procs) routineWatch() {
 	select {
 	case err, ok := <-g.BS.PeerLost():
 		if ok && err != nil {
 			g.Fail(err)
 		}
+	case <-g.BS.Revoked():
+		g.Fail(g.BS.RevokeCause())
 	case <-g.done:
 	}
 }
+
+// Revoke revokes the bootstrap (which tells the other ranks) and fails the
+// group with its cause.
+func (g *Procs) Revoke(reason string) {
+	g.BS.Revoke(reason)
+	g.Fail(g.BS.RevokeCause())
+}
+
+// Lost returns the ranks the bootstrap knows are gone.
+func (g *Procs) Lost() []int { return g.BS.Lost() }
 
 // enter publishes the rank's progress, which the other ranks' stall
 // reports read through the bootstrap root.
