@@ -47,6 +47,7 @@ func newHiers(comms []*Comm, mk hier.Maker[*Comm]) error {
 	for r, p := range parts {
 		if p != nil {
 			comms[r].hier = p
+			p.Intra.parentBroken, p.Inter.parentBroken = comms[r].group.Broken(), comms[r].group.Broken()
 		}
 	}
 	return nil
