@@ -9,3 +9,7 @@ var P2PChannels = p2pChannels
 // bootstrap marks a rank whose process died (group.World.Lose): the ranks
 // of one process cannot die alone, so the shrink tests make one lost so.
 func Lose(c *Comm) { c.group.(*group.World).Lose(c.rank, "marked lost by the test") }
+
+// Tag returns what names the shared-memory segments of c, a rank in its
+// own process, for the tests' check that none is left.
+func Tag(c *Comm) string { return c.group.(*group.Procs).Tag }

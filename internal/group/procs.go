@@ -27,11 +27,13 @@ import (
 // bootstrap (which reports lost ranks) and the transports to its neighbours
 // (shared memory, sockets).
 type Procs struct {
-	BS    *bootstrap.Bootstrap
-	tr    transport.Transport // host ranks' connections; nil for GPU ranks
-	abort transport.Abort
-	done  chan struct{} // closed by Release: stops the watcher
-	once  sync.Once
+	BS     *bootstrap.Bootstrap
+	tr     transport.Transport // host ranks' connections; nil for GPU ranks
+	abort  transport.Abort
+	done   chan struct{} // closed by Release: stops the watcher
+	once   sync.Once
+	failed chan struct{} // closed by the Fail that raises abort
+	Tag    string        // what names the communicator's shared-memory segments (a host rank's)
 
 	// For a GPU rank: what stops its kernels — set once its executor
 	// exists, after proxies that may call Fail already run — and what
@@ -58,7 +60,7 @@ var _ Group = (*Procs)(nil)
 // (RINGO_CHECK=1) every call is compared with the other ranks' within
 // timeout (0: none). Watch starts its liveness watcher.
 func NewProcs(bs *bootstrap.Bootstrap, check bool, timeout time.Duration) *Procs {
-	return &Procs{BS: bs, done: make(chan struct{}), check: check, timeout: timeout}
+	return &Procs{BS: bs, done: make(chan struct{}), failed: make(chan struct{}), check: check, timeout: timeout}
 }
 
 // Watch starts routineWatch, which Release stops.
@@ -85,6 +87,7 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 		s.Ring = peers.Ring(ps)
 	}
 	g := NewProcs(bs, s.Check, s.Timeout)
+	g.Tag = tag
 	n, rank := bs.Size(), bs.Rank()
 	if n == 1 {
 		g.Watch()
@@ -110,7 +113,7 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 	}
 	kinds := []transport.Connector{sc}
 	if anyNet {
-		nc, err := network.NewConnector(ctx, bs, s.Sizes, g.Fail, &g.abort)
+		nc, err := network.NewConnector(ctx, bs, s.Sizes, g.failNet, &g.abort)
 		if err != nil {
 			return nil, err
 		}
@@ -223,10 +226,36 @@ func (g *Procs) Match(rank int, msgs []calls.Msg) error {
 
 // fail breaks the group and stops this rank's kernels, if it has any.
 func (g *Procs) Fail(cause error) {
-	g.abort.Set(cause)
+	if g.abort.Set(cause) {
+		close(g.failed)
+	}
 	if stop := g.stop.Load(); stop != nil {
 		(*stop)()
 	}
+}
+
+// lossGrace is how long a net connection's loss of its peer waits for the
+// bootstrap to name the rank lost.
+const lossGrace = 500 * time.Millisecond
+
+// failNet is Fail for the failures of net connections. One whose peer
+// closed the connection — most likely a rank that died — first waits up to
+// lossGrace for the bootstrap to report the loss (within milliseconds:
+// the root's report, or the root's own loss when it lived in the dead
+// rank's process), so that the group's error names the rank lost and Lost
+// lists it by the time a call fails, as over shared memory, where only the
+// bootstrap can tell.
+func (g *Procs) failNet(cause error) {
+	if errors.Is(cause, errs.ErrPeerLost) {
+		t := time.NewTimer(lossGrace)
+		select {
+		case <-g.failed:
+		case <-g.done:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	g.Fail(cause)
 }
 
 func (g *Procs) Release(int) error {
