@@ -220,20 +220,21 @@ func noShrinkLeftovers(t testing.TB, kids []*shrinkKid) {
 }
 
 // shrinkTrial is one kill: n ranks (over sockets or shared memory; the
-// root in this process or in rank 0's) all-reduce count floats, victim is
-// killed delay after they all started, and every survivor must report
-// victim lost (on stderr, and Lost), shrink, and pass every collective on
-// the shrunk communicator. It returns the time from the kill to the last
-// survivor's first all-reduce on it.
-func shrinkTrial(t testing.TB, n, victim, count int, sockets, rootInRank0 bool, delay time.Duration, extra ...string) time.Duration {
+// root in this process or in rank 0's; mode "shrink", or "shrink-hier" for
+// the hierarchical variant) all-reduce count floats, victim is killed
+// delay after they all started, and every survivor must report victim lost
+// (on stderr, and Lost), shrink, and pass every collective on the shrunk
+// communicator. It returns the time from the kill to the last survivor's
+// first all-reduce on it.
+func shrinkTrial(t testing.TB, mode string, n, victim, count int, sockets, rootInRank0 bool, delay time.Duration, extra ...string) time.Duration {
 	t.Helper()
-	what := fmt.Sprintf("%d ranks, %d floats, sockets %v, root in rank 0 %v, rank %d killed %v after all started",
-		n, count, sockets, rootInRank0, victim, delay)
+	what := fmt.Sprintf("%s, %d ranks, %d floats, sockets %v, root in rank 0 %v, rank %d killed %v after all started",
+		mode, n, count, sockets, rootInRank0, victim, delay)
 	env := append([]string{fmt.Sprintf("RINGO_TEST_COUNT=%d", count)}, extra...)
 	if sockets {
 		env = append(env, "NCCL_SHM_DISABLE=1", "NCCL_SOCKET_IFNAME=lo")
 	}
-	kids := startShrinkKids(t, n, "shrink", rootInRank0, env...)
+	kids := startShrinkKids(t, n, mode, rootInRank0, env...)
 	for r, k := range kids {
 		if _, ok := k.until("ready"); !ok {
 			k.finish(t, 10*time.Second)
@@ -270,21 +271,25 @@ func shrinkTrial(t testing.TB, n, victim, count int, sockets, rootInRank0 bool, 
 // communicator, and every collective (point-to-point too) is right on it
 // — over shared memory and over sockets, with the bootstrap root in a
 // process of its own, and in the killed rank's process (a launcher's rank
-// 0 runs it), where the survivors agree without it.
+// 0 runs it), where the survivors agree without it; and with the
+// hierarchical variant, whose group and column communicators the
+// survivors remake.
 func TestProcessesShrink(t *testing.T) {
 	for _, c := range []struct {
 		name        string
+		mode        string
 		victim      int
 		sockets     bool
 		rootInRank0 bool
 	}{
-		{"shm", 1, false, false},
-		{"sockets", 2, true, false},
-		{"shm root killed", 0, false, true},
-		{"sockets root killed", 0, true, true},
+		{"shm", "shrink", 1, false, false},
+		{"sockets", "shrink", 2, true, false},
+		{"shm root killed", "shrink", 0, false, true},
+		{"sockets root killed", "shrink", 0, true, true},
+		{"hierarchical", "shrink-hier", 3, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			took := shrinkTrial(t, 4, c.victim, 1<<14, c.sockets, c.rootInRank0, 0, "RINGO_TEST_P2P=1")
+			took := shrinkTrial(t, c.mode, 4, c.victim, 1<<14, c.sockets, c.rootInRank0, 0, "RINGO_TEST_P2P=1")
 			t.Logf("from the kill to the first all-reduce on the shrunk communicator: %v", took)
 		})
 	}
@@ -347,7 +352,7 @@ func TestFaultShrinkRandom(t *testing.T) {
 		sockets, rootInRank0 := rng.IntN(2) == 1, rng.IntN(3) == 0
 		delay := time.Duration(rng.IntN(20)) * time.Millisecond
 		t.Run(fmt.Sprintf("trial %d", trial), func(t *testing.T) {
-			took = append(took, shrinkTrial(t, n, victim, count, sockets, rootInRank0, delay))
+			took = append(took, shrinkTrial(t, "shrink", n, victim, count, sockets, rootInRank0, delay))
 		})
 	}
 	slices.Sort(took)
@@ -462,7 +467,7 @@ func BenchmarkShrinkRecovery(b *testing.B) {
 			}
 			var took []time.Duration
 			for b.Loop() {
-				took = append(took, shrinkTrial(b, 4, victim, 1<<14, c.sockets, c.rootInRank0, 0))
+				took = append(took, shrinkTrial(b, "shrink", 4, victim, 1<<14, c.sockets, c.rootInRank0, 0))
 			}
 			slices.Sort(took)
 			b.ReportMetric(float64(took[len(took)/2])/1e6, "median-ms")

@@ -98,9 +98,17 @@ func allReduceOK(t *testing.T, comms []*ringo.Comm) {
 // fourth, which is lost; their calls end with ErrPeerLost naming it, Lost
 // lists it on every survivor, and ShrinkAbort with that list gives a
 // communicator of the three, renumbered in order, on which every
-// collective, datatype and op is bit-exact.
+// collective, datatype and op is bit-exact — with the plain ring, and with
+// the hierarchical variant (its sub-communicators' waits end with their
+// parent's).
 func TestShrinkLocalAfterLoss(t *testing.T) {
-	comms := newComms(t, 4, nil)
+	for _, cfg := range []*ringo.Config{nil, {Variant: "hierarchical", Group: 2}} {
+		t.Run(fmt.Sprint(cfg != nil), func(t *testing.T) { shrinkAfterLoss(t, cfg) })
+	}
+}
+
+func shrinkAfterLoss(t *testing.T, cfg *ringo.Config) {
+	comms := newComms(t, 4, cfg)
 	survivors := []int{0, 1, 3}
 	errs := make(chan error, len(survivors))
 	for _, r := range survivors {

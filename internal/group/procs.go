@@ -113,7 +113,7 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 	}
 	kinds := []transport.Connector{sc}
 	if anyNet {
-		nc, err := network.NewConnector(ctx, bs, s.Sizes, g.failNet, &g.abort)
+		nc, err := network.NewConnector(ctx, bs, s.Sizes, g.Fail, &g.abort)
 		if err != nil {
 			return nil, err
 		}
@@ -147,10 +147,10 @@ func (g *Procs) routineWatch() {
 	select {
 	case err, ok := <-g.BS.PeerLost():
 		if ok && err != nil {
-			g.Fail(err)
+			g.fail(err)
 		}
 	case <-g.BS.Revoked():
-		g.Fail(g.BS.RevokeCause())
+		g.fail(g.BS.RevokeCause())
 	case <-g.done:
 	}
 }
@@ -159,7 +159,7 @@ func (g *Procs) routineWatch() {
 // group with its cause.
 func (g *Procs) Revoke(reason string) {
 	g.BS.Revoke(reason)
-	g.Fail(g.BS.RevokeCause())
+	g.fail(g.BS.RevokeCause())
 }
 
 // Lost returns the ranks the bootstrap knows are gone.
@@ -224,28 +224,16 @@ func (g *Procs) Match(rank int, msgs []calls.Msg) error {
 	return g.Sib.Match(rank, msgs)
 }
 
-// fail breaks the group and stops this rank's kernels, if it has any.
+// Fail breaks the group and stops this rank's kernels, if it has any. A
+// cause that is a lost peer learned elsewhere than from the bootstrap — a
+// net connection that its peer closed, a hierarchical variant's
+// sub-communicator whose own bootstrap named a rank lost — first waits up
+// to lossGrace for this group's bootstrap to report the loss (within
+// milliseconds: the root's report, or the root's own loss when it lived in
+// the dead rank's process), so that the group's error names the rank lost
+// and Lost lists it by the time a call fails, as over shared memory, where
+// only the bootstrap can tell.
 func (g *Procs) Fail(cause error) {
-	if g.abort.Set(cause) {
-		close(g.failed)
-	}
-	if stop := g.stop.Load(); stop != nil {
-		(*stop)()
-	}
-}
-
-// lossGrace is how long a net connection's loss of its peer waits for the
-// bootstrap to name the rank lost.
-const lossGrace = 500 * time.Millisecond
-
-// failNet is Fail for the failures of net connections. One whose peer
-// closed the connection — most likely a rank that died — first waits up to
-// lossGrace for the bootstrap to report the loss (within milliseconds:
-// the root's report, or the root's own loss when it lived in the dead
-// rank's process), so that the group's error names the rank lost and Lost
-// lists it by the time a call fails, as over shared memory, where only the
-// bootstrap can tell.
-func (g *Procs) failNet(cause error) {
 	if errors.Is(cause, errs.ErrPeerLost) {
 		t := time.NewTimer(lossGrace)
 		select {
@@ -255,7 +243,20 @@ func (g *Procs) failNet(cause error) {
 		}
 		t.Stop()
 	}
-	g.Fail(cause)
+	g.fail(cause)
+}
+
+// lossGrace is how long Fail waits for the bootstrap to name a rank lost.
+const lossGrace = 500 * time.Millisecond
+
+// fail is Fail without the wait: the bootstrap's own reports.
+func (g *Procs) fail(cause error) {
+	if g.abort.Set(cause) {
+		close(g.failed)
+	}
+	if stop := g.stop.Load(); stop != nil {
+		(*stop)()
+	}
 }
 
 func (g *Procs) Release(int) error {
