@@ -40,8 +40,10 @@ func isShrinkMode(mode string) bool {
 // "tag T" (T names its communicator's shared-memory segments), then, by
 // mode:
 //   - "shrink": "ready" after its first all-reduce; all-reduces until one
-//     fails, which must be a lost peer (printed on stderr); "lost [L]"
-//     (Lost); ShrinkAbort excluding L; "recovered NS" (the wall clock, in
+//     fails, which must be a lost peer (printed on stderr); rank
+//     RINGO_TEST_DIE then kills itself; "lost [L]" (Lost); ShrinkAbort
+//     excluding L (again with the new Lost, at most twice more, while it
+//     fails: printed on stderr); "recovered NS" (the wall clock, in
 //     ns, once the first all-reduce on the shrunk communicator is right);
 //     "tag T" of the shrunk communicator; every collective checked on it
 //     (checkEvery, and checkP2PProcs with RINGO_TEST_P2P=1); "ok R N", its
@@ -76,10 +78,21 @@ func childShrink(ctx context.Context, mode string, c *ringo.Comm) int {
 			return fail(6, "not a lost peer: %v", err)
 		}
 		fmt.Fprintln(os.Stderr, "child:", err)
-		lost := c.Lost()
-		fmt.Printf("lost %v\n", lost)
-		if nc, err = c.ShrinkAbort(ctx, lost, nil); err != nil {
-			return fail(7, "%v", err)
+		if die, err := strconv.Atoi(os.Getenv("RINGO_TEST_DIE")); err == nil && die == rank {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL) // a second loss, as the survivors shrink
+		}
+		// A rank lost during the shrink fails it, naming the rank; Lost
+		// then lists it too, and the next attempt leaves it out.
+		for attempt := 1; ; attempt++ {
+			lost := c.Lost()
+			fmt.Printf("lost %v\n", lost)
+			if nc, err = c.ShrinkAbort(ctx, lost, nil); err == nil {
+				break
+			}
+			if attempt == 3 {
+				return fail(7, "%v", err)
+			}
+			fmt.Fprintf(os.Stderr, "child: shrink attempt %d: %v\n", attempt, err)
 		}
 		defer nc.Close()
 		one := []float32{1}
@@ -254,6 +267,7 @@ func shrinkTrial(t testing.TB, mode string, n, victim, count int, sockets, rootI
 		msg := k.stderr.String()
 		require.NoError(t, err, "%s: rank %d: %s", what, r, msg)
 		require.NoError(t, namesLost(msg, victim), "%s: rank %d", what, r)
+		require.NotContains(t, msg, "shrink attempt", "%s: rank %d: one loss, known to all, takes one shrink", what, r)
 		require.Equal(t, fmt.Sprintf("[%d]", victim), k.lost, "%s: rank %d's Lost", what, r)
 		newRank := r
 		if r > victim {
@@ -293,6 +307,55 @@ func TestProcessesShrink(t *testing.T) {
 			t.Logf("from the kill to the first all-reduce on the shrunk communicator: %v", took)
 		})
 	}
+}
+
+// TestProcessesShrinkSecondLoss: a rank of four is killed, and a second
+// one kills itself as the survivors go to shrink: their shrink fails
+// naming it (or, learned in time, leaves it out), and the next, with Lost
+// listing both, makes the two that remain a communicator that passes every
+// collective. With the root in the first victim's process, nobody reports
+// the second loss: the survivors find its listener closed.
+func TestProcessesShrinkSecondLoss(t *testing.T) {
+	for _, sockets := range []bool{false, true} {
+		for _, rootInRank0 := range []bool{false, true} {
+			t.Run(fmt.Sprintf("sockets %v root in rank 0 %v", sockets, rootInRank0), func(t *testing.T) {
+				secondLoss(t, sockets, rootInRank0)
+			})
+		}
+	}
+}
+
+func secondLoss(t *testing.T, sockets, rootInRank0 bool) {
+	victim, survivor := 1, 0
+	if rootInRank0 {
+		victim, survivor = 0, 1
+	}
+	env := []string{"RINGO_TEST_COUNT=1000", "RINGO_TEST_DIE=2"}
+	if sockets {
+		env = append(env, "NCCL_SHM_DISABLE=1", "NCCL_SOCKET_IFNAME=lo")
+	}
+	kids := startShrinkKids(t, 4, "shrink", rootInRank0, env...)
+	for r, k := range kids {
+		if _, ok := k.until("ready"); !ok {
+			k.finish(t, 10*time.Second)
+			require.FailNow(t, "a rank did not start", "rank %d: %s", r, k.stderr.String())
+		}
+	}
+	require.NoError(t, kids[victim].cmd.Process.Signal(syscall.SIGKILL))
+	for r, k := range kids {
+		err := k.finish(t, 60*time.Second)
+		if r != survivor && r != 3 {
+			continue
+		}
+		msg := k.stderr.String()
+		require.NoError(t, err, "rank %d: %s", r, msg)
+		assert.Equal(t, fmt.Sprintf("[%d 2]", victim), k.lost, "rank %d's last Lost", r)
+		assert.Equal(t, fmt.Sprintf("%d 2", r/3), k.ok, "rank %d", r)
+		if before, _, found := strings.Cut(msg, "shrink attempt 1"); found {
+			t.Logf("rank %d's first shrink failed: %s", r, strings.TrimPrefix(msg, before))
+		}
+	}
+	noShrinkLeftovers(t, kids)
 }
 
 // TestProcessesRevoke: a rank revokes while the others wait for it in an

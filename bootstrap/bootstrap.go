@@ -67,6 +67,10 @@ type Bootstrap struct {
 	revokeSent bool   // this rank's Revoke told the others
 
 	revokedc chan struct{} // closed when revoked is set
+	lostMore chan struct{} // closed, and replaced, when lostRanks grows; guarded by mu
+
+	quit     context.Context // ended by Close: bounds the probes of liveness.go
+	stopQuit context.CancelFunc
 
 	closeOnce sync.Once
 
@@ -112,9 +116,10 @@ func Join(ctx context.Context, id UniqueID, nranks, rank int) (*Bootstrap, error
 
 // newBootstrap returns rank's Bootstrap before it joins.
 func newBootstrap(id UniqueID, nranks, rank int) *Bootstrap {
+	quit, stop := context.WithCancel(context.Background())
 	return &Bootstrap{id: id, rank: rank, nranks: nranks, lostc: make(chan error, 1), reports: make(chan []Progress, 1),
 		predc: make(chan accepted, 1), peers: peers{pairs: map[int]*pair{}}, lostRanks: make([]bool, nranks),
-		revokedc: make(chan struct{})}
+		revokedc: make(chan struct{}), lostMore: make(chan struct{}), quit: quit, stopQuit: stop}
 }
 
 // Rank returns this rank.
@@ -141,6 +146,7 @@ func (b *Bootstrap) PeerLost() <-chan error { return b.lostc }
 // Idempotent; it always returns nil.
 func (b *Bootstrap) Close() error {
 	b.closeOnce.Do(func() {
+		b.stopQuit()
 		b.mu.Lock()
 		b.closing = true
 		if b.cancelOp != nil {

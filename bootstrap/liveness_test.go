@@ -101,6 +101,31 @@ func TestListenerGoneIsLost(t *testing.T) {
 	assert.Equal(t, "still here", string(got))
 }
 
+// TestProbeFindsRankGone: with the root gone, a rank whose
+// point-to-point connection ends probes the peer's listener: a peer whose
+// process is gone counts as lost (AwaitLost, Lost); the pairs of live
+// ranks are untouched.
+func TestProbeFindsRankGone(t *testing.T) {
+	t.Parallel()
+	id := startTestRoot(t)
+	bs := joinRanks(t, id, 3, 0, 1, 2)
+	ctx := testCtx(t)
+	for _, q := range []int{1, 2} {
+		require.NoError(t, bs[0].Send(ctx, q, 1, []byte("hello")))
+		_, err := bs[q].Recv(ctx, 0, 1)
+		require.NoError(t, err)
+	}
+	StopRoot(id)
+	lostErr(t, bs[0])
+	crash(bs[2])
+	require.True(t, bs[0].AwaitLost(ctx, 2))
+	assert.Equal(t, []int{2}, bs[0].Lost())
+	require.NoError(t, bs[0].Send(ctx, 1, 1, []byte("still here")))
+	got, err := bs[1].Recv(ctx, 0, 1)
+	require.NoError(t, err)
+	assert.Equal(t, "still here", string(got))
+}
+
 // TestRevoke: a rank's Revoke reaches every other rank without the root's
 // help; it ends their ring call in progress and refuses later ones with
 // ErrRevoked naming who revoked, and leaves the point-to-point connections

@@ -318,7 +318,7 @@ func (b *Bootstrap) routineDial(p *pair) {
 	case errors.Is(err, errCrossed):
 		err = b.awaitCrossed(ctx, p)
 	case errors.Is(err, tcp.ErrRefused):
-		err = b.listenerGone(p.peer, addr)
+		err = b.refusedLost(p.peer, addr)
 	}
 	b.peers.mu.Lock()
 	defer b.peers.mu.Unlock()
@@ -330,6 +330,10 @@ func (b *Bootstrap) routineDial(p *pair) {
 		}
 	case err != nil:
 		b.failLocked(p, err)
+		if !errors.Is(err, tcp.ErrRefused) && !errors.Is(err, errs.ErrPeerLost) && !b.peers.closed {
+			b.peers.wg.Add(1)
+			go b.routineProbe(p.peer) // a connection that failed: is its listener still there?
+		}
 	case c == nil: // crossed: the listener took the peer's connection
 	case p.conn != nil: // the listener took one too, against the protocol
 		c.Close()
@@ -407,6 +411,10 @@ func (b *Bootstrap) routineRead(p *pair, c net.Conn) {
 		if err := b.readMsg(p, c); err != nil {
 			b.peers.mu.Lock()
 			b.failLocked(p, err)
+			if errors.Is(err, errs.ErrPeerLost) && !b.peers.closed {
+				b.peers.wg.Add(1)
+				go b.routineProbe(p.peer) // ended by a rank gone, or by one that lives on?
+			}
 			b.peers.mu.Unlock()
 			return
 		}

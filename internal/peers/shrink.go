@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/ringo-ccl/ringo/bootstrap"
 )
@@ -45,6 +46,7 @@ func Shrink(ctx context.Context, bs *bootstrap.Bootstrap, survivors, exclude []i
 	lead := survivors[0]
 	mine, _ := json.Marshal(exclude)
 	lists, errs := exchangeAmong(ctx, bs, survivors, mine)
+	awaitLost(ctx, bs, errs)
 	var problem error // what this survivor found wrong
 	for _, q := range survivors {
 		var theirs []int
@@ -80,6 +82,7 @@ func Shrink(ctx context.Context, bs *bootstrap.Bootstrap, survivors, exclude []i
 	}
 	blob, _ := json.Marshal(verdict)
 	verdicts, errs := exchangeAmong(ctx, bs, survivors, blob)
+	awaitLost(ctx, bs, errs)
 	fail := func(err error) (Part, error) {
 		if made {
 			stopRoot(id)
@@ -114,6 +117,23 @@ func Shrink(ctx context.Context, bs *bootstrap.Bootstrap, survivors, exclude []i
 type shrinkVerdict struct {
 	Err string // what went wrong, as this survivor saw it; "" when it agreed
 	ID  []byte `json:",omitempty"` // the new communicator's id, from the first survivor
+}
+
+// lossGrace bounds how long Shrink waits for the bootstrap to count a
+// survivor lost whose connection failed.
+const lossGrace = 500 * time.Millisecond
+
+// awaitLost waits, up to lossGrace, until the bootstrap counts lost every
+// rank whose exchange failed (a connection that ends or fails comes before
+// the root's report, or before the bootstrap's probe of the rank's
+// listener): a survivor that retries its shrink with Lost then leaves
+// them out. A rank that lives on is not counted lost: the wait runs out.
+func awaitLost(ctx context.Context, bs *bootstrap.Bootstrap, errs map[int]error) {
+	ctx, cancel := context.WithTimeout(ctx, lossGrace)
+	defer cancel()
+	for q := range errs {
+		bs.AwaitLost(ctx, q)
+	}
 }
 
 // exchangeAmong sends blob to every other rank of ranks and returns what
