@@ -57,7 +57,8 @@ func TestMain(m *testing.M) {
 //   - "mismatch": one all-reduce of 1000 elements, 1001 on odd ranks.
 //   - "stall": three all-reduces, then "stalled" and a minute without
 //     calling any (a rank stuck outside the library).
-//   - "shrink", "revoke", "drop": the shrink tests' (childShrink).
+//   - "shrink", "regrow", "revoke", "drop", "grow-join": the shrink tests'
+//     (childShrink, childGrowJoin).
 //
 // The all-reduces of "loop" and "stall" have RINGO_TEST_COUNT elements
 // (default 2¹⁸).
@@ -66,7 +67,7 @@ func childMain(mode string) int {
 		return gpuChildMain(mode)
 	}
 	id, err := ringo.UniqueIDFromString(os.Getenv(envID))
-	if err != nil && !strings.HasSuffix(mode, "-env") {
+	if err != nil && !strings.HasSuffix(mode, "-env") && mode != "grow-join" {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 2
 	}
@@ -78,6 +79,9 @@ func childMain(mode string) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
+	if mode == "grow-join" {
+		return childGrowJoin(ctx)
+	}
 	if mode == "join-then-die" {
 		if _, err := bootstrap.Join(ctx, id, n, rank); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)

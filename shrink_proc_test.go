@@ -28,7 +28,7 @@ import (
 // isShrinkMode reports whether mode (with its suffixes) is one of
 // childShrink's.
 func isShrinkMode(mode string) bool {
-	for _, m := range []string{"shrink", "revoke", "drop"} {
+	for _, m := range []string{"shrink", "regrow", "revoke", "drop", "grow-join"} {
 		if strings.HasPrefix(mode, m) {
 			return true
 		}
@@ -53,6 +53,9 @@ func isShrinkMode(mode string) bool {
 //     others' in progress, the revoker's next), printed on stderr; the
 //     ranks shrink the revoked communicator excluding no one (the default
 //     mode), check every collective on it and print "ok R N".
+//   - "regrow": "shrink", then the shrunk communicator grows back to the
+//     old size (regrow): its rank 0 prints "growid ID" for the
+//     replacement the test starts (mode "grow-join", childGrowJoin).
 //   - "drop": the ranks but the last shrink without it (the default mode:
 //     it is alive) and check every collective on the new communicator,
 //     then all the ranks, the dropped one too, check an all-reduce on the
@@ -66,7 +69,7 @@ func childShrink(ctx context.Context, mode string, c *ringo.Comm) int {
 	n, rank := c.Size(), c.Rank()
 	var nc *ringo.Comm
 	switch mode {
-	case "shrink":
+	case "shrink", "regrow":
 		buf := make([]float32, testCount())
 		var err error
 		for i := 0; err == nil; i++ {
@@ -140,6 +143,9 @@ func childShrink(ctx context.Context, mode string, c *ringo.Comm) int {
 			}
 		}
 	}
+	if mode == "regrow" {
+		return regrow(ctx, c.Size(), nc)
+	}
 	if mode == "drop" {
 		buf := []float32{float32(rank)}
 		if err := ringo.AllReduce(ctx, c, buf, buf, ringo.OpSum); err != nil || buf[0] != float32(n*(n-1)/2) {
@@ -149,6 +155,68 @@ func childShrink(ctx context.Context, mode string, c *ringo.Comm) int {
 		return 0
 	}
 	fmt.Printf("ok %d %d\n", nc.Rank(), nc.Size())
+	return 0
+}
+
+// regrow grows c back to size ranks, its rank 0 making the id (printed as
+// "growid ID") that the replacement joins with, and checks every
+// collective on the grown communicator; it prints "ok R N".
+func regrow(ctx context.Context, size int, c *ringo.Comm) int {
+	var id *ringo.UniqueID
+	if c.Rank() == 0 {
+		gid, err := c.GrowID()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			return 11
+		}
+		fmt.Printf("growid %s\n", gid)
+		id = &gid
+	}
+	gc, err := c.Grow(ctx, size, id, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 11
+	}
+	defer gc.Close()
+	return checkGrown(ctx, gc)
+}
+
+// childGrowJoin is the replacement rank of the grow test: it joins with
+// RINGO_TEST_GROW_ID as rank RINGO_TEST_GROW_RANK of
+// RINGO_TEST_GROW_SIZE (JoinGrow) and checks every collective.
+func childGrowJoin(ctx context.Context) int {
+	id, err := ringo.UniqueIDFromString(os.Getenv("RINGO_TEST_GROW_ID"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 2
+	}
+	rank, _ := strconv.Atoi(os.Getenv("RINGO_TEST_GROW_RANK"))
+	size, _ := strconv.Atoi(os.Getenv("RINGO_TEST_GROW_SIZE"))
+	gc, err := ringo.JoinGrow(ctx, id, size, rank, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 11
+	}
+	defer gc.Close()
+	return checkGrown(ctx, gc)
+}
+
+// checkGrown checks every collective on a grown communicator and prints
+// its tag, "recovered NS" (the wall clock once its first all-reduce is
+// done) and "ok R N".
+func checkGrown(ctx context.Context, gc *ringo.Comm) int {
+	fmt.Printf("tag %s\n", ringo.Tag(gc))
+	one := []float32{1}
+	if err := ringo.AllReduce(ctx, gc, one, one, ringo.OpSum); err != nil || one[0] != float32(gc.Size()) {
+		fmt.Fprintf(os.Stderr, "child: first all-reduce after the grow: %v, %v\n", one, err)
+		return 12
+	}
+	fmt.Printf("recovered %d\n", time.Now().UnixNano())
+	if err := checkEvery(ctx, gc, gc.Size(), gc.Rank()); err != nil {
+		fmt.Fprintln(os.Stderr, "child: on the grown communicator:", err)
+		return 12
+	}
+	fmt.Printf("ok %d %d\n", gc.Rank(), gc.Size())
 	return 0
 }
 
@@ -356,6 +424,54 @@ func secondLoss(t *testing.T, sockets, rootInRank0 bool) {
 		}
 	}
 	noShrinkLeftovers(t, kids)
+}
+
+// TestProcessesRegrow: a rank of four is killed; the survivors shrink,
+// and the shrunk communicator grows back to four with a replacement
+// process that joins with the id the new rank 0 made (GrowID, Grow,
+// JoinGrow); every collective is right on the grown communicator, the
+// survivors keeping their shrunk ranks and the replacement taking rank 3.
+// It logs the time from the replacement's start (its process's too) to the
+// first all-reduce done on the grown communicator.
+func TestProcessesRegrow(t *testing.T) {
+	for _, sockets := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sockets %v", sockets), func(t *testing.T) {
+			var env []string
+			if sockets {
+				env = append(env, "NCCL_SHM_DISABLE=1", "NCCL_SOCKET_IFNAME=lo")
+			}
+			kids := startShrinkKids(t, 4, "regrow", false, append(env, "RINGO_TEST_COUNT=1000")...)
+			for r, k := range kids {
+				if _, ok := k.until("ready"); !ok {
+					k.finish(t, 10*time.Second)
+					require.FailNow(t, "a rank did not start", "rank %d: %s", r, k.stderr.String())
+				}
+			}
+			require.NoError(t, kids[2].cmd.Process.Signal(syscall.SIGKILL))
+			id, ok := kids[0].until("growid")
+			if !ok {
+				kids[0].finish(t, 10*time.Second)
+				require.FailNow(t, "no grow id", "rank 0: %s", kids[0].stderr.String())
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), envChild+"=grow-join", "RINGO_TEST_GROW_ID="+id, "RINGO_TEST_GROW_RANK=3", "RINGO_TEST_GROW_SIZE=4")
+			cmd.Env = append(cmd.Env, env...)
+			started := time.Now()
+			kids = append(kids, &shrinkKid{child: startChild(t, cmd)})
+			var last int64
+			for r, k := range kids {
+				err := k.finish(t, 60*time.Second)
+				if r == 2 {
+					continue
+				}
+				require.NoError(t, err, "process %d: %s", r, k.stderr.String())
+				assert.Equal(t, fmt.Sprintf("%d 4", map[int]int{0: 0, 1: 1, 3: 2, 4: 3}[r]), k.ok, "process %d", r)
+				last = max(last, k.recovered)
+			}
+			t.Logf("from the replacement's start to the first all-reduce on the grown communicator: %v", time.Unix(0, last).Sub(started))
+			noShrinkLeftovers(t, kids)
+		})
+	}
 }
 
 // TestProcessesRevoke: a rank revokes while the others wait for it in an
