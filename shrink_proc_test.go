@@ -655,3 +655,33 @@ func BenchmarkShrinkRecovery(b *testing.B) {
 		})
 	}
 }
+
+// TestSplitProcsKind: Split of ranks of the processes' kind (NewComm, here
+// goroutines of this process): each color's ranks form a communicator
+// that works, a negative color gets nil, and the parent still works.
+func TestSplitProcsKind(t *testing.T) {
+	const n = 4
+	ctx := testCtx(t)
+	id, err := ringo.NewUniqueID()
+	require.NoError(t, err)
+	comms := make([]*ringo.Comm, n)
+	noErrors(t, each(comms, func(r int, _ *ringo.Comm) (err error) {
+		comms[r], err = ringo.NewComm(ctx, id, n, r, nil)
+		return err
+	}))
+	closeAll(t, comms)
+	colors, keys := []int{0, -1, 0, 0}, []int{2, 0, 1, 1}
+	subs := make([]*ringo.Comm, n)
+	noErrors(t, each(comms, func(r int, c *ringo.Comm) (err error) {
+		subs[r], err = c.Split(ctx, colors[r], keys[r], nil)
+		return err
+	}))
+	closeAll(t, subs)
+	require.Nil(t, subs[1])
+	for r, want := range map[int]int{0: 2, 2: 0, 3: 1} {
+		assert.Equal(t, want, subs[r].Rank(), "rank %d", r)
+		assert.Equal(t, 3, subs[r].Size())
+	}
+	allReduceOK(t, []*ringo.Comm{subs[2], subs[3], subs[0]})
+	allReduceOK(t, comms)
+}
