@@ -28,14 +28,21 @@ import (
 //
 // The survivors agree before anything is made: ranks that disagree on
 // exclude all fail, naming two of them and what each excludes; a survivor
-// lost meanwhile fails them all, naming it. Ranks in one process (NewLocal)
-// meet in memory and get a new NewLocal communicator. Ranks in separate
-// processes agree over the point-to-point connections of c's bootstrap,
-// which a lost rank leaves working — not over its root, which may have died
-// with a rank — and the first survivor starts the new communicator's
-// bootstrap root in its own process (so the new communicator depends on no
-// excluded rank); the new communicator's connections are made afresh (see
-// README "Surviving a lost rank"). Nothing waits for an excluded rank.
+// lost meanwhile fails them all, naming it — by then Lost lists it, so
+// that a second call with Lost succeeds. A rank that the others exclude
+// but that calls Shrink anyway (an excluded rank must not) is not told: it
+// fails when its wait ends, naming the ranks that did not answer (in one
+// process, where they meet in memory, it fails them all while they still
+// meet).
+//
+// Ranks in one process (NewLocal) get a new NewLocal communicator. Ranks
+// in separate processes agree over the point-to-point connections of c's
+// bootstrap, which a lost rank leaves working — not over its root, which
+// may have died with a rank — and the first survivor starts the new
+// communicator's bootstrap root in its own process (so the new
+// communicator depends on no excluded rank); the new communicator's
+// connections are made afresh (see README "Surviving a lost rank").
+// Nothing waits for an excluded rank.
 // Every wait is bounded by ctx, or, when ctx has no deadline, by c's
 // timeout (Config.Timeout). Errors wrap ErrInvalidArgument for a bad
 // exclude (a rank out of range or twice, this rank, every rank) or a
