@@ -217,7 +217,7 @@ func (c *Comm) runJob(ctx context.Context, job host.Job) error {
 	if timeout < 0 {
 		timeout = 0
 	}
-	c.wait.Reset(ctx, timeout, &c.abort, c.group.Broken())
+	c.wait.Reset(ctx, timeout, &c.abort, c.group.Broken(), c.parentBroken)
 	if c.group.Proxied() {
 		c.wait.SleepSoon()
 	}

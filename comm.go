@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/host"
 	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/errs"
@@ -30,6 +31,13 @@ type Comm struct {
 	abort  transport.Abort // this rank's own Abort
 
 	gpu *gpuRank // nil for host ranks
+
+	made Config // the configuration the communicator was made with, for those Shrink and Split make
+	// parentBroken is a hierarchical variant's sub-communicator's parent
+	// group's Broken flag (nil otherwise): the parent's failure, loss or
+	// revocation ends the sub-communicator's waits too.
+	parentBroken *transport.Abort
+	growIDs      []UniqueID // GrowID's, whose roots Close stops if no rank joined them; guarded by busy
 
 	// Owned by the goroutine holding busy.
 	exec  *host.Executor
@@ -86,6 +94,7 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 			tr.Close()
 			return nil, err
 		}
+		comms[r].made = configOf(cfg)
 	}
 	sub := subConfig(cfg, &s)
 	err = newHiers(comms, hier.Local(func(ranks []int) ([]*Comm, error) { return NewLocal(len(ranks), sub) }))
@@ -124,8 +133,10 @@ func (c *Comm) Size() int { return c.size }
 // other processes see this rank as lost once it closes. The communicator
 // cannot be used again; Close each rank to release it. Abort is safe to call
 // from any goroutine, at any time, more than once.
-func (c *Comm) Abort() {
-	cause := fmt.Errorf("rank %d called Abort", c.rank)
+func (c *Comm) Abort() { c.abortWith(fmt.Errorf("rank %d called Abort", c.rank)) }
+
+// abortWith is Abort with cause.
+func (c *Comm) abortWith(cause error) {
 	c.abort.Set(cause)
 	c.group.Fail(cause)
 	if c.gpu != nil {
@@ -155,6 +166,9 @@ func (c *Comm) Close() error {
 	}
 	if c.exec != nil {
 		c.exec.Close()
+	}
+	for _, id := range c.growIDs {
+		bootstrap.StopRootIdle(id)
 	}
 	var sub, tr error
 	if c.hier != nil {

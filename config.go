@@ -90,3 +90,13 @@ func resolve(cfg *Config, n int, d config.Defaults) (config.Settings, error) {
 	}
 	return config.Resolve(r, n, d)
 }
+
+// configOf returns a copy of cfg (the zero Config for nil).
+func configOf(cfg *Config) Config {
+	if cfg == nil {
+		return Config{}
+	}
+	c := *cfg
+	c.Ring = append([]int(nil), cfg.Ring...)
+	return c
+}

@@ -13,4 +13,5 @@ var (
 	ErrAborted         = errs.ErrAborted         // the communicator was aborted or failed earlier
 	ErrPeerLost        = errs.ErrPeerLost        // a peer rank went away
 	ErrNotSupported    = errs.ErrNotSupported    // valid, but not possible in this build or machine
+	ErrRevoked         = errs.ErrRevoked         // a rank revoked the communicator (with ErrAborted)
 )

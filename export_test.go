@@ -1,4 +1,15 @@
 package ringo
 
+import "github.com/ringo-ccl/ringo/internal/group"
+
 // Internals the external tests check (the export_test.go idiom).
 var P2PChannels = p2pChannels
+
+// Lose marks c's rank lost in its in-process communicator, as the
+// bootstrap marks a rank whose process died (group.World.Lose): the ranks
+// of one process cannot die alone, so the shrink tests make one lost so.
+func Lose(c *Comm) { c.group.(*group.World).Lose(c.rank, "marked lost by the test") }
+
+// Tag returns what names the shared-memory segments of c, a rank in its
+// own process, for the tests' check that none is left.
+func Tag(c *Comm) string { return c.group.(*group.Procs).Tag }

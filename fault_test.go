@@ -17,20 +17,38 @@ import (
 
 // The fault-injection suite: ranks in separate processes, one of them
 // killed or stalled; every survivor must return an error naming it, within
-// seconds, and nothing may be left in /dev/shm. (A socket dropped under a
+// seconds, and nothing may be left in /dev/shm. Its shrink trials, where
+// the survivors then shrink and carry on, are TestFaultShrinkRandom
+// (shrink_proc_test.go). (A socket dropped under a
 // live rank: TestNetPeerGone in transport/; corrupt bootstrap frames:
 // TestRefuseGarbage, TestRingListenerRefusesStrangers and FuzzDecodeFrame
 // in bootstrap/.)
 
 // faultTrials is RINGO_FAULT_TRIALS, or 100 (10 with -short).
-func faultTrials() int {
-	if n, err := strconv.Atoi(os.Getenv("RINGO_FAULT_TRIALS")); err == nil && n > 0 {
+func faultTrials() int { return trials("RINGO_FAULT_TRIALS", 100, 10) }
+
+// trials is the number in the environment variable env, or full (short
+// with -short).
+func trials(env string, full, short int) int {
+	if n, err := strconv.Atoi(os.Getenv(env)); err == nil && n > 0 {
 		return n
 	}
 	if testing.Short() {
-		return 10
+		return short
 	}
-	return 100
+	return full
+}
+
+// faultRand returns the random source of a fault suite's trials, stream
+// apart from other tests', seeded by RINGO_FAULT_SEED or the clock (and
+// says which, so that a failure can be reproduced).
+func faultRand(t *testing.T, stream uint64) *rand.Rand {
+	seed := uint64(time.Now().UnixNano())
+	if s, err := strconv.ParseUint(os.Getenv("RINGO_FAULT_SEED"), 10, 64); err == nil {
+		seed = s
+	}
+	t.Logf("seed %d (RINGO_FAULT_SEED reproduces the trials)", seed)
+	return rand.New(rand.NewPCG(seed, stream))
 }
 
 // TestFaultKillRandom: kill -9 a random rank at a random moment of a
@@ -39,12 +57,7 @@ func faultTrials() int {
 // with an error naming the killed rank as lost within 10 s, and /dev/shm
 // must hold nothing of the communicator.
 func TestFaultKillRandom(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s, err := strconv.ParseUint(os.Getenv("RINGO_FAULT_SEED"), 10, 64); err == nil {
-		seed = s
-	}
-	t.Logf("seed %d (RINGO_FAULT_SEED reproduces the trials)", seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
+	rng := faultRand(t, 1)
 	slowest := time.Duration(0)
 	goroutines := runtime.NumGoroutine()
 	for trial := range faultTrials() {

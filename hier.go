@@ -2,6 +2,7 @@ package ringo
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/ringo-ccl/ringo/internal/config"
@@ -47,6 +48,7 @@ func newHiers(comms []*Comm, mk hier.Maker[*Comm]) error {
 	for r, p := range parts {
 		if p != nil {
 			comms[r].hier = p
+			p.Intra.parentBroken, p.Inter.parentBroken = comms[r].group.Broken(), comms[r].group.Broken()
 		}
 	}
 	return nil
@@ -60,10 +62,20 @@ func (c *Comm) procHier(mk hier.Maker[*Comm]) error {
 	return newHiers(comms, mk)
 }
 
-// phaseErr locates a phase's failure on the parent rank.
+// phaseErr locates a phase's failure on the parent rank. A lost peer is
+// told in the parent's ranks: the sub-communicator names its own, so the
+// parent's group is failed with it first — which waits for the parent's
+// bootstrap to name the rank (group.Procs.Fail) — and its error is
+// returned instead.
 func (c *Comm) phaseErr(phase string, err error) error {
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, ErrPeerLost) {
+		c.group.Fail(err)
+		if perr := c.group.Broken().Err(); errors.Is(perr, ErrPeerLost) {
+			err = perr
+		}
 	}
 	return errs.AtDetail(CollAllReduce.String(), c.rank, c.hier.Where(phase), err)
 }

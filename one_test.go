@@ -67,7 +67,7 @@ func TestWorldOfOneScales(t *testing.T) {
 
 // freePort returns a TCP port of the loopback interface that was free a
 // moment ago.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -57,6 +57,8 @@ func TestMain(m *testing.M) {
 //   - "mismatch": one all-reduce of 1000 elements, 1001 on odd ranks.
 //   - "stall": three all-reduces, then "stalled" and a minute without
 //     calling any (a rank stuck outside the library).
+//   - "shrink", "regrow", "revoke", "drop", "grow-join": the shrink tests'
+//     (childShrink, childGrowJoin).
 //
 // The all-reduces of "loop" and "stall" have RINGO_TEST_COUNT elements
 // (default 2¹⁸).
@@ -65,18 +67,21 @@ func childMain(mode string) int {
 		return gpuChildMain(mode)
 	}
 	id, err := ringo.UniqueIDFromString(os.Getenv(envID))
-	if err != nil && !strings.HasSuffix(mode, "-env") {
+	if err != nil && !strings.HasSuffix(mode, "-env") && mode != "grow-join" {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 2
 	}
 	rank, _ := strconv.Atoi(os.Getenv(envRank))
 	n, _ := strconv.Atoi(os.Getenv(envRanks))
 	limit := 20 * time.Second
-	if strings.HasPrefix(mode, "every") {
+	if strings.HasPrefix(mode, "every") || isShrinkMode(mode) {
 		limit = 80 * time.Second // many collectives, slow under the race detector on a loaded machine
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
+	if mode == "grow-join" {
+		return childGrowJoin(ctx)
+	}
 	if mode == "join-then-die" {
 		if _, err := bootstrap.Join(ctx, id, n, rank); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
@@ -107,6 +112,9 @@ func childMain(mode string) int {
 	if groups := commhook.SumPathOf(c, ringo.TypeFloat32).Groups; hier && len(groups) != n/2 {
 		fmt.Fprintf(os.Stderr, "child: all-reduce runs in groups %v, want %d groups of 2\n", groups, n/2)
 		return 5
+	}
+	if isShrinkMode(mode) {
+		return childShrink(ctx, mode, c)
 	}
 	switch mode {
 	case "every":
@@ -331,7 +339,7 @@ func startRanksEnv(t *testing.T, n int, mode func(rank int) string, extra func(r
 }
 
 // startChild starts cmd, to be killed when the test ends.
-func startChild(t *testing.T, cmd *exec.Cmd) *child {
+func startChild(t testing.TB, cmd *exec.Cmd) *child {
 	t.Helper()
 	k := &child{cmd: cmd}
 	cmd.Stderr = &k.stderr
@@ -353,7 +361,7 @@ func startChild(t *testing.T, cmd *exec.Cmd) *child {
 // waitExit waits for a child with a deadline and returns its exit error.
 // A child built with -race that reported a data race fails the test,
 // whatever its exit.
-func waitExit(t *testing.T, k *child, d time.Duration) error {
+func waitExit(t testing.TB, k *child, d time.Duration) error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {

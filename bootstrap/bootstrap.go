@@ -55,12 +55,22 @@ type Bootstrap struct {
 	seq    uint64     // calls made
 	broken error      // why the ring is out of step
 
-	mu        sync.Mutex              // guards the fields below
-	cancelOp  context.CancelCauseFunc // of the Join, AllGather or Barrier in progress
-	lost      error                   // the first loss reported
-	lostDone  bool                    // lostc is closed
-	closing   bool
-	prevTaken bool // the listener took the ring predecessor's connection
+	mu         sync.Mutex              // guards the fields below
+	cancelOp   context.CancelCauseFunc // of the Join, AllGather or Barrier in progress
+	lost       error                   // the first loss reported
+	lostDone   bool                    // lostc is closed
+	closing    bool
+	prevTaken  bool   // the listener took the ring predecessor's connection
+	lostRanks  []bool // the ranks known gone, by rank (liveness.go)
+	rootHosts  []int  // the ranks in the root's process (a hosts frame)
+	revoked    error  // why the communicator was revoked (revoke.go); nil if it was not
+	revokeSent bool   // this rank's Revoke told the others
+
+	revokedc chan struct{} // closed when revoked is set
+	lostMore chan struct{} // closed, and replaced, when lostRanks grows; guarded by mu
+
+	quit     context.Context // ended by Close: bounds the probes of liveness.go
+	stopQuit context.CancelFunc
 
 	closeOnce sync.Once
 
@@ -106,8 +116,10 @@ func Join(ctx context.Context, id UniqueID, nranks, rank int) (*Bootstrap, error
 
 // newBootstrap returns rank's Bootstrap before it joins.
 func newBootstrap(id UniqueID, nranks, rank int) *Bootstrap {
+	quit, stop := context.WithCancel(context.Background())
 	return &Bootstrap{id: id, rank: rank, nranks: nranks, lostc: make(chan error, 1), reports: make(chan []Progress, 1),
-		predc: make(chan accepted, 1), peers: peers{pairs: map[int]*pair{}}}
+		predc: make(chan accepted, 1), peers: peers{pairs: map[int]*pair{}}, lostRanks: make([]bool, nranks),
+		revokedc: make(chan struct{}), lostMore: make(chan struct{}), quit: quit, stopQuit: stop}
 }
 
 // Rank returns this rank.
@@ -134,6 +146,7 @@ func (b *Bootstrap) PeerLost() <-chan error { return b.lostc }
 // Idempotent; it always returns nil.
 func (b *Bootstrap) Close() error {
 	b.closeOnce.Do(func() {
+		b.stopQuit()
 		b.mu.Lock()
 		b.closing = true
 		if b.cancelOp != nil {
@@ -328,11 +341,23 @@ func (b *Bootstrap) routineWatchRoot() {
 			if !errors.Is(err, io.EOF) {
 				why = err.Error()
 			}
-			b.report(fmt.Errorf("bootstrap root at %s lost: %s: %w", addr, why, errs.ErrPeerLost))
+			b.rootLost(addr, why)
 			return
 		}
 		switch t {
 		case frameStatus: // sent before the table, read after it: stale
+		case frameHosts:
+			hosts, err := decodeRanks(p)
+			if err == nil && len(hosts) > 0 && hosts[len(hosts)-1] >= b.nranks {
+				err = fmt.Errorf("%w: hosts %v beyond %d ranks", errFrame, hosts, b.nranks)
+			}
+			if err != nil {
+				b.report(fmt.Errorf("bootstrap root at %s lost: it sent a bad hosts frame: %v: %w", addr, err, errs.ErrPeerLost))
+				return
+			}
+			b.mu.Lock()
+			b.rootHosts = hosts
+			b.mu.Unlock()
 		case frameAsk:
 			if len(p) != 4 {
 				b.report(fmt.Errorf("bootstrap root at %s lost: it sent a malformed ask: %w", addr, errs.ErrPeerLost))
@@ -348,6 +373,7 @@ func (b *Bootstrap) routineWatchRoot() {
 			}
 		case frameLost:
 			if rank, reason, err := decodeLost(p); err == nil {
+				b.markLost(rank)
 				b.report(lostError(rank, reason))
 				b.lose(rank, lostError(rank, reason))
 			} else {
@@ -394,6 +420,8 @@ func (b *Bootstrap) begin(ctx context.Context) (context.Context, context.CancelC
 		return nil, nil, errClosed
 	case b.lost != nil:
 		return nil, nil, b.lost
+	case b.revoked != nil:
+		return nil, nil, b.revoked
 	}
 	op, cancel := context.WithCancelCause(ctx)
 	b.cancelOp = cancel

@@ -21,6 +21,14 @@
 // socket wire (dial with retry, deadlines, interface choice) are package
 // internal/tcp's.
 //
+// Which ranks are gone, the bootstrap keeps (Lost, liveness.go): those the
+// root reported, those that lived in the root's process when the root is
+// lost (the root names them to every rank, after the table), and those
+// whose listener refuses a connection. Revoke (revoke.go) tells every
+// other rank over the point-to-point connections below, so that it needs
+// no root; the survivors of a loss then agree on their next communicator
+// over the same connections (package internal/peers, Shrink).
+//
 // Two ranks also talk alone, as NCCL's bootstrapSend and bootstrapRecv do
 // (p2p.go): Send and Recv move tagged messages (at most MaxMessage bytes,
 // tags up to MaxTag) between this rank and a peer, in order per peer and
@@ -35,7 +43,10 @@
 //
 //   - The root runs as goroutines of the process that made the ID
 //     (NewUniqueID, StartRoot, or rank 0 of JoinLaunch) until every rank
-//     that joined has closed or been lost, or StopRoot. That process must
+//     that joined has closed or been lost, or StopRoot (StopRootIdle: only
+//     if no rank joined). When it is lost, the ranks of its process count
+//     as lost: a process whose ranks live on must not stop a root they
+//     use. That process must
 //     outlive the others' setup: when it exits, every rank sees the root
 //     lost. The Close of a rank in the root's process therefore waits, up to
 //     10 s, for the ranks of other processes to leave.

@@ -33,6 +33,7 @@ import (
 //	bye, accept       empty
 //	gather, barrier   call sequence u64 | origin rank u32 | blob (empty for barrier)
 //	message           tag u32 | blob (at most maxMsgBytes, plus msgSlack for Pair's header)
+//	hosts             count u32 | count ranks, u32 each, increasing
 //
 // Decoders accept exactly what the encoders produce: anything decoded
 // re-encodes to the same bytes (the fuzz targets check it).
@@ -55,6 +56,7 @@ const (
 	frameReport                         // root → querying rank: every rank's progress
 	frameP2PHello                       // rank → any rank: point-to-point connection (p2p.go)
 	frameMsg                            // point-to-point: one message of Send
+	frameHosts                          // root → every rank, after the table: the ranks in the root's process
 )
 
 func (t frameType) String() string {
@@ -91,6 +93,8 @@ func (t frameType) String() string {
 		return "p2p hello"
 	case frameMsg:
 		return "message"
+	case frameHosts:
+		return "hosts"
 	}
 	return fmt.Sprintf("frame type %#x", uint8(t))
 }
@@ -146,6 +150,8 @@ func maxPayload(t frameType) (int, bool) {
 		return maxGatherFrameLen, true
 	case frameMsg:
 		return maxMsgFrameLen, true
+	case frameHosts:
+		return 4 + 4*maxRanks, true
 	}
 	return 0, false
 }
@@ -503,4 +509,31 @@ func decodeMsg(p []byte) (tag uint32, blob []byte, err error) {
 		return 0, nil, fmt.Errorf("%w: message payload of %d bytes", errFrame, len(p))
 	}
 	return binary.BigEndian.Uint32(p), p[msgHeaderLen:], nil
+}
+
+// appendRanks encodes the increasing ranks of a hosts frame.
+func appendRanks(b []byte, ranks []int) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(len(ranks)))
+	for _, r := range ranks {
+		b = binary.BigEndian.AppendUint32(b, uint32(r))
+	}
+	return b
+}
+
+func decodeRanks(p []byte) ([]int, error) {
+	if len(p) < 4 {
+		return nil, fmt.Errorf("%w: rank list of %d bytes", errFrame, len(p))
+	}
+	n := int(binary.BigEndian.Uint32(p))
+	if n > maxRanks || len(p) != 4+4*n {
+		return nil, fmt.Errorf("%w: rank list of %d ranks in %d bytes", errFrame, n, len(p))
+	}
+	ranks := make([]int, n)
+	for i := range ranks {
+		ranks[i] = int(binary.BigEndian.Uint32(p[4+4*i:]))
+		if ranks[i] >= maxRanks || (i > 0 && ranks[i] <= ranks[i-1]) {
+			return nil, fmt.Errorf("%w: rank list %v… not increasing below %d", errFrame, ranks[:i+1], maxRanks)
+		}
+	}
+	return ranks, nil
 }

@@ -34,6 +34,7 @@ func sampleFrames() map[frameType][]byte {
 		frameReport:    appendReport(nil, []Progress{{0, Finished, 41}, {1, Silent, 0}, {2, Inside, 42}, {3, Gone, 0}}),
 		frameP2PHello:  appendHello(nil, hello{secret: testSecret(7), rank: 2, nranks: 3, ring: loopbackPort(7)}),
 		frameMsg:       append(msgHeader(7), "blob"...),
+		frameHosts:     appendRanks(nil, []int{0, 3}),
 	}
 }
 
@@ -76,6 +77,9 @@ func reencodePayload(t frameType, p []byte) (out []byte, ok bool) {
 	case frameMsg:
 		tag, blob, err := decodeMsg(p)
 		return append(msgHeader(tag), blob...), err == nil
+	case frameHosts:
+		ranks, err := decodeRanks(p)
+		return appendRanks(nil, ranks), err == nil
 	}
 	return p, true
 }

@@ -313,9 +313,12 @@ func (b *Bootstrap) routineDial(p *pair) {
 	ctx, cancel := context.WithTimeout(p.ctx, connectTimeout)
 	defer cancel()
 	addr := b.table[p.peer]
-	c, err := b.dialHello(ctx, frameP2PHello, b.me, addr, p.peer, fmt.Sprintf("connecting to rank %d at %v", p.peer, addr))
-	if errors.Is(err, errCrossed) {
+	c, err := b.dialHello(ctx, frameP2PHello, b.me, addr, p.peer, fmt.Sprintf("connecting to rank %d at %v", p.peer, addr), tcp.DialUp)
+	switch {
+	case errors.Is(err, errCrossed):
 		err = b.awaitCrossed(ctx, p)
+	case errors.Is(err, tcp.ErrRefused):
+		err = b.refusedLost(p.peer, addr)
 	}
 	b.peers.mu.Lock()
 	defer b.peers.mu.Unlock()
@@ -327,6 +330,10 @@ func (b *Bootstrap) routineDial(p *pair) {
 		}
 	case err != nil:
 		b.failLocked(p, err)
+		if !errors.Is(err, tcp.ErrRefused) && !errors.Is(err, errs.ErrPeerLost) && !b.peers.closed {
+			b.peers.wg.Add(1)
+			go b.routineProbe(p.peer) // a connection that failed: is its listener still there?
+		}
 	case c == nil: // crossed: the listener took the peer's connection
 	case p.conn != nil: // the listener took one too, against the protocol
 		c.Close()
@@ -404,6 +411,10 @@ func (b *Bootstrap) routineRead(p *pair, c net.Conn) {
 		if err := b.readMsg(p, c); err != nil {
 			b.peers.mu.Lock()
 			b.failLocked(p, err)
+			if errors.Is(err, errs.ErrPeerLost) && !b.peers.closed {
+				b.peers.wg.Add(1)
+				go b.routineProbe(p.peer) // ended by a rank gone, or by one that lives on?
+			}
 			b.peers.mu.Unlock()
 			return
 		}
@@ -439,6 +450,10 @@ func (b *Bootstrap) readMsg(p *pair, c net.Conn) error {
 		return fmt.Errorf("reading from rank %d: %v: %w", p.peer, err, errs.ErrPeerLost)
 	}
 	tag, blob, _ := decodeMsg(m)
+	if tag == revokeTag {
+		b.revokedBy(blob)
+		return nil
+	}
 	b.peers.mu.Lock()
 	p.inbox[tag] = append(p.inbox[tag], blob)
 	p.queued++

@@ -54,15 +54,17 @@ func (b *Bootstrap) formRing(op context.Context, me netip.AddrPort, table []neti
 // dialSuccessor connects to rank next's listener at addr and presents
 // this rank's ring hello.
 func (b *Bootstrap) dialSuccessor(ctx context.Context, me, addr netip.AddrPort, next int) (net.Conn, error) {
-	return b.dialHello(ctx, frameRingHello, me, addr, next, fmt.Sprintf("connecting to rank %d (successor) at %v", next, addr))
+	return b.dialHello(ctx, frameRingHello, me, addr, next, fmt.Sprintf("connecting to rank %d (successor) at %v", next, addr), tcp.Dial)
 }
 
-// dialHello connects to rank peer's listener at addr and presents this
-// rank's hello of type t, me being this rank's listener. It returns the
-// connection once accepted, without deadlines; a refusal is an error
-// naming peer (one that says the connections crossed wraps errCrossed).
-func (b *Bootstrap) dialHello(ctx context.Context, t frameType, me, addr netip.AddrPort, peer int, what string) (net.Conn, error) {
-	c, err := tcp.Dial(ctx, addr.String())
+// dialHello connects to rank peer's listener at addr with dial and
+// presents this rank's hello of type t, me being this rank's listener. It
+// returns the connection once accepted, without deadlines; a refusal is an
+// error naming peer (one that says the connections crossed wraps
+// errCrossed).
+func (b *Bootstrap) dialHello(ctx context.Context, t frameType, me, addr netip.AddrPort, peer int, what string,
+	dial func(context.Context, string) (net.Conn, error)) (net.Conn, error) {
+	c, err := dial(ctx, addr.String())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}

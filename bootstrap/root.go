@@ -19,11 +19,13 @@ import (
 // The bootstrap root is where the ranks of a communicator meet: each rank
 // connects and says hello (secret, rank, nranks, ring listener address); the
 // root refuses a bad hello on that connection alone; once all nranks ranks
-// have joined it sends every rank the table of ring listener addresses, and
-// until then a status frame naming the ranks still missing every
-// statusInterval. Ranks keep their connection open after setup: an EOF
-// without a prior bye is a dead rank, reported to every remaining rank. The
-// root stops once every rank that joined has left (bye) or been lost.
+// have joined it sends every rank the table of ring listener addresses,
+// then the list of the ranks that live in the root's own process (hosts: if
+// the root dies, so did they), and until then a status frame naming the
+// ranks still missing every statusInterval. Ranks keep their connection
+// open after setup: an EOF without a prior bye is a dead rank, reported to
+// every remaining rank. The root stops once every rank that joined has left
+// (bye) or been lost.
 //
 // Until a connection has proved the secret, nothing the root holds for it
 // depends on what its peer sends: readHello reads a fixed-size hello and
@@ -100,6 +102,29 @@ func StopRoot(id UniqueID) {
 		r.stop()
 		r.wg.Wait()
 	}
+}
+
+// StopRootIdle stops the root of id started by this process, as StopRoot
+// does, if no rank has joined it yet — an id made for ranks that never
+// came (a grow that did not happen) — and reports whether it did. Safe for
+// concurrent use.
+func StopRootIdle(id UniqueID) bool {
+	rootsMu.Lock()
+	r := roots[id]
+	rootsMu.Unlock()
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	idle := r.nranks == 0
+	if idle {
+		r.stopLocked()
+	}
+	r.mu.Unlock()
+	if idle {
+		r.wg.Wait()
+	}
+	return idle
 }
 
 // startRoot listens on listen and serves the ID naming advertise and the
@@ -360,8 +385,16 @@ func (r *rootServer) admit(c net.Conn, h hello) (m *rootMember, code byte, reaso
 	all := append([]*rootMember(nil), r.members...)
 	r.mu.Unlock()
 	table := appendTable(nil, addrs)
+	var hosts []int // the ranks of this process: lost with the root if it dies
+	for _, o := range all {
+		if isLocalRank(o.conn) {
+			hosts = append(hosts, o.rank)
+		}
+	}
+	hostsFrame := appendRanks(nil, hosts)
 	for _, o := range all {
 		o.send(frameTable, table)
+		o.send(frameHosts, hostsFrame)
 	}
 	return m, 0, ""
 }
@@ -514,8 +547,13 @@ func (r *rootServer) forget(c net.Conn) {
 // on their own. Idempotent. Lock order: r.mu, then rootsMu.
 func (r *rootServer) stop() {
 	r.mu.Lock()
+	r.stopLocked()
+	r.mu.Unlock()
+}
+
+// stopLocked is stop with r.mu held.
+func (r *rootServer) stopLocked() {
 	if r.stopped {
-		r.mu.Unlock()
 		return
 	}
 	r.stopped = true
@@ -529,7 +567,6 @@ func (r *rootServer) stop() {
 	for c := range r.conns {
 		c.Close()
 	}
-	r.mu.Unlock()
 }
 
 // refuse tells c's peer why it is refused, gives it refusalLinger to read

@@ -89,8 +89,8 @@ type Waiter struct {
 	done     <-chan struct{}
 	deadline time.Time // zero: none beyond ctx
 	timeout  time.Duration
-	aborts   [2]*Abort
-	polls    int // unsuccessful polls before sleeping on the bell
+	aborts   [3]*Abort // a rank's own, its group's, a sub-communicator's parent group's
+	polls    int       // unsuccessful polls before sleeping on the bell
 }
 
 // Reset prepares w for a call: ctx is honoured; if ctx has no deadline,

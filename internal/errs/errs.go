@@ -22,6 +22,9 @@ var (
 	ErrPeerLost = errors.New("peer lost")
 	// ErrNotSupported: the request is valid but this build or machine cannot serve it.
 	ErrNotSupported = errors.New("not supported")
+	// ErrRevoked: a rank revoked the communicator (Revoke); its calls fail
+	// with it (and ErrAborted) until it is shrunk or closed.
+	ErrRevoked = errors.New("communicator revoked")
 )
 
 // Error locates a failure: which operation, on which rank, talking to which

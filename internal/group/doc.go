@@ -15,6 +15,11 @@
 // connect the transport, and starts the rank's device executor, which its
 // Release's cleanup closes after the kernels.
 //
+// Both revoke (Revoke: a World's ranks at once, a Procs' through its
+// bootstrap's notices) and know which ranks are gone (Lost: a World's as
+// World.Lose marks them, a Procs' as its bootstrap learned). A World's
+// ranks meet for a shrink, split or grow in memory (Meet, meet.go).
+//
 // Life cycle: a World is released by the last of its ranks to close; a
 // Procs by its rank's Close, once (or, with Siblings, with the last rank
 // of its process). Procs.Watch starts routineWatch, which Release stops.

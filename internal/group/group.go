@@ -23,6 +23,12 @@ type Group interface {
 	// Fail raises Broken with cause and stops whatever the group's ranks
 	// are still running (their GPUs' kernels included).
 	Fail(cause error)
+	// Revoke fails the group on every rank with reason wrapping
+	// errs.ErrRevoked: on the ranks of this process at once, on the others
+	// as the bootstrap's notice reaches them.
+	Revoke(reason string)
+	// Lost returns the ranks known gone, in increasing order.
+	Lost() []int
 	// Release is called once by each rank's Close.
 	Release(rank int) error
 	// Proxied reports whether net proxies run in this process, so waits

@@ -27,11 +27,13 @@ import (
 // bootstrap (which reports lost ranks) and the transports to its neighbours
 // (shared memory, sockets).
 type Procs struct {
-	BS    *bootstrap.Bootstrap
-	tr    transport.Transport // host ranks' connections; nil for GPU ranks
-	abort transport.Abort
-	done  chan struct{} // closed by Release: stops the watcher
-	once  sync.Once
+	BS     *bootstrap.Bootstrap
+	tr     transport.Transport // host ranks' connections; nil for GPU ranks
+	abort  transport.Abort
+	done   chan struct{} // closed by Release: stops the watcher
+	once   sync.Once
+	failed chan struct{} // closed by the Fail that raises abort
+	Tag    string        // what names the communicator's shared-memory segments (a host rank's)
 
 	// For a GPU rank: what stops its kernels — set once its executor
 	// exists, after proxies that may call Fail already run — and what
@@ -58,7 +60,7 @@ var _ Group = (*Procs)(nil)
 // (RINGO_CHECK=1) every call is compared with the other ranks' within
 // timeout (0: none). Watch starts its liveness watcher.
 func NewProcs(bs *bootstrap.Bootstrap, check bool, timeout time.Duration) *Procs {
-	return &Procs{BS: bs, done: make(chan struct{}), check: check, timeout: timeout}
+	return &Procs{BS: bs, done: make(chan struct{}), failed: make(chan struct{}), check: check, timeout: timeout}
 }
 
 // Watch starts routineWatch, which Release stops.
@@ -85,6 +87,7 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 		s.Ring = peers.Ring(ps)
 	}
 	g := NewProcs(bs, s.Check, s.Timeout)
+	g.Tag = tag
 	n, rank := bs.Size(), bs.Rank()
 	if n == 1 {
 		g.Watch()
@@ -138,16 +141,29 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 }
 
 // routineWatch turns the loss of a peer into the group's abort, so every
-// wait of this rank ends with ErrPeerLost naming it.
+// wait of this rank ends with ErrPeerLost naming it, and so a revocation
+// (ErrRevoked naming who revoked).
 func (g *Procs) routineWatch() {
 	select {
 	case err, ok := <-g.BS.PeerLost():
 		if ok && err != nil {
-			g.Fail(err)
+			g.fail(err)
 		}
+	case <-g.BS.Revoked():
+		g.fail(g.BS.RevokeCause())
 	case <-g.done:
 	}
 }
+
+// Revoke revokes the bootstrap (which tells the other ranks) and fails the
+// group with its cause.
+func (g *Procs) Revoke(reason string) {
+	g.BS.Revoke(reason)
+	g.fail(g.BS.RevokeCause())
+}
+
+// Lost returns the ranks the bootstrap knows are gone.
+func (g *Procs) Lost() []int { return g.BS.Lost() }
 
 // enter publishes the rank's progress, which the other ranks' stall
 // reports read through the bootstrap root.
@@ -208,9 +224,36 @@ func (g *Procs) Match(rank int, msgs []calls.Msg) error {
 	return g.Sib.Match(rank, msgs)
 }
 
-// fail breaks the group and stops this rank's kernels, if it has any.
+// Fail breaks the group and stops this rank's kernels, if it has any. A
+// cause that is a lost peer learned elsewhere than from the bootstrap — a
+// net connection that its peer closed, a hierarchical variant's
+// sub-communicator whose own bootstrap named a rank lost — first waits up
+// to lossGrace for this group's bootstrap to report the loss (within
+// milliseconds: the root's report, or the root's own loss when it lived in
+// the dead rank's process), so that the group's error names the rank lost
+// and Lost lists it by the time a call fails, as over shared memory, where
+// only the bootstrap can tell.
 func (g *Procs) Fail(cause error) {
-	g.abort.Set(cause)
+	if errors.Is(cause, errs.ErrPeerLost) {
+		t := time.NewTimer(lossGrace)
+		select {
+		case <-g.failed:
+		case <-g.done:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	g.fail(cause)
+}
+
+// lossGrace is how long Fail waits for the bootstrap to name a rank lost.
+const lossGrace = 500 * time.Millisecond
+
+// fail is Fail without the wait: the bootstrap's own reports.
+func (g *Procs) fail(cause error) {
+	if g.abort.Set(cause) {
+		close(g.failed)
+	}
 	if stop := g.stop.Load(); stop != nil {
 		(*stop)()
 	}

@@ -2,10 +2,12 @@ package group
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/ringo-ccl/ringo/device"
 	"github.com/ringo-ccl/ringo/internal/calls"
+	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/transport"
 )
 
@@ -31,8 +33,10 @@ type World struct {
 	calls *calls.Table
 	match calls.Matcher
 
-	mu   sync.Mutex // guards open
-	open int        // ranks not yet closed
+	mu       sync.Mutex // guards the fields below
+	open     int        // ranks not yet closed
+	lost     []bool     // ranks marked lost (Lose), by rank
+	meetings meetings   // Meet's
 }
 
 var _ Group = (*World)(nil)
@@ -40,7 +44,7 @@ var _ Group = (*World)(nil)
 // NewWorld returns the world of n ranks over tr (nil for GPU ranks), which
 // done (nil: set Done later) frees when the last rank closes.
 func NewWorld(n int, tr transport.Transport, done func() error) *World {
-	return &World{n: n, tr: tr, calls: calls.NewTable(n), open: n, Done: done}
+	return &World{n: n, tr: tr, calls: calls.NewTable(n), open: n, Done: done, lost: make([]bool, n)}
 }
 
 // enter records rank's call and checks it against every other rank's
@@ -63,6 +67,33 @@ func (w *World) Fail(cause error) {
 	for _, g := range w.GPUs {
 		g.Abort()
 	}
+}
+
+// Revoke fails the world with reason: every rank is in this process.
+func (w *World) Revoke(reason string) { w.Fail(fmt.Errorf("%s: %w", reason, errs.ErrRevoked)) }
+
+// Lose marks rank lost, as a bootstrap marks a rank whose process died,
+// and fails the world with ErrPeerLost naming it and why. The ranks of a
+// world share a process, so none dies alone: this is how a test (or a
+// rank's owner that has given it up) makes one lost.
+func (w *World) Lose(rank int, why string) {
+	w.mu.Lock()
+	w.lost[rank] = true
+	w.mu.Unlock()
+	w.Fail(fmt.Errorf("rank %d lost: %s: %w", rank, why, errs.ErrPeerLost))
+}
+
+// Lost returns the ranks marked lost.
+func (w *World) Lost() []int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []int
+	for r, gone := range w.lost {
+		if gone {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // release closes the transport when the last rank leaves.

@@ -8,6 +8,10 @@
 // the ranks host by host; HostID names this host (NCCL_HOSTID). Split is
 // ncclCommSplit's rendezvous: the ranks of one color ordered by key, the
 // new communicator's id made by the first and handed to the others (Part).
+// Shrink is ncclCommShrink's: the survivors of a loss agree on whom they
+// exclude and on the new id, over their point-to-point connections (the
+// root and the ring may have died with a rank). Grow is ncclCommGrow's: the
+// existing ranks agree on the new size and the coordinator's id.
 // Siblings are the ranks of one communicator in this process: they check each
 // other's streams and release their memory together, when the last of
 // them closes.

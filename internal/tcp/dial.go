@@ -2,8 +2,10 @@ package tcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/ringo-ccl/ringo/internal/sys"
@@ -19,6 +21,23 @@ const (
 // listening after this side starts dialing. It returns the connection
 // tuned (Tune), or why ctx ended (Ended) with the last attempt's error.
 func Dial(ctx context.Context, addr string) (net.Conn, error) {
+	return dial(ctx, addr, false)
+}
+
+// ErrRefused is a dial of DialUp that the peer's host refused: nothing
+// listens at the address any more.
+var ErrRefused = errors.New("connection refused")
+
+// DialUp is Dial for a listener known to have been up (a bootstrap rank's,
+// whose address the root's table gave): a refusal — its host answers that
+// nothing listens there, so the listener closed or its process is gone —
+// ends it at once with an error wrapping ErrRefused, instead of a retry.
+// Other failures (a host that does not answer) are retried as Dial does.
+func DialUp(ctx context.Context, addr string) (net.Conn, error) {
+	return dial(ctx, addr, true)
+}
+
+func dial(ctx context.Context, addr string, up bool) (net.Conn, error) {
 	var d net.Dialer
 	wait := dialBackoffMin
 	for {
@@ -26,6 +45,9 @@ func Dial(ctx context.Context, addr string) (net.Conn, error) {
 		if err == nil {
 			Tune(c)
 			return c, nil
+		}
+		if up && errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 		}
 		t := time.NewTimer(wait)
 		select {

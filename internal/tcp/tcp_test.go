@@ -113,6 +113,25 @@ func TestDialEndsWithContext(t *testing.T) {
 	assert.ErrorIs(t, err, why)
 }
 
+// TestDialUpRefused: DialUp gives up at the first refusal (nothing
+// listens: the listener closed), where Dial would retry until its context
+// ends; a listener that is up is dialed as Dial does.
+func TestDialUpRefused(t *testing.T) {
+	addr := closedPort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := DialUp(ctx, addr)
+	require.ErrorIs(t, err, ErrRefused)
+	assert.NoError(t, ctx.Err(), "DialUp waited for its context")
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	c, err := DialUp(ctx, ln.Addr().String())
+	require.NoError(t, err)
+	c.Close()
+}
+
 // TestBindEndsBlockedCalls: a read blocked on a bound connection returns
 // when the context ends, and EndedBy names the context's cause; after
 // release, ending another context leaves the connection alone.
