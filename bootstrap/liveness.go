@@ -75,6 +75,13 @@ func (b *Bootstrap) AwaitLost(ctx context.Context, rank int) bool {
 	}
 }
 
+// CountLost counts rank gone on this rank's word alone: for a caller whose
+// exchange with rank failed for good (its pair is out of step, so rank can
+// take no further part with this one) and that neither the root nor the
+// rank's listener has confirmed lost in time — under load a killed
+// process's sockets may close only after the caller's grace.
+func (b *Bootstrap) CountLost(rank int) { b.markLost(rank) }
+
 // markLost adds rank to the ranks known gone.
 func (b *Bootstrap) markLost(rank int) {
 	if rank < 0 || rank >= b.nranks || rank == b.rank {

@@ -3,6 +3,7 @@ package peers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -127,12 +128,16 @@ const lossGrace = 500 * time.Millisecond
 // rank whose exchange failed (a connection that ends or fails comes before
 // the root's report, or before the bootstrap's probe of the rank's
 // listener): a survivor that retries its shrink with Lost then leaves
-// them out. A rank that lives on is not counted lost: the wait runs out.
+// them out. A rank still not counted then is counted lost all the same,
+// unless the caller's own context ended the exchange: its pair with this
+// rank is out of step for good, so a retry that kept it would fail again.
 func awaitLost(ctx context.Context, bs *bootstrap.Bootstrap, errs map[int]error) {
-	ctx, cancel := context.WithTimeout(ctx, lossGrace)
+	wait, cancel := context.WithTimeout(ctx, lossGrace)
 	defer cancel()
-	for q := range errs {
-		bs.AwaitLost(ctx, q)
+	for q, err := range errs {
+		if !bs.AwaitLost(wait, q) && ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			bs.CountLost(q)
+		}
 	}
 }
 
