@@ -52,7 +52,7 @@ func (c *Comm) p2pPlan(ctx context.Context, pc *p2pCall) (*ring.Plan, error) {
 	if kept == nil && pc.keptOnly {
 		return nil, errNotKept
 	}
-	if err := c.group.Match(c.rank, pc.msgs); err != nil {
+	if err := c.group.Match(ctx, c.rank, pc.msgs); err != nil {
 		return nil, errs.At(pc.name, c.rank, err)
 	}
 	if kept != nil {

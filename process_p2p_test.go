@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringo-ccl/ringo"
@@ -28,6 +29,24 @@ func TestProcessesPointToPoint(t *testing.T) {
 				require.NoError(t, waitExit(t, k, 90*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
 			}
 			noLeftovers(t, id)
+		})
+	}
+}
+
+// TestProcessesP2PSizesDiffer: with RINGO_CHECK=1, a receive of other
+// bytes than its send, between ranks of two processes, fails the receiver
+// naming both ranks and both sizes, over shared memory and sockets.
+func TestProcessesP2PSizesDiffer(t *testing.T) {
+	for name, env := range map[string][]string{
+		"shm":     {"RINGO_CHECK=1"},
+		"sockets": {"RINGO_CHECK=1", "NCCL_SHM_DISABLE=1", "NCCL_SOCKET_IFNAME=lo"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, kids := startRanksEnv(t, 2, func(int) string { return "p2p-mismatch" }, func(int) []string { return env })
+			_ = waitExit(t, kids[0], 90*time.Second) // its send may be done before the receive comes
+			err := waitExit(t, kids[1], 90*time.Second)
+			require.Error(t, err)
+			assert.Contains(t, kids[1].stderr.String(), "rank 0's send to rank 1 is 400 bytes, and rank 1's receive that matches it takes 240 (RINGO_CHECK=1)")
 		})
 	}
 }

@@ -55,6 +55,7 @@ func TestMain(m *testing.M) {
 //   - "p2p": all-to-all, all-to-allv, gather, scatter, a send/receive group and a lone Send/Recv, checked
 //     (checkP2PProcs), then every collective (checkEvery).
 //   - "mismatch": one all-reduce of 1000 elements, 1001 on odd ranks.
+//   - "p2p-mismatch": rank 0 sends 100 elements to rank 1, which receives 60.
 //   - "stall": three all-reduces, then "stalled" and a minute without
 //     calling any (a rank stuck outside the library).
 //   - "shrink", "regrow", "revoke", "drop", "grow-join": the shrink tests'
@@ -171,6 +172,18 @@ func childMain(mode string) int {
 			return 5
 		}
 		fmt.Println("ok")
+		return 0
+	case "p2p-mismatch": // rank 0 sends 100 elements to rank 1, which receives 60
+		var err error
+		if rank == 0 {
+			err = ringo.Send(ctx, c, make([]float32, 100), 1)
+		} else if rank == 1 {
+			err = ringo.Recv(ctx, c, make([]float32, 60), 0)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			return 7
+		}
 		return 0
 	case "mismatch": // rank 1 all-reduces one element more than the others
 		buf := make([]float32, 1000+rank%2)

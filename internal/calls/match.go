@@ -29,6 +29,11 @@ type pairQueue struct {
 // NewMatcher returns a Matcher of the ranks local says live here.
 func NewMatcher(local []bool) *Matcher { return &Matcher{local: local} }
 
+// Local reports whether the matcher sees rank q.
+func (m *Matcher) Local(q int) bool {
+	return m.local == nil || (q >= 0 && q < len(m.local) && m.local[q])
+}
+
 // Match records rank's messages of a call, matches them with the peers'
 // already recorded, and returns an error naming both ranks, the message
 // and both sizes at the first pair whose sizes differ.
@@ -37,7 +42,7 @@ func (m *Matcher) Match(rank int, msgs []Msg) error {
 	defer m.mu.Unlock()
 	for i := range msgs {
 		msg := &msgs[i]
-		if msg.Peer == rank || (m.local != nil && (msg.Peer >= len(m.local) || !m.local[msg.Peer])) {
+		if msg.Peer == rank || !m.Local(msg.Peer) {
 			continue
 		}
 		key := [2]int{rank, msg.Peer}

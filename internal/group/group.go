@@ -39,7 +39,8 @@ type Group interface {
 	// grown table; every rank calls it at once with the same edges.
 	Connect(ctx context.Context, rank int, edges []transport.Edge) error
 	// Match pairs rank's sends and receives of a call with those of the
-	// ranks in this process, in order per pair (calls.Matcher), and fails
-	// at a pair whose sizes differ.
-	Match(rank int, msgs []calls.Msg) error
+	// ranks in this process, in order per pair (calls.Matcher), and —
+	// with RINGO_CHECK=1 — of ranks in other processes, and fails at a
+	// pair whose sizes differ.
+	Match(ctx context.Context, rank int, msgs []calls.Msg) error
 }

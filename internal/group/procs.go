@@ -2,6 +2,7 @@ package group
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -216,12 +217,52 @@ func (g *Procs) Connect(ctx context.Context, _ int, edges []transport.Edge) erro
 func (g *Procs) Proxied() bool { return g.Net }
 
 // Match matches sends and receives among the ranks of this process (a GPU
-// communicator's siblings); ranks in other processes are not seen.
-func (g *Procs) Match(rank int, msgs []calls.Msg) error {
-	if g.Sib == nil {
+// communicator's siblings) and, with RINGO_CHECK=1, with ranks of other
+// processes too: each send's size goes to its receiver over the
+// bootstrap (Announce) before the call runs, and each receive waits for
+// its sender's (within the check's timeout) and compares. The sends go
+// first, so two ranks that exchange in one call never wait for each
+// other; a receive waits on the host for its send's call to begin, where
+// without the check its kernel or executor would wait for the data.
+func (g *Procs) Match(ctx context.Context, rank int, msgs []calls.Msg) error {
+	if g.Sib != nil {
+		if err := g.Sib.Match(rank, msgs); err != nil {
+			return err
+		}
+	}
+	if !g.check {
 		return nil
 	}
-	return g.Sib.Match(rank, msgs)
+	remote := func(m *calls.Msg) bool { return m.Peer != rank && (g.Sib == nil || !g.Sib.Local(m.Peer)) }
+	if g.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, g.timeout)
+		defer cancel()
+	}
+	for i := range msgs {
+		if m := &msgs[i]; m.Send && remote(m) {
+			if err := g.BS.Announce(ctx, m.Peer, binary.LittleEndian.AppendUint64(nil, uint64(m.Bytes()))); err != nil {
+				return fmt.Errorf("telling rank %d the size of this rank's send (RINGO_CHECK=1): %w", m.Peer, err)
+			}
+		}
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Send || !remote(m) {
+			continue
+		}
+		blob, err := g.BS.Announced(ctx, m.Peer)
+		if err != nil {
+			return fmt.Errorf("waiting for the size of rank %d's send this rank receives (RINGO_CHECK=1): %w", m.Peer, err)
+		}
+		if len(blob) != 8 {
+			return fmt.Errorf("%w: rank %d announced a send size of %d bytes, not 8", errs.ErrInvalidArgument, m.Peer, len(blob))
+		}
+		if sent := int64(binary.LittleEndian.Uint64(blob)); sent != m.Bytes() {
+			return fmt.Errorf("%w: rank %d's send to rank %d is %d bytes, and rank %d's receive that matches it takes %d (RINGO_CHECK=1)", errs.ErrInvalidArgument, m.Peer, rank, sent, rank, m.Bytes())
+		}
+	}
+	return nil
 }
 
 // Fail breaks the group and stops this rank's kernels, if it has any. A

@@ -108,7 +108,9 @@ func (w *World) Release(int) error {
 	return nil
 }
 
-func (w *World) Match(rank int, msgs []calls.Msg) error { return w.match.Match(rank, msgs) }
+func (w *World) Match(_ context.Context, rank int, msgs []calls.Msg) error {
+	return w.match.Match(rank, msgs)
+}
 
 // Connect makes a GPU world's connections (ConnectGPU); a host world's
 // in-memory connections are made on first use.

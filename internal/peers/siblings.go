@@ -26,6 +26,9 @@ type Siblings struct {
 // Match pairs rank's sends and receives with its siblings' (calls.Matcher).
 func (s *Siblings) Match(rank int, msgs []calls.Msg) error { return s.match.Match(rank, msgs) }
 
+// Local reports whether rank q lives in this process.
+func (s *Siblings) Local(q int) bool { return s.match.Local(q) }
+
 // Enter records rank's call and refuses it when another rank of this
 // process enqueued the same collective on the same stream
 // (calls.SameStream).
