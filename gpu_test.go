@@ -602,10 +602,15 @@ func BenchmarkGPUEnqueue(b *testing.B) {
 // gpuChildMain is one GPU rank process (TestGPUProcesses): rank r on GPU
 // r % (number of GPUs). Modes:
 //   - "gpu-check": all-reduce and all-gather known data, verify, exit 0;
-//   - "gpu-loop": report "ready", then all-reduce until an error.
+//   - "gpu-loop": report "ready", then all-reduce until an error;
+//   - "gpu-shrink", "gpu-grow-join": TestGPUProcessesShrink's
+//     (gpuShrinkMain).
 //
 // A mode ending in "-hier" uses the hierarchical variant in groups of 2.
 func gpuChildMain(mode string) int {
+	if mode == "gpu-shrink" || mode == "gpu-grow-join" {
+		return gpuShrinkMain(mode)
+	}
 	fail := func(code int, err error) int {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return code

@@ -18,8 +18,8 @@ import (
 // learn it from the coordinator over c's bootstrap); every new rank calls
 // JoinGrow with the id and its rank. Existing ranks keep their ranks; the
 // new ones take those from Size() up. The grown communicator is a
-// communicator of ranks in processes (NewComm's kind), its bootstrap root
-// in the coordinator's process — even when c's ranks share one process
+// communicator of ranks in processes (NewComm's kind; NewGPUComm's for GPU
+// ranks), its bootstrap root in the coordinator's process — even when c's ranks share one process
 // (NewLocal), whose grown ranks then reach each other through shared
 // memory like ranks of separate processes.
 
@@ -54,7 +54,8 @@ func (c *Comm) GrowID() (UniqueID, error) {
 // or closed c (ErrInvalidArgument); ranks that disagree on newSize, no rank
 // or two ranks with different ids (on every rank alike); the new ranks not
 // coming before ctx ends, or c's timeout when ctx has no deadline (naming
-// them); GPU communicators: ErrNotSupported.
+// them); GPU communicators made by NewLocalGPUs: ErrNotSupported. A GPU
+// rank of NewGPUComm stays on its GPU; the new ranks join with JoinGrowGPU.
 func (c *Comm) Grow(ctx context.Context, newSize int, id *UniqueID, cfg *Config) (*Comm, error) {
 	const op = "grow"
 	if err := c.usable(op, "growing"); err != nil {
@@ -77,7 +78,7 @@ func (c *Comm) Grow(ctx context.Context, newSize int, id *UniqueID, cfg *Config)
 		if err != nil {
 			return nil, err
 		}
-		return NewComm(ctx, grown, newSize, c.rank, cfg)
+		return c.rejoin(ctx, grown, newSize, c.rank, cfg)
 	})
 }
 
@@ -88,6 +89,13 @@ func (c *Comm) Grow(ctx context.Context, newSize int, id *UniqueID, cfg *Config)
 // come, with NewComm's errors.
 func JoinGrow(ctx context.Context, id UniqueID, newSize, rank int, cfg *Config) (*Comm, error) {
 	return NewComm(ctx, id, newSize, rank, cfg)
+}
+
+// JoinGrowGPU is JoinGrow for a communicator of GPU ranks (NewGPUComm's):
+// this process becomes rank rank, on GPU gpu. It is NewGPUComm, with its
+// errors (ErrNotSupported in a build without the cuda tag).
+func JoinGrowGPU(ctx context.Context, id UniqueID, newSize, rank, gpu int, cfg *Config) (*Comm, error) {
+	return NewGPUComm(ctx, id, newSize, rank, gpu, cfg)
 }
 
 // growValue is what a rank of one process brings to a grow's meeting.

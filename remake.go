@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/group"
 )
 
 // What Shrink, Split and Grow share: they make a communicator from c's
@@ -12,16 +13,26 @@ import (
 // refused call leaves c as it was; remake then holds this rank (or aborts
 // c's work, for ShrinkAbort) and runs the making.
 
-// usable refuses op on a closed c, and on a GPU communicator, whose
-// shrinking and growing (what) are not done yet.
+// usable refuses op on a closed c, and on a GPU communicator of ranks in
+// one process (NewLocalGPUs), whose shrinking and growing (what) are not
+// done: NewGPUComm's are.
 func (c *Comm) usable(op, what string) error {
 	if c.closed.Load() {
 		return errs.Invalid(op, c.rank, "communicator is closed")
 	}
-	if c.gpu != nil {
-		return errs.At(op, c.rank, fmt.Errorf("%w: %s GPU communicators is not done yet", ErrNotSupported, what))
+	if _, procs := c.group.(*group.Procs); c.gpu != nil && !procs {
+		return errs.At(op, c.rank, fmt.Errorf("%w: %s GPU communicators made by NewLocalGPUs is not done (NewGPUComm's ranks, one per process, shrink and grow)", ErrNotSupported, what))
 	}
 	return nil
+}
+
+// rejoin makes this rank rank of the size-rank communicator of id, of c's
+// kind: NewComm for a host rank, NewGPUComm on c's GPU for a GPU rank.
+func (c *Comm) rejoin(ctx context.Context, id UniqueID, size, rank int, cfg *Config) (*Comm, error) {
+	if c.gpu != nil {
+		return NewGPUComm(ctx, id, size, rank, c.gpu.dev, cfg)
+	}
+	return NewComm(ctx, id, size, rank, cfg)
 }
 
 // remake runs make for op: with healthy, only on a communicator that has

@@ -36,7 +36,8 @@ import (
 // meet).
 //
 // Ranks in one process (NewLocal) get a new NewLocal communicator. Ranks
-// in separate processes agree over the point-to-point connections of c's
+// in separate processes (NewComm, and NewGPUComm's GPU ranks, each keeping
+// its GPU) agree over the point-to-point connections of c's
 // bootstrap, which a lost rank leaves working — not over its root, which
 // may have died with a rank — and the first survivor starts the new
 // communicator's bootstrap root in its own process (so the new
@@ -46,8 +47,8 @@ import (
 // Every wait is bounded by ctx, or, when ctx has no deadline, by c's
 // timeout (Config.Timeout). Errors wrap ErrInvalidArgument for a bad
 // exclude (a rank out of range or twice, this rank, every rank) or a
-// closed c, ErrNotSupported for GPU communicators, ErrPeerLost for a
-// survivor lost during the shrink.
+// closed c, ErrNotSupported for GPU communicators made by NewLocalGPUs,
+// ErrPeerLost for a survivor lost during the shrink.
 func (c *Comm) Shrink(ctx context.Context, exclude []int, cfg *Config) (*Comm, error) {
 	return c.shrink(ctx, exclude, cfg, false)
 }
@@ -55,7 +56,11 @@ func (c *Comm) Shrink(ctx context.Context, exclude []int, cfg *Config) (*Comm, e
 // ShrinkAbort is Shrink after aborting this rank's work on c (NCCL's
 // ncclCommShrink with NCCL_SHRINK_ABORT): a call in progress on c, on any
 // goroutine, ends with ErrAborted, as do later ones — c is broken for good
-// and only to be closed — and the shrink goes on as Shrink's. It is the
+// and only to be closed — and the shrink goes on as Shrink's. On a GPU
+// rank the abort stops c's kernels (as Abort does) before the new
+// communicator is made; c's memory is freed when c is closed, which the
+// caller does after the shrink (closing first would wait, up to 10 s, for
+// the lost ranks to let go of it). It is the
 // mode for survivors of a lost rank whose calls may still be waiting. Safe
 // to call while another goroutine is inside a call on c.
 func (c *Comm) ShrinkAbort(ctx context.Context, exclude []int, cfg *Config) (*Comm, error) {
@@ -80,7 +85,7 @@ func (c *Comm) shrink(ctx context.Context, exclude []int, cfg *Config, abort boo
 		case *group.World:
 			return c.shrinkLocal(ctx, g, survivors, cfg)
 		case *group.Procs:
-			return shrinkProcs(ctx, g.BS, survivors, excluded, cfg)
+			return shrinkProcs(ctx, g.BS, survivors, excluded, cfg, c.rejoin)
 		}
 		return nil, fmt.Errorf("%w: this communicator's ranks cannot be shrunk", ErrNotSupported)
 	})
@@ -137,16 +142,17 @@ func (c *Comm) shrinkLocal(ctx context.Context, w *group.World, survivors []int,
 }
 
 // shrinkProcs is Shrink of a rank in its own process: the survivors agree
-// over bs's point-to-point connections (peers.Shrink), then join the new
-// communicator whose root the first survivor started. When the first
-// survivor cannot join, it stops that root, so that the others fail at
-// once instead of waiting for it.
-func shrinkProcs(ctx context.Context, bs *bootstrap.Bootstrap, survivors, excluded []int, cfg *Config) (*Comm, error) {
+// over bs's point-to-point connections (peers.Shrink), then join (with
+// join: Comm.rejoin) the new communicator whose root the first survivor
+// started. When the first survivor cannot join, it stops that root, so
+// that the others fail at once instead of waiting for it.
+func shrinkProcs(ctx context.Context, bs *bootstrap.Bootstrap, survivors, excluded []int, cfg *Config,
+	join func(ctx context.Context, id UniqueID, size, rank int, cfg *Config) (*Comm, error)) (*Comm, error) {
 	part, err := peers.Shrink(ctx, bs, survivors, excluded, NewUniqueID, bootstrap.StopRoot)
 	if err != nil {
 		return nil, err
 	}
-	nc, err := NewComm(ctx, part.ID, part.Size, part.Rank, cfg)
+	nc, err := join(ctx, part.ID, part.Size, part.Rank, cfg)
 	if err != nil {
 		if part.Rank == 0 {
 			bootstrap.StopRoot(part.ID)

@@ -84,18 +84,8 @@ func childShrink(ctx context.Context, mode string, c *ringo.Comm) int {
 		if die, err := strconv.Atoi(os.Getenv("RINGO_TEST_DIE")); err == nil && die == rank {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL) // a second loss, as the survivors shrink
 		}
-		// A rank lost during the shrink fails it, naming the rank; Lost
-		// then lists it too, and the next attempt leaves it out.
-		for attempt := 1; ; attempt++ {
-			lost := c.Lost()
-			fmt.Printf("lost %v\n", lost)
-			if nc, err = c.ShrinkAbort(ctx, lost, nil); err == nil {
-				break
-			}
-			if attempt == 3 {
-				return fail(7, "%v", err)
-			}
-			fmt.Fprintf(os.Stderr, "child: shrink attempt %d: %v\n", attempt, err)
+		if nc, err = shrinkLost(ctx, c); err != nil {
+			return fail(7, "%v", err)
 		}
 		defer nc.Close()
 		one := []float32{1}
@@ -156,6 +146,22 @@ func childShrink(ctx context.Context, mode string, c *ringo.Comm) int {
 	}
 	fmt.Printf("ok %d %d\n", nc.Rank(), nc.Size())
 	return 0
+}
+
+// shrinkLost is ShrinkAbort of c excluding its Lost ranks, printed as
+// "lost [L]". A rank lost during the shrink fails it, naming the rank; Lost
+// then lists it too, and the next attempt (at most two more, each printed
+// on stderr) leaves it out.
+func shrinkLost(ctx context.Context, c *ringo.Comm) (*ringo.Comm, error) {
+	for attempt := 1; ; attempt++ {
+		lost := c.Lost()
+		fmt.Printf("lost %v\n", lost)
+		nc, err := c.ShrinkAbort(ctx, lost, nil)
+		if err == nil || attempt == 3 {
+			return nc, err
+		}
+		fmt.Fprintf(os.Stderr, "child: shrink attempt %d: %v\n", attempt, err)
+	}
 }
 
 // regrow grows c back to size ranks, its rank 0 making the id (printed as

@@ -473,7 +473,7 @@ func TestUnsupported(t *testing.T) {
 			t.Errorf("%q", err)
 		}
 	}
-	if err := tl.unsupported(1); !strings.Contains(err.Error(), "ncclCommWindowRegister: memory windows") {
+	if err := tl.unsupported(0); !strings.Contains(err.Error(), "ncclCommWindowRegister: memory windows") {
 		t.Errorf("ncclCommWindowRegister: %q", err)
 	}
 }

@@ -88,6 +88,17 @@
 // contexts, or MPS runs them at once), so they are slower than ranks of
 // one process.
 //
+// ncclCommShrink (NCCL 2.27), ncclCommRevoke, ncclCommGetUniqueId and
+// ncclCommGrow (2.29) are ringo's Shrink (ShrinkAbort under
+// NCCL_SHRINK_ABORT), Revoke, GrowID and Grow (JoinGrow for a new rank,
+// which passes a NULL comm): shrink and grow make their communicators as
+// ncclCommSplit does, blocking outside a group and deferred to its end
+// inside one. ncclCommRevoke returns ncclSuccess at once (never
+// ncclInProgress); NCCL_SHRINK_ABORT does not wait for a launch under way on
+// another thread. Every rank the C ABI makes is a ringo.NewGPUComm rank
+// (ncclCommInitAll's too), which ringo shrinks and grows over its
+// bootstrap, each rank on its GPU. Tested with fakes; not yet run on a GPU.
+//
 // Group depth is per OS thread, as NCCL's is (thread-local): a group opened
 // on one thread is closed on the same thread. Collectives are launched at
 // once, inside a group or not: ringo's kernels of different ranks wait for
@@ -145,8 +156,7 @@
 // ncclInvalidUsage; ErrPeerLost → ncclRemoteError; ErrTimeout and ErrAborted
 // → ncclSystemError (NCCL 2.27 has no timeout code); CUDA driver errors →
 // ncclUnhandledCudaError; anything else → ncclInternalError. What ringo
-// does not do is ncclInvalidUsage with a message saying so: ncclCommShrink,
-// memory windows, ncclGroupSimulateEnd, more than one id in
+// does not do is ncclInvalidUsage with a message saying so: memory windows, ncclGroupSimulateEnd, more than one id in
 // ncclCommInitRankScalable, ncclDevCommCreate,
 // ncclDevCommDestroy, and PreMulSum scalars in device memory
 // (ncclScalarDevice: NCCL reads those when the kernel runs, ringo's kernels

@@ -23,6 +23,18 @@ type rankComm interface {
 	// Split is ncclCommSplit's part of this rank: collective over every rank
 	// of the communicator, in any process; a negative color gets nil.
 	Split(ctx context.Context, color, key int, cfg *ringo.Config) (rankComm, error)
+	// Shrink is ncclCommShrink's part of this rank (ringo's ShrinkAbort
+	// with abort): collective over the ranks not in exclude.
+	Shrink(ctx context.Context, exclude []int, cfg *ringo.Config, abort bool) (rankComm, error)
+	// Revoke is ncclCommRevoke: safe on any thread, at any time.
+	Revoke()
+	// GrowID is ncclCommGetUniqueId: the id of a communicator grown from
+	// this one.
+	GrowID() (ringo.UniqueID, error)
+	// Grow is ncclCommGrow's part of an existing rank: collective over
+	// every rank of the communicator and the new ranks; id is nil but on
+	// the rank that made it.
+	Grow(ctx context.Context, newSize int, id *ringo.UniqueID, cfg *ringo.Config) (rankComm, error)
 }
 
 // joinFunc makes this process rank rank, on CUDA device dev, of the
@@ -46,6 +58,26 @@ func (c gpuComm) Split(ctx context.Context, color, key int, cfg *ringo.Config) (
 	return gpuComm{kid}, nil
 }
 
+func (c gpuComm) Shrink(ctx context.Context, exclude []int, cfg *ringo.Config, abort bool) (rankComm, error) {
+	shrink := c.Comm.Shrink
+	if abort {
+		shrink = c.Comm.ShrinkAbort
+	}
+	kid, err := shrink(ctx, exclude, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return gpuComm{kid}, nil
+}
+
+func (c gpuComm) Grow(ctx context.Context, newSize int, id *ringo.UniqueID, cfg *ringo.Config) (rankComm, error) {
+	kid, err := c.Comm.Grow(ctx, newSize, id, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return gpuComm{kid}, nil
+}
+
 // commEntry is what an ncclComm_t handle stands for.
 type commEntry struct {
 	handle unsafe.Pointer // its C block, set once by handleTable.add
@@ -54,8 +86,9 @@ type commEntry struct {
 
 	state atomic.Pointer[entryState] // nil while the communicator is being created
 
-	// mu serialises the calls that drive comm — collectives, ncclCommSplit
-	// and Close — which a ringo.Comm takes one at a time.
+	// mu serialises the calls that drive comm — collectives, ncclCommSplit,
+	// ncclCommShrink (but NCCL_SHRINK_ABORT's), ncclCommGetUniqueId,
+	// ncclCommGrow and Close — which a ringo.Comm takes one at a time.
 	mu sync.Mutex
 
 	// creation is what makes it while that is deferred or under way; guarded
@@ -105,4 +138,22 @@ func (e *commEntry) split(ctx context.Context, c rankComm, color, key int, cfg *
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return c.Split(ctx, color, key, cfg)
+}
+
+// shrink is c's part in ncclCommShrink (c is the entry's communicator):
+// after any launch under way, or, with abort, at once — ringo's
+// ShrinkAbort stops whatever runs on c.
+func (e *commEntry) shrink(ctx context.Context, c rankComm, exclude []int, cfg *ringo.Config, abort bool) (rankComm, error) {
+	if !abort {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+	}
+	return c.Shrink(ctx, exclude, cfg, abort)
+}
+
+// grow is c's part in ncclCommGrow, after any launch under way.
+func (e *commEntry) grow(ctx context.Context, c rankComm, newSize int, id *ringo.UniqueID, cfg *ringo.Config) (rankComm, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return c.Grow(ctx, newSize, id, cfg)
 }

@@ -92,6 +92,30 @@ func ringoCommSplit(tid uint64, comm unsafe.Pointer, color, key int32, newcomm, 
 	return finish(lib.split(tid, comm, color, key, newcomm, config))
 }
 
+//export ringoCommShrink
+func ringoCommShrink(tid uint64, comm, exclude unsafe.Pointer, nExclude int32, newcomm, config unsafe.Pointer, flags int32) (res int32) {
+	defer guard("ncclCommShrink", &res)
+	return finish(lib.shrink(tid, comm, exclude, nExclude, newcomm, config, flags))
+}
+
+//export ringoCommRevoke
+func ringoCommRevoke(comm unsafe.Pointer, flags int32) (res int32) {
+	defer guard("ncclCommRevoke", &res)
+	return finish(lib.revoke(comm, flags))
+}
+
+//export ringoCommGetUniqueId
+func ringoCommGetUniqueId(comm, id unsafe.Pointer) (res int32) {
+	defer guard("ncclCommGetUniqueId", &res)
+	return finish(lib.commGetUniqueID(comm, id))
+}
+
+//export ringoCommGrow
+func ringoCommGrow(tid uint64, comm unsafe.Pointer, nranks int32, id unsafe.Pointer, rank int32, newcomm, config unsafe.Pointer) (res int32) {
+	defer guard("ncclCommGrow", &res)
+	return finish(lib.grow(tid, comm, nranks, id, rank, newcomm, config))
+}
+
 //export ringoCommGetAsyncError
 func ringoCommGetAsyncError(comm, asyncError unsafe.Pointer) (res int32) {
 	defer guard("ncclCommGetAsyncError", &res)

@@ -32,11 +32,25 @@ type fakeComm struct {
 	aborted    bool
 	closed     bool
 	splits     int // Split calls so far
+	shrinks    int // Shrink calls so far
+	revoked    bool
+	shrinkCfgs []*ringo.Config // the cfg of each Shrink
 }
 
 // fakeFamily names the ranks one fakeCreator.create call made. Not empty:
 // distinct families need distinct addresses.
-type fakeFamily struct{ size int }
+type fakeFamily struct {
+	size int
+
+	mu     sync.Mutex
+	growID *ringo.UniqueID // made by a rank's GrowID
+}
+
+// fakeShrinkKey names the seq-th Shrink of a family.
+type fakeShrinkKey struct {
+	fam *fakeFamily
+	seq int
+}
 
 // fakeSplitKey names the seq-th Split of a family.
 type fakeSplitKey struct {
@@ -110,6 +124,71 @@ func (c *fakeComm) Split(ctx context.Context, color, key int, _ *ringo.Config) (
 		}
 		return out, nil
 	})
+}
+
+// Shrink stands for ringo's: the ranks not in exclude meet (their seq-th
+// Shrink) and become a communicator made by fakeCreator, renumbered in
+// order. With abort, c is aborted first.
+func (c *fakeComm) Shrink(ctx context.Context, exclude []int, cfg *ringo.Config, abort bool) (rankComm, error) {
+	c.mu.Lock()
+	seq := c.shrinks
+	c.shrinks++
+	c.shrinkCfgs = append(c.shrinkCfgs, cfg)
+	c.aborted = c.aborted || abort
+	c.mu.Unlock()
+	var survivors []int
+	for r := range c.size {
+		if !slices.Contains(exclude, r) {
+			survivors = append(survivors, r)
+		}
+	}
+	return c.fc.meet(ctx, fakeShrinkKey{c.fam, seq}, len(survivors), slices.Index(survivors, c.rank), c.gpu, func(args map[int]any) (map[int]rankComm, error) {
+		gpus := make([]int, len(survivors))
+		for i := range gpus {
+			gpus[i] = args[i].(int)
+		}
+		kids, err := c.fc.create(gpus, cfg)
+		if err != nil {
+			return nil, err
+		}
+		out := map[int]rankComm{}
+		for i, k := range kids {
+			out[i] = k
+		}
+		return out, nil
+	})
+}
+
+func (c *fakeComm) Revoke() {
+	c.mu.Lock()
+	c.revoked = true
+	c.mu.Unlock()
+}
+
+// GrowID stands for ringo's: an id {0x67, family's size, …}, which the
+// family's ranks Grow with.
+func (c *fakeComm) GrowID() (ringo.UniqueID, error) {
+	c.fam.mu.Lock()
+	defer c.fam.mu.Unlock()
+	id := ringo.UniqueID{0x67, byte(c.size), byte(c.rank)}
+	c.fam.growID = &id
+	return id, nil
+}
+
+// Grow stands for ringo's: the family's ranks join the communicator of the
+// id one of them made, as the new ranks do (fakeCreator.join), keeping
+// their ranks. A rank that passes an id must pass that one.
+func (c *fakeComm) Grow(ctx context.Context, newSize int, id *ringo.UniqueID, cfg *ringo.Config) (rankComm, error) {
+	c.fam.mu.Lock()
+	grown := c.fam.growID
+	c.fam.mu.Unlock()
+	switch {
+	case grown == nil:
+		return nil, fmt.Errorf("fake grow: %w: no rank made a grow id", ringo.ErrInvalidArgument)
+	case id != nil && *id != *grown:
+		return nil, fmt.Errorf("fake grow: %w: rank %d passed another grow id", ringo.ErrInvalidArgument, c.rank)
+	}
+	return c.fc.join(ctx, *grown, newSize, c.rank, c.gpu, cfg)
 }
 
 func (c *fakeComm) Rank() int { return c.rank }

@@ -75,6 +75,7 @@ _Static_assert(sizeof(ncclRedOp_t) == 4 && sizeof(ncclDataType_t) == 4 && sizeof
 _Static_assert(NCCL_VERSION_CODE == 22707, "result.go: versionCode must be nccl.h's NCCL_VERSION_CODE");
 _Static_assert(ncclNumResults == 8 && ncclNumOps == 5 && ncclNumTypes == 12, "result.go, ops.go: NCCL 2.27's enums");
 _Static_assert(NCCL_SPLIT_NOCOLOR == -1, "registry.go: ncclSplitNoColor");
+_Static_assert(NCCL_SHRINK_DEFAULT == 0 && NCCL_SHRINK_ABORT == 1 && NCCL_REVOKE_DEFAULT == 0, "shrink.go: the flags");
 _Static_assert(ncclScalarDevice == 0 && ncclScalarHostImmediate == 1, "api.go: residences");
 
 // The collective APIs, as api.go's collAPIs lists them.
@@ -82,7 +83,6 @@ enum { RINGO_COLL_ALLREDUCE, RINGO_COLL_REDUCESCATTER, RINGO_COLL_ALLGATHER, RIN
 
 // The unsupported APIs, as api.go's unsupportedAPIs lists them.
 enum {
-	RINGO_UNSUPPORTED_SHRINK,
 	RINGO_UNSUPPORTED_WINDOW_REGISTER,
 	RINGO_UNSUPPORTED_WINDOW_DEREGISTER,
 	RINGO_UNSUPPORTED_GROUP_SIMULATE_END,
@@ -183,9 +183,18 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
 
 ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
                             ncclConfig_t* config, int shrinkFlags) {
-	(void)comm, (void)excludeRanksList, (void)excludeRanksCount, (void)config, (void)shrinkFlags;
-	if (newcomm != NULL) *newcomm = NULL;
-	return (ncclResult_t)ringoUnsupported(RINGO_UNSUPPORTED_SHRINK);
+	RINGO_CALL(ringoCommShrink(RINGO_TID, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags));
+}
+
+ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) { return (ncclResult_t)ringoCommRevoke(comm, revokeFlags); }
+
+ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId) {
+	RINGO_CALL(ringoCommGetUniqueId(comm, uniqueId));
+}
+
+ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
+                          ncclConfig_t* config) {
+	RINGO_CALL(ringoCommGrow(RINGO_TID, comm, nRanks, (void*)uniqueId, rank, newcomm, config));
 }
 
 /* Queries. */
@@ -330,6 +339,9 @@ RINGO_ALIAS(ncclCommDestroy);
 RINGO_ALIAS(ncclCommAbort);
 RINGO_ALIAS(ncclCommSplit);
 RINGO_ALIAS(ncclCommShrink);
+RINGO_ALIAS(ncclCommRevoke);
+RINGO_ALIAS(ncclCommGetUniqueId);
+RINGO_ALIAS(ncclCommGrow);
 RINGO_ALIAS(ncclGetErrorString);
 RINGO_ALIAS(ncclGetLastError);
 RINGO_ALIAS(ncclResetDebugInit);

@@ -83,6 +83,9 @@ typedef enum {
 #define NCCL_SHRINK_DEFAULT 0x00
 #define NCCL_SHRINK_ABORT 0x01
 
+/* ncclCommRevoke's flags (NCCL 2.29). */
+#define NCCL_REVOKE_DEFAULT 0x00
+
 /* Communicator configuration (layout of NCCL 2.27, 72 bytes on x86-64).
  * Initialize with NCCL_CONFIG_INITIALIZER; fields left at their UNDEF value
  * keep the library's default. */
@@ -177,6 +180,11 @@ ncclResult_t ncclCommAbort(ncclComm_t comm);
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config);
 ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
                             ncclConfig_t* config, int shrinkFlags);
+/* NCCL 2.29: revoking a communicator, and growing one. */
+ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags);
+ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
+ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
+                          ncclConfig_t* config);
 
 /* Errors. The strings are static. */
 const char* ncclGetErrorString(ncclResult_t result);

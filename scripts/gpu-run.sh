@@ -68,6 +68,11 @@
 #           bit for bit on 2 ranks, within 1e-5 on 4; RINGO_MOE_STEPS),
 #           pipeline.py (torch.distributed.pipelining, GPipe, checked against
 #           the unsplit model); then a summary line per check; into OUT/p2p/
+#   shrink  bench/pytorch/shrink.py on ringo (LD_PRELOAD): 4 ranks on GPU 0,
+#           one kills itself (kill -9) at a seeded step, the survivors
+#           shrink (shrink_group, NCCL_SHRINK_ABORT) and train to the end;
+#           the loss per step and the recovery time; then TestGPUProcessesShrink;
+#           into OUT/shrink/ (NCCL for contrast needs 2 GPUs: not here)
 set -uo pipefail
 out=${1:?usage: run.sh OUT [STAGE...]}
 shift
@@ -341,6 +346,17 @@ for stage in $stages; do
 		for n in 2 4; do # the summary, one line per check
 			grep -hE '^(---|OK|FAIL|p2p.py|  failed|steps|  step|median|losses)|Error|error' "$out/p2p/torch-$n.log" | grep -v '^rank' | tail -50
 		done
+		;;
+	shrink)
+		mkdir -p "$out/shrink"
+		py=$repo/bench/pytorch
+		echo "--- shrink.py, 4 ranks on GPU 0, on ringo"
+		CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} LD_PRELOAD=$here/lib/libnccl.so.2 \
+			timeout 400 python3 "$py/shrink.py" --seed "${RINGO_SHRINK_SEED:-1}" >"$out/shrink/torch.log" 2>&1 || status=1
+		grep -E '^(seed|OK|FAIL)|recovered|kill -9|caught|step [0-9]+ ranks|done|Error|error' "$out/shrink/torch.log" | tail -40
+		echo "--- TestGPUProcessesShrink"
+		RINGO_TEST_GPUS=0 timeout 400 "$here/ringo.test" -test.run 'TestGPUProcessesShrink' -test.v >"$out/shrink/test.log" 2>&1 || status=1
+		summary "$out/shrink/test.log"
 		;;
 	*)
 		echo "unknown stage $stage"

@@ -126,10 +126,18 @@ int main(void) {
   expect("ncclSend in a group", ncclSend(&x, 1, ncclFloat, 1, NULL, NULL), ncclInvalidArgument, "ncclSend:", NULL);
   expect("its ncclGroupEnd", ncclGroupEnd(), ncclInvalidArgument, "ncclGroupEnd", "ncclSend:");
 
-  /* What ringo does not do. */
+  /* Shrinking, revoking and growing (NCCL 2.27, 2.29): argument checks. */
   ncclComm_t shrunk = (ncclComm_t)&a;
-  expect("ncclCommShrink", ncclCommShrink(NULL, NULL, 0, &shrunk, NULL, 0), ncclInvalidUsage, "ncclCommShrink", NULL);
+  expect("ncclCommShrink", ncclCommShrink(NULL, NULL, 0, &shrunk, NULL, NCCL_SHRINK_ABORT), ncclInvalidArgument, "ncclCommShrink", "comm is NULL");
   CHECK(shrunk == NULL, "ncclCommShrink left *newcomm set");
+  expect("ncclCommRevoke", ncclCommRevoke(NULL, NCCL_REVOKE_DEFAULT), ncclInvalidArgument, "ncclCommRevoke", "comm is NULL");
+  ncclUniqueId gid;
+  expect("ncclCommGetUniqueId", ncclCommGetUniqueId(NULL, &gid), ncclInvalidArgument, "ncclCommGetUniqueId", "comm is NULL");
+  ncclComm_t grown = (ncclComm_t)&a;
+  expect("ncclCommGrow", ncclCommGrow(NULL, 4, NULL, 3, &grown, NULL), ncclInvalidArgument, "ncclCommGrow", "uniqueId is NULL");
+  CHECK(grown == NULL, "ncclCommGrow left *newcomm set");
+
+  /* What ringo does not do. */
   ncclWindow_t win;
   expect("ncclCommWindowRegister", ncclCommWindowRegister(NULL, &x, 4, &win, NCCL_WIN_COLL_SYMMETRIC), ncclInvalidUsage, "ncclCommWindowRegister", NULL);
   expect("ncclCommWindowDeregister", ncclCommWindowDeregister(NULL, NULL), ncclInvalidUsage, "ncclCommWindowDeregister", NULL);
