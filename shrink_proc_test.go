@@ -560,6 +560,20 @@ func openFDs(t *testing.T) int {
 	return len(fds)
 }
 
+// procsKind makes n ranks of the processes' kind (NewComm: a bootstrap
+// each, shared memory between them), here goroutines of this process.
+func procsKind(t *testing.T, ctx context.Context, n int) []*ringo.Comm {
+	t.Helper()
+	id, err := ringo.NewUniqueID()
+	require.NoError(t, err)
+	comms := make([]*ringo.Comm, n)
+	noErrors(t, each(comms, func(r int, _ *ringo.Comm) (err error) {
+		comms[r], err = ringo.NewComm(ctx, id, n, r, nil)
+		return err
+	}))
+	return comms
+}
+
 // TestShrinkGrowCycles: ranks of the processes' kind (NewComm: a
 // bootstrap each, shared memory between them), here goroutines of this
 // process, go through 20 cycles of a shrink (the default mode: the last
@@ -570,13 +584,7 @@ func openFDs(t *testing.T) int {
 func TestShrinkGrowCycles(t *testing.T) {
 	const n = 3
 	ctx := testCtx(t)
-	id, err := ringo.NewUniqueID()
-	require.NoError(t, err)
-	comms := make([]*ringo.Comm, n)
-	noErrors(t, each(comms, func(r int, _ *ringo.Comm) (err error) {
-		comms[r], err = ringo.NewComm(ctx, id, n, r, nil)
-		return err
-	}))
+	comms := procsKind(t, ctx, n)
 	var tags []string
 	cycle := func() {
 		shrunk := make([]*ringo.Comm, n-1)
@@ -668,13 +676,7 @@ func BenchmarkShrinkRecovery(b *testing.B) {
 func TestSplitProcsKind(t *testing.T) {
 	const n = 4
 	ctx := testCtx(t)
-	id, err := ringo.NewUniqueID()
-	require.NoError(t, err)
-	comms := make([]*ringo.Comm, n)
-	noErrors(t, each(comms, func(r int, _ *ringo.Comm) (err error) {
-		comms[r], err = ringo.NewComm(ctx, id, n, r, nil)
-		return err
-	}))
+	comms := procsKind(t, ctx, n)
 	closeAll(t, comms)
 	colors, keys := []int{0, -1, 0, 0}, []int{2, 0, 1, 1}
 	subs := make([]*ringo.Comm, n)
