@@ -86,22 +86,12 @@ func (b devBuf[T]) msg(send bool, peer, off, n int) calls.Msg {
 func (c *Comm) p2pDevice(ctx context.Context, pc *p2pCall) error {
 	s := pc.stream
 	if c.size == 1 { // copies, each send into its receive
-		var sends []calls.Msg
-		for _, m := range pc.msgs {
-			if m.Send {
-				sends = append(sends, m)
+		return selfPairs(pc.msgs, func(send, recv *calls.Msg) error {
+			if err := c.gpu.exec.Local(send.Dev, recv.Dev, recv.Bytes(), nil, s.h); err != nil {
+				return c.launchErr(pc.name, err)
 			}
-		}
-		k := 0
-		for _, m := range pc.msgs {
-			if !m.Send {
-				if err := c.gpu.exec.Local(sends[k].Dev, m.Dev, m.Bytes(), nil, s.h); err != nil {
-					return c.launchErr(pc.name, err)
-				}
-				k++
-			}
-		}
-		return nil
+			return nil
+		})
 	}
 	proto := c.cfg.Protocol(math.MaxInt64) // one protocol whatever the size: both ends must plan alike
 	spec := c.p2ps.start(ring.P2PSpec{Rank: c.rank, Size: c.size, EltSize: 1, Channels: p2pChannels(c.size, c.cfg.Channels),

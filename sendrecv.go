@@ -20,7 +20,8 @@ import (
 // Gather, Scatter. Matching is NCCL's: the k-th send from rank a to rank b
 // meets the k-th receive at b from a, and they must move the same bytes
 // (their datatypes may differ). Each call's messages on one communicator
-// run as one plan (ring.NewP2P), built per call; on a GPU communicator it
+// run as one plan (ring.NewP2P), kept by its spec for the calls that
+// repeat it (p2pplans.go); on a GPU communicator it
 // is one launch on the call's stream (gpu_sendrecv.go: the *Device calls
 // and SendOpDevice/RecvOpDevice). Ranks in separate processes connect with
 // each peer they talk to on first use, the two alone (the bootstrap's
@@ -65,9 +66,10 @@ func Recv[T Elem](ctx context.Context, c *Comm, buf []T, peer int) error {
 // communicator's ops, in order, as one plan, so that no op waits for a
 // later one — a rank may send to and receive from every other rank in one
 // group, as all-to-all does. The ops may be on several communicators, for
-// one goroutine driving several ranks: each communicator's part then runs
-// on a goroutine of its own, and SendRecv returns when all are done,
-// with every failure (errors.Join). A send to the rank itself needs a
+// one goroutine driving several ranks: GPU communicators whose plans for
+// their parts are kept enqueue them in turn, the others' parts each run on
+// a goroutine of their own, and SendRecv returns when all are done, with
+// every failure (errors.Join). A send to the rank itself needs a
 // receive from itself, of the same bytes, in the same group. A
 // communicator's calls must not run concurrently, so one Comm's ops go in
 // one group at a time.
@@ -326,8 +328,10 @@ func (c *Comm) p2p(ctx context.Context, pc *p2pCall) error {
 		return c.p2pDevice(ctx, pc)
 	}
 	if c.size == 1 {
-		selfCopy(pc.msgs)
-		return nil
+		return selfPairs(pc.msgs, func(send, recv *calls.Msg) error {
+			copy(recv.Buf[:recv.Bytes()], send.Buf[:recv.Bytes()])
+			return nil
+		})
 	}
 	proto := c.cfg.Protocol(math.MaxInt64) // one protocol whatever the size: both ends must plan alike
 	spec := c.p2ps.start(ring.P2PSpec{Rank: c.rank, Size: c.size, EltSize: 1, Channels: c.cfg.Channels, Proto: proto, BuffSize: c.cfg.BuffSize(proto)})
@@ -377,20 +381,22 @@ func peerEdges(rank int, msgs []calls.Msg, nch int) []transport.Edge {
 	return edges
 }
 
-// selfCopy copies each send to the rank itself into its matching receive
-// (checked: the same bytes, in order).
-func selfCopy(msgs []calls.Msg) {
-	var sends []calls.Msg
+// selfPairs calls copy with each receive of msgs, a communicator of one
+// rank's, and its send (the k-th receive takes the k-th send; checked:
+// the same bytes), in order; it stops at the first error.
+func selfPairs(msgs []calls.Msg, copy func(send, recv *calls.Msg) error) error {
 	k := 0
-	for _, m := range msgs {
-		if m.Send {
-			sends = append(sends, m)
+	for i := range msgs {
+		if msgs[i].Send {
+			continue
 		}
-	}
-	for _, m := range msgs {
-		if !m.Send {
-			copy(m.Buf[:m.Bytes()], sends[k].Buf[:m.Bytes()])
+		for !msgs[k].Send {
 			k++
 		}
+		if err := copy(&msgs[k], &msgs[i]); err != nil {
+			return err
+		}
+		k++
 	}
+	return nil
 }
