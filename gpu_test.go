@@ -859,7 +859,8 @@ func fourLocalRanks(t *testing.T, do func(ctx context.Context, c *ringo.Comm, s 
 
 // runP2PDevice runs, on rank c of a 4-rank GPU communicator, at a small
 // size and at one that spreads over channels and FIFO rounds: AllToAll,
-// AllToAllV (unequal counts, zeros among them), Gather, Scatter, a group
+// AllToAllV (unequal counts, zeros among them, small messages by LL beside
+// large ones by Simple), Gather, Scatter, a group
 // of sends and receives (around the ring, and to itself), a lone Send from
 // rank 0 to rank 3 that ranks 1 and 2 take no part in; then an all-reduce
 // on the ring. Every element is checked.
@@ -919,11 +920,14 @@ func runP2PDevice(ctx context.Context, c *ringo.Comm, s ringo.Stream) error {
 		}, func(i int) int32 { return val(i/m, r*m+i%m) }); err != nil {
 			return err
 		}
-		// AllToAllV: rank x sends ((x+q) mod 3)·m elements to q, packed.
+		// AllToAllV: rank x sends sizes[(x+q) mod 3] elements to q, packed:
+		// none, a few (by LL), or m (by Simple at the larger m), so that
+		// steps send by one protocol and receive by the other.
+		sizes := [3]int{0, 5, m}
 		counts := func(x int) (cnt, displ []int, total int) {
 			for q := range n {
-				cnt, displ = append(cnt, (x+q)%3*m), append(displ, total)
-				total += (x + q) % 3 * m
+				cnt, displ = append(cnt, sizes[(x+q)%3]), append(displ, total)
+				total += sizes[(x+q)%3]
 			}
 			return cnt, displ, total
 		}

@@ -192,7 +192,7 @@ func (r *Rank) launchPlan(p *ring.Plan, sched bool, seq uint64, in, out uintptr,
 	}
 	name, arg := "ringo_copy", uint64(0)
 	if p.P2P != nil {
-		name = kernels.P2PName
+		name, arg = kernels.P2PName, kernels.P2PArg(p)
 	}
 	if f != nil {
 		var op reduce.DeviceOp

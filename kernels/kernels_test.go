@@ -235,12 +235,14 @@ func TestPrimCodes(t *testing.T) {
 }
 
 // TestEncodeSendRecv: a SendRecv step carries its slice and received bytes
-// as two 32-bit numbers beside its sent bytes, and one whose numbers do not
-// fit is refused.
+// as two 32-bit numbers beside its sent bytes, and its halves' protocols
+// beside its primitive (here a Simple send and an LL receive); one whose
+// numbers do not fit is refused.
 func TestEncodeSendRecv(t *testing.T) {
 	p, err := ring.NewP2P(ring.P2PSpec{Rank: 0, Size: 2, EltSize: 2, Channels: 1, Proto: ring.Simple, BuffSize: 8 * 4096,
-		Sends: []ring.Xfer{{Peer: 1, Count: 300}}, Recvs: []ring.Xfer{{Peer: 1, Off: 0, Count: 100}}})
+		LLMax: 100, LLBuffSize: 8 * 1024, Sends: []ring.Xfer{{Peer: 1, Count: 300}}, Recvs: []ring.Xfer{{Peer: 1, Off: 0, Count: 100}}})
 	require.NoError(t, err)
+	assert.Equal(t, uint64(1024), P2PArg(p), "an LL slot's bytes")
 	tab := new(Table)
 	require.NoError(t, tab.Add(Entry{Ch: 0, Recv: 1, Send: 1}))
 	b, err := EncodePlan(nil, p, tab)
@@ -254,6 +256,7 @@ func TestEncodeSendRecv(t *testing.T) {
 		assert.Equal(t, uint64(st.Count*2), binary.LittleEndian.Uint64(e[24:]), "sent bytes")
 		assert.Equal(t, uint32(st.SliceLen*2), binary.LittleEndian.Uint32(e[32:]), "slice bytes")
 		assert.Equal(t, uint32(st.RecvCount*2), binary.LittleEndian.Uint32(e[36:]), "received bytes")
+		assert.Equal(t, uint32(ring.SendRecv)|uint32(ring.Simple)<<8|uint32(ring.LL)<<16, binary.LittleEndian.Uint32(e[0:]), "prim word")
 		found = true
 		st.RecvCount = 1 << 30 // 2 GiB of 2-byte elements
 		p.Channels[0].Steps[i] = st

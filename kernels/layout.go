@@ -33,7 +33,8 @@ func PlanBytes(nsteps int) int { return planHeaderBytes + nsteps*StepBytes }
 // offsets and lengths in bytes and the entries of t, the rank's connection
 // table, whose receive and send ends each uses. A SendRecv (ringo_p2p's
 // steps only) holds its slice and received bytes as two 32-bit numbers
-// where the others hold their slice's 64. It fails when p has more
+// where the others hold their slice's 64; a point-to-point plan's steps
+// carry their halves' protocols beside the primitive (primWord). It fails when p has more
 // channels than a launch can run, or a step talks to a peer over a
 // connection t does not hold.
 func EncodePlan(dst []byte, p *ring.Plan, t *Table) ([]byte, error) {
@@ -67,7 +68,7 @@ func EncodePlan(dst []byte, p *ring.Plan, t *Table) ([]byte, error) {
 				}
 			}
 			b := body[first*StepBytes : (first+1)*StepBytes]
-			binary.LittleEndian.PutUint32(b[0:], uint32(st.Prim))
+			binary.LittleEndian.PutUint32(b[0:], primWord(p, &st))
 			binary.LittleEndian.PutUint16(b[4:], uint16(recv))
 			binary.LittleEndian.PutUint16(b[6:], uint16(send))
 			binary.LittleEndian.PutUint64(b[8:], uint64(st.InOff*elt))
@@ -88,6 +89,27 @@ func EncodePlan(dst []byte, p *ring.Plan, t *Table) ([]byte, error) {
 	}
 	return dst, nil
 }
+
+// primWord is a step's prim word: its primitive and, in a point-to-point
+// plan, the protocols of its send and receive halves in the next two bytes
+// (prims_p2p.cuh).
+func primWord(p *ring.Plan, st *ring.Step) uint32 {
+	w := uint32(st.Prim)
+	if p.P2P == nil {
+		return w
+	}
+	half := func(ll bool) uint32 {
+		if ll {
+			return uint32(ring.LL)
+		}
+		return uint32(p.Spec.Proto)
+	}
+	return w | half(st.SendLL)<<8 | half(st.RecvLL)<<16
+}
+
+// P2PArg is the point-to-point kernel's argument: an LL slot's bytes, for
+// the LL halves of a plan of another protocol (ring.P2PSpec.LLMax).
+func P2PArg(p *ring.Plan) uint64 { return uint64(p.P2P.LLBuffSize / ring.NSteps) }
 
 // Geom packs the launch geometry of p (RingoGeom).
 func Geom(p *ring.Plan) uint64 {

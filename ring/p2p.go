@@ -25,39 +25,50 @@ import (
 // its index k among the pair's messages, and the plan's geometry, which
 // every rank shares. On each channel the round's send chunks s₁…sₐ and
 // receive chunks r₁…r_b become min(a, b) SendRecv steps (sᵢ with rᵢ), then
-// the longer side's remaining chunks as plain Send or Recv steps. Every
-// slice is SliceCapElems long (a chunk's trailing slices are empty), so the
-// two halves of a SendRecv, chunks of different messages, slice alike.
+// the longer side's remaining chunks as plain Send or Recv steps. So on a
+// connection a→b the i-th chunk is sent in a's i-th step of the round and
+// taken in b's i-th.
+//
+// Protocols. Under a Simple plan with LLMax set, a message of at most LLMax
+// elements goes by LL, as NCCL sends one of at most NCCL_P2P_LL_THRESHOLD
+// bytes: its chunks are at most one LL slot, and the halves of the steps
+// that carry them are marked SendLL or RecvLL. Both ends of a message
+// agree, as they share its count. A half moves in units: a Simple one in
+// SlicesPerStep slices of SlotsPerSlice slots (every slice SliceCapElems
+// long, a chunk's trailing slices empty), an LL one in a single slot. A
+// step runs send unit k, then receive unit k, for k up to the larger count,
+// so the send half never waits for the receive half. A connection's slot
+// counter is the protocols' together; before a Simple half it is rounded
+// up to a multiple of a chunk's ChunkSlots = SlotsPerSlice·SlicesPerStep
+// slots, by the sender as it sends and the receiver as it takes (returning
+// the skipped slots as credit), so the two stay equal. A FIFO holds NSteps
+// slots, and 2·ChunkSlots − 1 ≤ NSteps (7 ≤ 8).
 //
 // Why it cannot deadlock, for any set of matched sends and receives. The
 // channels are independent (each runs on its own connections), so take one.
 // A connection a→b is used by one round only, d = b−a mod n, so the data in
-// it always belongs to the round both ends are in. Every step posts all its
-// slices, so per connection and round the sender posts exactly the slices
-// the receiver takes. In slices, a rank's round d is pairs (send a slice,
-// then receive one: the send half never waits for the receive half), then
-// sends only or receives only. Suppose every rank not yet done were
-// blocked, and take the lowest round d any of them is in: their partners in
-// round d are in round d too (one already past it has moved all its data of
-// round d, so nothing waits on it). Write S(x) and R(x) for the slices rank
-// x has sent and taken in round d.
+// it always belongs to the round both ends are in. Suppose every rank not
+// yet done were blocked, and take the lowest round d any of them is in:
+// their partners in round d are in round d too (one already past it has
+// moved all its data of round d, so nothing waits on it). Order a rank's
+// place in the round by (step, unit).
 //
-//   - A rank r blocked on a send has its FIFO to r+d full, so r+d has not
-//     taken everything r sends and is blocked too; not on a receive (its
-//     FIFO from r is full), and not in its sends-only tail (there it has
-//     taken all it ever takes from r, yet the FIFO holds some): it is in its
-//     pairs, blocked on a send, where S = R. So S(r+d) = R(r+d) = S(r) −
-//     depth < S(r), and r+d is blocked on a send in turn: around the cycle
-//     r, r+d, r+2d … S would strictly decrease. So no rank is blocked on a
-//     send.
-//   - A rank b blocked on a receive has an empty FIFO from a = b−d, which
-//     has not sent it everything yet, so a is blocked, on a receive; not in
-//     its receives-only tail (it would have sent b everything). So every
-//     rank on the cycle b, b−d, b−2d … is in its pairs, blocked on a
-//     receive: S = R + 1. Summed over the cycle the ranks sent more slices
-//     than they took, yet every FIFO between them is empty — impossible.
+//   - A rank x blocked on receive unit k of step i has an empty FIFO from
+//     w = x−d, which has not sent unit k of its step i. An empty FIFO never
+//     blocks a send (a unit and its rounding take at most SlotsPerSlice +
+//     ChunkSlots − 1 ≤ NSteps slots), so w is blocked on a receive too, at
+//     unit k' of step i', having sent its units up to k' of step i' (or its
+//     whole send half, if shorter). So (i', k') < (i, k), and around the
+//     cycle x, x−d, x−2d … the places would strictly decrease.
+//   - A rank x blocked on send unit k of step i has a full FIFO to y = x+d:
+//     the slots of step i sent or skipped before the unit, at most
+//     (ChunkSlots − 1) + (ChunkSlots − SlotsPerSlice), and the unit's own
+//     leave y's credit short of the end of chunk i−1, so y is in a step
+//     before i. y is blocked, not on a receive (its FIFO from x holds data),
+//     so on a send at a step before i: around the cycle x, x+d … the steps
+//     would strictly decrease.
 //
-// So some rank can always move, with FIFOs of any depth ≥ 1 slice, and the
+// So some rank can always move, and the
 // plans run to completion. VerifyP2P checks a given set of plans by
 // executing them symbolically; the tests run random groups (all-to-all,
 // all-to-allv with zeros, gather, scatter, several messages to one peer)
@@ -80,13 +91,19 @@ type P2PSpec struct {
 	Channels     int    // 1…MaxChannels
 	Proto        Protocol
 	BuffSize     int // bytes of the protocol's FIFO per connection, all NSteps slots
+	// LLMax, with Proto Simple: messages of at most LLMax elements go by LL,
+	// over LL FIFOs of LLBuffSize bytes per connection (NCCL's
+	// NCCL_P2P_LL_THRESHOLD, for the device executor); 0: every message by
+	// Proto.
+	LLMax      int64
+	LLBuffSize int
 }
 
 // Equal reports whether s and o are the same spec (their plans are the
 // same).
 func (s *P2PSpec) Equal(o *P2PSpec) bool {
 	return s.Rank == o.Rank && s.Size == o.Size && s.EltSize == o.EltSize && s.Channels == o.Channels &&
-		s.Proto == o.Proto && s.BuffSize == o.BuffSize && slices.Equal(s.Sends, o.Sends) && slices.Equal(s.Recvs, o.Recvs)
+		s.Proto == o.Proto && s.BuffSize == o.BuffSize && s.LLMax == o.LLMax && s.LLBuffSize == o.LLBuffSize && slices.Equal(s.Sends, o.Sends) && slices.Equal(s.Recvs, o.Recvs)
 }
 
 // Hash returns a 64-bit FNV-1a hash of s: specs that are Equal hash alike.
@@ -97,7 +114,7 @@ func (s *P2PSpec) Hash() uint64 {
 			h = (h ^ uint64(v>>i)&0xff) * 1099511628211
 		}
 	}
-	for _, v := range [...]int64{int64(s.Rank), int64(s.Size), int64(s.EltSize), int64(s.Channels), int64(s.Proto), int64(s.BuffSize), int64(len(s.Sends))} {
+	for _, v := range [...]int64{int64(s.Rank), int64(s.Size), int64(s.EltSize), int64(s.Channels), int64(s.Proto), int64(s.BuffSize), s.LLMax, int64(s.LLBuffSize), int64(len(s.Sends))} {
 		mix(v)
 	}
 	for _, xs := range [2][]Xfer{s.Sends, s.Recvs} {
@@ -149,6 +166,14 @@ func (s *P2PSpec) Validate() error {
 	if err := sp.Validate(); err != nil {
 		return err
 	}
+	switch {
+	case s.LLMax < 0:
+		return bad("LL threshold of %d elements is negative", s.LLMax)
+	case s.LLMax > 0 && s.Proto != Simple:
+		return bad("an LL threshold (%d elements) under %v: only a Simple plan sends its small messages by LL", s.LLMax, s.Proto)
+	case s.LLMax > 0 && s.llChunk() < 1:
+		return bad("LL FIFO of %d bytes holds no %d-byte element per slot", s.LLBuffSize, s.EltSize)
+	}
 	for _, l := range []struct {
 		what string
 		xs   []Xfer
@@ -179,6 +204,15 @@ func (s *P2PSpec) Validate() error {
 		}
 	}
 	return nil
+}
+
+// ll reports whether a message of count elements goes by LL under a plan
+// of another protocol.
+func (s *P2PSpec) ll(count int64) bool { return s.LLMax > 0 && count <= s.LLMax }
+
+// llChunk is the most elements one LL slot carries, aligned down.
+func (s *P2PSpec) llChunk() int64 {
+	return alignDown(int64(SlotPayload(LL, s.LLBuffSize))/int64(s.EltSize), int64(AlignElems(s.EltSize)))
 }
 
 // byPeer returns the messages of xs with peer, in order.
@@ -227,10 +261,10 @@ func NewP2P(spec P2PSpec) (*Plan, error) {
 			for i := range max(len(a), len(b)) {
 				st := Step{RecvPeer: -1, SendPeer: -1, SliceLen: p.SliceCapElems}
 				if i < len(a) {
-					st.Prim, st.SendPeer, st.InOff, st.Count = Send, int32(to), a[i].Off, a[i].Count
+					st.Prim, st.SendPeer, st.InOff, st.Count, st.SendLL = Send, int32(to), a[i].Off, a[i].Count, a[i].ll
 				}
 				if i < len(b) {
-					st.RecvPeer, st.OutOff = int32(from), b[i].Off
+					st.RecvPeer, st.OutOff, st.RecvLL = int32(from), b[i].Off, b[i].ll
 					if i < len(a) {
 						st.Prim, st.RecvCount = SendRecv, b[i].Count
 					} else {
@@ -246,26 +280,37 @@ func NewP2P(spec P2PSpec) (*Plan, error) {
 
 // chunks cuts the messages of one pair, in order, into chunks, and returns
 // them by channel: chunk j of message k goes to channel (k+j) mod Channels.
-// A message is cut into as many chunks as it needs of ChunkCount elements,
-// and into up to one chunk per channel when it holds more than one
-// protocol grain per channel; chunks start at multiples of the alignment
+// A message is cut into as many chunks as it needs of ChunkCount elements
+// (of one LL slot's, for a message by LL), and into up to one chunk per
+// channel when it holds more than one grain of its protocol per channel; chunks start at multiples of the alignment
 // unit from the message's start, and none is empty.
-func (p *Plan) chunks(xs []Xfer) [][]Xfer {
+func (p *Plan) chunks(xs []Xfer) [][]chunk {
 	nch := int64(len(p.Channels))
-	out := make([][]Xfer, nch)
-	unit := channelUnit(p.Spec.Proto, p.Spec.EltSize)
+	out := make([][]chunk, nch)
 	for k, x := range xs {
 		if x.Count == 0 {
 			continue
 		}
-		parts := max(ceilDiv(x.Count, p.ChunkCount), min(nch, ceilDiv(x.Count, unit)))
-		l := min(alignUp(ceilDiv(x.Count, parts), p.AlignmentElems), p.ChunkCount)
+		ll := p.P2P.ll(x.Count)
+		unit, most := channelUnit(p.Spec.Proto, p.Spec.EltSize), p.ChunkCount
+		if ll {
+			unit, most = channelUnit(LL, p.Spec.EltSize), p.P2P.llChunk()
+		}
+		parts := max(ceilDiv(x.Count, most), min(nch, ceilDiv(x.Count, unit)))
+		l := min(alignUp(ceilDiv(x.Count, parts), p.AlignmentElems), most)
 		for j, off := int64(0), int64(0); off < x.Count; j, off = j+1, off+l {
 			c := (int64(k) + j) % nch
-			out[c] = append(out[c], Xfer{Peer: x.Peer, Off: x.Off + off, Count: min(l, x.Count-off)})
+			out[c] = append(out[c], chunk{Xfer: Xfer{Peer: x.Peer, Off: x.Off + off, Count: min(l, x.Count-off)}, ll: ll})
 		}
 	}
 	return out
+}
+
+// chunk is one step's share of a message, and whether it goes by LL under
+// a plan of another protocol.
+type chunk struct {
+	Xfer
+	ll bool
 }
 
 // AllToAll returns rank's messages of an all-to-all of count elements per

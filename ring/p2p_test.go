@@ -24,7 +24,7 @@ func p2pGeom(n, nch int, proto ring.Protocol, elt int) ring.P2PSpec {
 // TestP2PRandomGroupsVerify: every pattern of random groups — all-to-all,
 // all-to-allv with zeros, gather, scatter, random pairs with several
 // messages to one peer and to itself — on 1 to 6 ranks, 1 to 3 channels,
-// Simple and LL, with messages from empty to many chunks long, runs to
+// Simple, LL, and Simple with the small messages by LL, with messages from empty to many chunks long, runs to
 // completion and delivers every message to its receive (Verify).
 func TestP2PRandomGroupsVerify(t *testing.T) {
 	rng := rand.New(rand.NewPCG(20, 1))
@@ -32,6 +32,9 @@ func TestP2PRandomGroupsVerify(t *testing.T) {
 		n := 1 + rng.IntN(6)
 		pattern := trial % ringtest.NumPatterns
 		g := p2pGeom(n, 1+rng.IntN(3), []ring.Protocol{ring.Simple, ring.LL}[rng.IntN(2)], []int{1, 2, 4, 8}[rng.IntN(4)])
+		if g.Proto == ring.Simple && rng.IntN(2) == 0 { // small messages by LL, the rest by Simple
+			g.LLMax, g.LLBuffSize = []int64{1, 20, 200}[rng.IntN(3)], 8*256
+		}
 		sends, recvs := ringtest.P2PGroup(rng, n, pattern, []int64{3, 100, 2000}[rng.IntN(3)])
 		plans, err := ringtest.P2PPlans(g, sends, recvs)
 		require.NoError(t, err, "trial %d", trial)
@@ -73,6 +76,56 @@ func TestP2PSchedule(t *testing.T) {
 	}
 	assert.Equal(t, int64(1), plans[0].Channels[0].Steps[0].Count, "message 0 on channel 0")
 	assert.Equal(t, int64(1), plans[0].Channels[1].Steps[0].InOff, "message 1 starts on channel 1")
+}
+
+// TestP2PLLHalves: under a Simple plan with an LL threshold, a message of
+// at most LLMax elements goes by LL (NCCL_P2P_LL_THRESHOLD), in chunks of
+// one LL slot, each half of a step by its own message's protocol; both
+// ends agree, and Verify catches ends that do not.
+func TestP2PLLHalves(t *testing.T) {
+	g := p2pGeom(2, 1, ring.Simple, 4)
+	g.LLMax, g.LLBuffSize = 64, 8*256 // an LL slot carries 128 bytes: 32 elements
+	// Rank 0 sends 40 elements (LL, two chunks) and 100 (Simple); rank 1
+	// sends 100 (Simple) and 10 (LL).
+	sends := [][]ring.Xfer{{{Peer: 1, Count: 40}, {Peer: 1, Off: 40, Count: 100}}, {{Peer: 0, Count: 100}, {Peer: 0, Off: 100, Count: 10}}}
+	recvs := [][]ring.Xfer{{{Peer: 1, Count: 100}, {Peer: 1, Off: 100, Count: 10}}, {{Peer: 0, Count: 40}, {Peer: 0, Off: 40, Count: 100}}}
+	plans, err := ringtest.P2PPlans(g, sends, recvs)
+	require.NoError(t, err)
+	require.NoError(t, ring.Verify(plans))
+	var halves [2][2]int // [rank][LL send halves, LL receive halves]
+	for r, p := range plans {
+		for _, st := range p.Channels[0].Steps {
+			if st.SendLL {
+				halves[r][0]++
+				assert.LessOrEqual(t, st.Count, int64(32), "an LL chunk fits one slot")
+			}
+			if st.RecvLL {
+				halves[r][1]++
+			}
+		}
+	}
+	assert.Equal(t, [2][2]int{{2, 1}, {1, 2}}, halves, "40 elements in two LL chunks, 10 in one")
+	mixed := plans[0].Channels[0].Steps[0]
+	assert.True(t, mixed.SendLL && !mixed.RecvLL, "the first step sends by LL and receives by Simple: %+v", mixed)
+
+	// One end thinking a message goes by the other protocol is caught.
+	plans[1].Channels[0].Steps[0].RecvLL = false
+	assert.ErrorContains(t, ring.Verify(plans), "receives a unit of")
+
+	for _, tc := range []struct {
+		change func(s *ring.P2PSpec)
+		want   string
+	}{
+		{func(s *ring.P2PSpec) { s.LLMax = -1 }, "LL threshold of -1 elements is negative"},
+		{func(s *ring.P2PSpec) { s.Proto, s.BuffSize = ring.LL, 8*256 }, "only a Simple plan sends its small messages by LL"},
+		{func(s *ring.P2PSpec) { s.LLBuffSize = 0 }, "LL FIFO of 0 bytes holds no 4-byte element per slot"},
+	} {
+		bad := g
+		tc.change(&bad)
+		_, err := ring.NewP2P(bad)
+		require.ErrorIs(t, err, ring.ErrInvalid)
+		assert.ErrorContains(t, err, tc.want)
+	}
 }
 
 // TestP2PRefusals: every bad spec is an error naming what is wrong.
@@ -234,6 +287,7 @@ func TestP2PSpecEqualHash(t *testing.T) {
 		func(s *ring.P2PSpec) { s.Channels = 4 }, func(s *ring.P2PSpec) { s.Proto = ring.LL }, func(s *ring.P2PSpec) { s.BuffSize = 1 << 20 },
 		func(s *ring.P2PSpec) { s.Sends[1].Off = 11 }, func(s *ring.P2PSpec) { s.Recvs[0].Peer = 3 },
 		func(s *ring.P2PSpec) { s.Recvs = append(s.Recvs, s.Sends[1]); s.Sends = s.Sends[:1] },
+		func(s *ring.P2PSpec) { s.LLMax = 16 }, func(s *ring.P2PSpec) { s.LLBuffSize = 1 << 16 },
 	}
 	for i, change := range changes {
 		c := base()

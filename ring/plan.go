@@ -16,6 +16,11 @@ type Step struct {
 	// at OutOff, sliced by SliceLen as Count is; 0 for every other
 	// primitive (their one count is Count).
 	RecvCount int64
+	// SendLL and RecvLL say that a point-to-point step's send (receive)
+	// half goes by LL under a plan of another protocol (P2PSpec.LLMax): one
+	// slot of the LL FIFO, as one slice. Every other half, and every step
+	// of other plans, goes by the plan's protocol.
+	SendLL, RecvLL bool
 }
 
 // Slice returns the element range [off, off+n) of slice k relative to the

@@ -64,9 +64,8 @@ type verifier struct {
 	spec  Spec
 	in    [][]token
 	out   [][]token
-	fifo  map[connKey][][]token
+	fifo  map[connKey]*queue
 	cur   [][]cursor // [rank][channel]
-	depth int        // slices a FIFO holds
 	want  [][]token  // point-to-point: each rank's expected output
 }
 
@@ -96,8 +95,7 @@ func newVerifier(plans []*Plan) (*verifier, error) {
 	if s0.Ring.Size() != n {
 		return nil, fmt.Errorf("verify: %d plans for a ring of %d", n, s0.Ring.Size())
 	}
-	v := &verifier{plans: plans, n: n, spec: s0, fifo: map[connKey][][]token{}}
-	v.depth = NSteps / plans[0].SlotsPerSlice
+	v := &verifier{plans: plans, n: n, spec: s0, fifo: map[connKey]*queue{}}
 	for r, p := range plans {
 		inLen, outLen := s0.InputLen(), s0.OutputLen()
 		if p.P2P != nil {
@@ -161,8 +159,8 @@ func (v *verifier) run() error {
 		}
 	}
 	for k, q := range v.fifo {
-		if len(q) > 0 {
-			return fmt.Errorf("verify: %d slices left unread on ch%d from rank %d to rank %d", len(q), k.ch, k.from, k.to)
+		if len(q.units) > 0 {
+			return fmt.Errorf("verify: %d slices left unread on ch%d from rank %d to rank %d", len(q.units), k.ch, k.from, k.to)
 		}
 	}
 	return nil
@@ -204,8 +202,8 @@ func (v *verifier) advance(r, c int) (ok, done bool, err error) {
 			return false, false, where("%v", err)
 		}
 	}
-	if st.Prim == SendRecv {
-		return v.sendRecv(r, c, st, cur, where)
+	if st.Prim == SendRecv || p.P2P != nil && st.Prim != Copy {
+		return v.halves(r, c, st, cur, where)
 	}
 	local := st.Prim == Copy || st.Prim == ReduceCopy
 	off, cnt := st.Slice(cur.slice)
@@ -215,20 +213,19 @@ func (v *verifier) advance(r, c int) (ok, done bool, err error) {
 	var recvKey, sendKey connKey
 	if st.Prim.Recvs() {
 		recvKey = connKey{int(st.RecvPeer), r, c}
-		if len(v.fifo[recvKey]) == 0 {
+		if len(v.queue(recvKey).units) == 0 {
 			return false, false, nil
 		}
 	}
 	if st.Prim.Sends() {
 		sendKey = connKey{r, int(st.SendPeer), c}
-		if len(v.fifo[sendKey]) >= v.depth {
+		if !v.queue(sendKey).room(v.queue(sendKey).sent, int64(p.SlotsPerSlice)) {
 			return false, false, nil
 		}
 	}
 	var data []token
 	if st.Prim.Recvs() {
-		q := v.fifo[recvKey]
-		data, v.fifo[recvKey] = q[0], q[1:]
+		data = v.queue(recvKey).pop().data
 		if int64(len(data)) != cnt {
 			return false, false, where("received %d elements from rank %d, expected %d", len(data), st.RecvPeer, cnt)
 		}
@@ -262,7 +259,8 @@ func (v *verifier) advance(r, c int) (ok, done bool, err error) {
 		}
 	}
 	if st.Prim.Sends() {
-		v.fifo[sendKey] = append(v.fifo[sendKey], append([]token(nil), data...))
+		q := v.queue(sendKey)
+		q.push(unit{data: append([]token(nil), data...), at: q.sent, slots: int64(p.SlotsPerSlice)})
 	}
 	cur.slice++
 	if local || cur.slice == p.SlicesPerStep {
@@ -310,8 +308,22 @@ func (v *verifier) checkStep(p *Plan, c int, st *Step) error {
 	if st.SliceLen <= 0 || st.SliceLen > p.SliceCapElems || st.SliceLen%a != 0 {
 		return fmt.Errorf("slice length %d not a positive multiple of %d up to %d", st.SliceLen, a, p.SliceCapElems)
 	}
-	if st.SliceLen*int64(p.SlicesPerStep) < max(st.Count, st.RecvCount) {
-		return fmt.Errorf("%d slices of %d elements cannot carry %d", p.SlicesPerStep, st.SliceLen, max(st.Count, st.RecvCount))
+	sent, recvd := st.Count, st.RecvCount
+	if st.Prim == Recv {
+		sent, recvd = 0, st.Count
+	}
+	for _, h := range [...]struct {
+		n  int64
+		ll bool
+	}{{sent, st.SendLL}, {recvd, st.RecvLL}} {
+		switch {
+		case h.ll && (p.P2P == nil || p.P2P.LLMax == 0):
+			return fmt.Errorf("a half by LL in a plan that sends nothing by LL")
+		case h.ll && h.n > p.P2P.llChunk():
+			return fmt.Errorf("an LL half of %d elements overflows its slot of %d", h.n, p.P2P.llChunk())
+		case !h.ll && st.SliceLen*int64(p.SlicesPerStep) < h.n:
+			return fmt.Errorf("%d slices of %d elements cannot carry %d", p.SlicesPerStep, st.SliceLen, h.n)
+		}
 	}
 	if int64(p.SlotPayload*p.SlotsPerSlice) < st.SliceLen*int64(p.Spec.WireSize()) {
 		return fmt.Errorf("slice of %d elements overflows its %d-byte slots", st.SliceLen, p.SlotPayload*p.SlotsPerSlice)

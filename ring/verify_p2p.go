@@ -2,44 +2,135 @@ package ring
 
 import "fmt"
 
-// sendRecv executes the next half of slice cur.slice of SendRecv step st of
-// rank r on channel c: its send half (room in the FIFO to SendPeer), then
-// its receive half (a slice from RecvPeer), as the executors run them.
-func (v *verifier) sendRecv(r, c int, st *Step, cur *cursor, where func(string, ...any) error) (ok, done bool, err error) {
-	if !cur.sent {
-		key := connKey{r, int(st.SendPeer), c}
-		if len(v.fifo[key]) >= v.depth {
+// queue is one connection's FIFO as the device executor keeps it: the
+// units in flight, and the sender's and the receiver's counters in slots
+// (the receiver's is its credit, the head). A send of w slots at counter
+// at needs at+w−taken ≤ NSteps.
+type queue struct {
+	units       []unit
+	sent, taken int64
+}
+
+// unit is what one send unit put in a FIFO: its elements, the counter it
+// started at, its slots, and whether it went by LL under a plan of another
+// protocol.
+type unit struct {
+	data      []token
+	at, slots int64
+	ll        bool
+}
+
+func (v *verifier) queue(k connKey) *queue {
+	q := v.fifo[k]
+	if q == nil {
+		q = &queue{}
+		v.fifo[k] = q
+	}
+	return q
+}
+
+func (q *queue) room(at, slots int64) bool { return at+slots-q.taken <= NSteps }
+
+func (q *queue) push(u unit) {
+	q.units = append(q.units, u)
+	q.sent = u.at + u.slots
+}
+
+func (q *queue) pop() unit {
+	u := q.units[0]
+	q.units = q.units[1:]
+	q.taken = u.at + u.slots
+	return u
+}
+
+// halves executes the next unit of step st of rank r on channel c, a step
+// whose halves move units of their own protocol (prims_p2p.cuh): a SendRecv
+// of any plan, and every step of a point-to-point plan but its copies. A
+// half by the plan's protocol is SlicesPerStep units of SlotsPerSlice
+// slots, one by LL (SendLL, RecvLL) a single unit of one slot; send unit k
+// runs before receive unit k. In a point-to-point plan of Simple, a Simple
+// half starts its connection's counter on a multiple of a chunk's slots,
+// on both ends (the receiver returning the slots skipped as credit); a
+// receiver that meets a unit started at another counter, or of the other
+// protocol, is an error naming both.
+func (v *verifier) halves(r, c int, st *Step, cur *cursor, where func(string, ...any) error) (ok, done bool, err error) {
+	p := v.plans[r]
+	units := func(ll bool) int {
+		if ll {
+			return 1
+		}
+		return p.SlicesPerStep
+	}
+	slots := func(ll bool) int64 {
+		if ll {
+			return 1
+		}
+		return int64(p.SlotsPerSlice)
+	}
+	// start returns the counter a half's unit k starts at, from the counter.
+	start := func(ctr int64, k int, ll bool) int64 {
+		if k == 0 && !ll && p.P2P != nil && p.Spec.Proto == Simple {
+			return alignUp(ctr, int64(p.SlotsPerSlice*p.SlicesPerStep))
+		}
+		return ctr
+	}
+	ns, nr := 0, 0
+	if st.Prim.Sends() {
+		ns = units(st.SendLL)
+	}
+	if st.Prim.Recvs() {
+		nr = units(st.RecvLL)
+	}
+	k := cur.slice
+	if !cur.sent && k < ns {
+		q := v.queue(connKey{r, int(st.SendPeer), c})
+		at, w := start(q.sent, k, st.SendLL), slots(st.SendLL)
+		if !q.room(at, w) {
 			return false, false, nil
 		}
-		off, cnt := st.Slice(cur.slice)
+		off, cnt := st.Slice(k)
+		if st.SendLL {
+			off, cnt = 0, st.Count
+		}
 		lo, hi := st.InOff+off, st.InOff+off+cnt
 		if lo < 0 || hi > int64(len(v.in[r])) {
 			return false, false, where("reads input [%d, %d) outside [0, %d)", lo, hi, len(v.in[r]))
 		}
-		v.fifo[key] = append(v.fifo[key], append([]token(nil), v.in[r][lo:hi]...))
+		q.push(unit{data: append([]token(nil), v.in[r][lo:hi]...), at: at, slots: w, ll: st.SendLL})
 		cur.sent = true
 		return true, false, nil
 	}
-	key := connKey{int(st.RecvPeer), r, c}
-	q := v.fifo[key]
-	if len(q) == 0 {
-		return false, false, nil
-	}
-	data := q[0]
-	v.fifo[key] = q[1:]
-	off, cnt := st.RecvSlice(cur.slice)
-	if int64(len(data)) != cnt {
-		return false, false, where("received %d elements from rank %d, expected %d", len(data), st.RecvPeer, cnt)
-	}
-	if err := v.write(r, st.OutOff+off, data); err != nil {
-		return false, false, where("%v", err)
+	if k < nr {
+		q := v.queue(connKey{int(st.RecvPeer), r, c})
+		if len(q.units) == 0 {
+			return false, false, nil
+		}
+		at, w := start(q.taken, k, st.RecvLL), slots(st.RecvLL)
+		if u := q.units[0]; u.ll != st.RecvLL || u.at != at || u.slots != w {
+			return false, false, where("receives a unit of %d slots at counter %d (LL %v) from rank %d, which sent one of %d at %d (LL %v)",
+				w, at, st.RecvLL, st.RecvPeer, u.slots, u.at, u.ll)
+		}
+		data := q.pop().data
+		off, cnt := st.RecvSlice(k)
+		if st.RecvLL {
+			off, cnt = 0, st.Count
+			if st.Prim == SendRecv {
+				cnt = st.RecvCount
+			}
+		}
+		if int64(len(data)) != cnt {
+			return false, false, where("received %d elements from rank %d, expected %d", len(data), st.RecvPeer, cnt)
+		}
+		if err := v.write(r, st.OutOff+off, data); err != nil {
+			return false, false, where("%v", err)
+		}
 	}
 	cur.sent = false
 	cur.slice++
-	if cur.slice == v.plans[r].SlicesPerStep {
+	if cur.slice >= max(ns, nr) {
 		cur.step, cur.slice = cur.step+1, 0
 	}
-	return true, cur.step >= len(v.plans[r].Channels[c].Steps), nil
+	return true, cur.step >= len(p.Channels[c].Steps), nil
 }
 
 // p2pOutputs returns what every rank's output must hold after the

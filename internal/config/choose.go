@@ -22,8 +22,8 @@ func (s *Settings) Fingerprint() string {
 		sum := sha256.Sum256(b)
 		model = fmt.Sprintf("%s/%x", s.Model.Machine, sum[:8])
 	}
-	return fmt.Sprintf("channels=%d..%d protos=%v protoset=%v buffsize=%d llbuffsize=%d ll128buffsize=%d p2pread=%v ring=%v variant=%v group=%d model=%s",
-		s.MinChannels, s.Channels, s.Protos, s.ProtoFrom != "", s.Sizes.Simple, s.Sizes.LL, s.LL128Size, s.P2PRead, s.Ring.Order, s.Variant, s.Group, model)
+	return fmt.Sprintf("channels=%d..%d protos=%v protoset=%v buffsize=%d llbuffsize=%d ll128buffsize=%d p2pll=%d p2pread=%v ring=%v variant=%v group=%d model=%s",
+		s.MinChannels, s.Channels, s.Protos, s.ProtoFrom != "", s.Sizes.Simple, s.Sizes.LL, s.LL128Size, s.P2PLLMax, s.P2PRead, s.Ring.Order, s.Variant, s.Group, model)
 }
 
 // GPUChoice picks the protocol (one of protos) and channel count of a GPU
@@ -51,6 +51,17 @@ func (s *Settings) Protocol(bytes int64) ring.Protocol {
 		return ring.LL
 	}
 	return ring.Simple
+}
+
+// P2PLL returns the LL threshold in bytes and the LL FIFO of a GPU
+// point-to-point plan of protocol p (ring.P2PSpec's LLMax and LLBuffSize):
+// its small messages go by LL where p is Simple and LL is allowed (NCCL's
+// NCCL_P2P_LL_THRESHOLD); zeros where every message goes by p.
+func (s *Settings) P2PLL(p ring.Protocol) (int64, int) {
+	if p != ring.Simple || !s.Protos[ring.LL] || s.P2PLLMax == 0 {
+		return 0, 0
+	}
+	return int64(s.P2PLLMax), s.Sizes.LL
 }
 
 // BuffSize is the FIFO size of protocol p.

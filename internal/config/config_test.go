@@ -90,6 +90,40 @@ func TestPlaceLL128(t *testing.T) {
 // TestLL128BuffSize: NCCL_LL128_BUFFSIZE and Config.LL128BuffSize set the
 // LL128 FIFO, in whole 1024-byte steps of 8 slots; bad values are a
 // warning (environment) or an error (Config); the host path has none.
+// TestP2PLLThreshold: NCCL_P2P_LL_THRESHOLD sets which GPU point-to-point
+// messages go by LL, under a Simple plan only, with LL allowed; a value
+// that is not a byte count in range is an error naming it.
+func TestP2PLLThreshold(t *testing.T) {
+	s, err := Resolve(Request{}, 2, GPU)
+	require.NoError(t, err)
+	max, buff := s.P2PLL(ring.Simple)
+	assert.Equal(t, int64(DefaultP2PLLThreshold), max)
+	assert.Equal(t, DefaultGPULLBuffSize, buff, "LL halves use the LL FIFO")
+	max, _ = s.P2PLL(ring.LL)
+	assert.Zero(t, max, "a plan of LL has no other protocol")
+	t.Setenv("NCCL_P2P_LL_THRESHOLD", "0")
+	s, err = Resolve(Request{}, 2, GPU)
+	require.NoError(t, err)
+	max, _ = s.P2PLL(ring.Simple)
+	assert.Zero(t, max, "0: every message by Simple")
+	t.Setenv("NCCL_P2P_LL_THRESHOLD", "4096")
+	s, err = Resolve(Request{Protocol: "Simple"}, 2, GPU)
+	require.NoError(t, err)
+	max, _ = s.P2PLL(ring.Simple)
+	assert.Zero(t, max, "LL not allowed")
+	a, err := Resolve(Request{}, 2, GPU)
+	require.NoError(t, err)
+	t.Setenv("NCCL_P2P_LL_THRESHOLD", "8192")
+	b, err := Resolve(Request{}, 2, GPU)
+	require.NoError(t, err)
+	assert.NotEqual(t, a.Fingerprint(), b.Fingerprint(), "ranks must agree on the threshold")
+	for _, bad := range []string{"-1", "lots", "2000000000"} {
+		t.Setenv("NCCL_P2P_LL_THRESHOLD", bad)
+		_, err = Resolve(Request{}, 2, GPU)
+		assert.ErrorContains(t, err, "NCCL_P2P_LL_THRESHOLD", bad)
+	}
+}
+
 func TestLL128BuffSize(t *testing.T) {
 	s, err := Resolve(Request{}, 2, GPU)
 	require.NoError(t, err)

@@ -47,6 +47,7 @@ const (
 	DefaultGPULL128BuffSize = 4915200   // NCCL_LL128_BUFFSIZE's default: 8 slots of 4800 lines, 576000 data bytes each
 	DefaultGPUChannels      = 64        // measured best on 2×H200 NV18 (BENCHMARKS.md)
 	DefaultTimeout          = 5 * time.Minute
+	DefaultP2PLLThreshold   = 16384 // NCCL_P2P_LL_THRESHOLD's default: point-to-point messages of at most this many bytes go by LL
 )
 
 // Defaults are what a kind of communicator assumes for what the
@@ -82,6 +83,7 @@ var (
 	envBuffSize    = env.Var{Name: "BUFFSIZE", NCCL: true}
 	envLLBuffSize  = env.Var{Name: "LL_BUFFSIZE", NCCL: true}
 	envLL128Buff   = env.Var{Name: "LL128_BUFFSIZE", NCCL: true}
+	envP2PLL       = env.Var{Name: "P2P_LL_THRESHOLD", NCCL: true}
 	envTimeout     = env.Var{Name: "TIMEOUT"}
 	envAlgo        = env.Var{Name: "ALGO", NCCL: true}
 	envTuneFile    = env.Var{Name: "TUNE_FILE"}
@@ -106,6 +108,7 @@ type Settings struct {
 	ProtoFrom   string      // what chose protos ("Config.Protocol", "NCCL_PROTO"); "": the defaults
 	Sizes       transport.Sizes
 	LL128Size   int // the LL128 FIFO of a GPU connection
+	P2PLLMax    int // NCCL_P2P_LL_THRESHOLD: GPU point-to-point messages of at most these bytes go by LL (P2PLL)
 	Timeout     time.Duration
 	Ring        ring.Ring
 	RingGiven   bool // ring came from Config.Ring, not the default
@@ -229,6 +232,10 @@ func Resolve(c Request, n int, d Defaults) (Settings, error) {
 		if s.LL128Size, err = sizeOf(c.LL128BuffSize, envLL128Buff, d.ll128, 128); err != nil {
 			return Settings{}, err
 		}
+	}
+
+	if s.P2PLLMax, err = envP2PLL.Int(DefaultP2PLLThreshold, 0, 1<<30); err != nil {
+		return Settings{}, err
 	}
 
 	s.Timeout = c.Timeout

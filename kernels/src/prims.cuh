@@ -69,8 +69,8 @@ __device__ void runStep(const R& r, uint32_t prim, const char* recv, char* send,
 }
 
 // primRecvs and primSends: whether primitive p receives (sends). Only the
-// point-to-point kernel (P2P) runs SendRecv steps; the collectives' kernels
-// leave it out of the test, so their code is what it was before SendRecv.
+// point-to-point kernel (P2P, runP2P) runs SendRecv steps; the collectives'
+// kernels leave it out of the test, so their code has no SendRecv at all.
 template <bool P2P>
 __device__ __forceinline__ bool primRecvs(uint32_t p) {
   return primIs<MoveMask<>::recv & (P2P ? ~0u : ~(1u << PrimSendRecv))>(p);

@@ -36,24 +36,7 @@ __device__ bool flaggedStep(const R& r, uint32_t prim, const char* rl, uint64_t 
   return true;
 }
 
-// flaggedMove moves step s: flaggedStep's primitives, and in the
-// point-to-point kernel (P2P) a SendRecv, a Send and then a Recv, each of
-// its own size, so that the send never waits. The collectives' kernels
-// have no SendRecv case at all.
-template <typename T, typename R, typename P, bool P2P>
-__device__ __forceinline__ bool flaggedMove(const R& r, const RingoStep& s, const char* rl, uint64_t rs, char* sl,
-                                            uint64_t ss, const char* in, char* out,
-                                            const volatile uint32_t* abortFlag) {
-  if constexpr (P2P) {
-    if (s.prim == PrimSendRecv)
-      return P::template move<T, R, Move<PrimSend> >(r, rl, rs, sl, ss, in + s.inOff, out, s.bytes, abortFlag) &&
-             P::template move<T, R, Move<PrimRecv> >(r, rl, rs, sl, ss, in, out + s.outOff, s.sendRecv.recvBytes,
-                                                     abortFlag);
-  }
-  return flaggedStep<T, R, P>(r, s.prim, rl, rs, sl, ss, in + s.inOff, out + s.outOff, s.bytes, abortFlag);
-}
-
-template <typename T, typename R, typename P, bool P2P>
+template <typename T, typename R, typename P>
 __device__ void runFlagged(const R& r, const RingoConn* conns, const RingoStep* steps, uint32_t nsteps, const char* in,
                            char* out, RingoGeom g, const volatile uint32_t* abortFlag) {
   const int tid = threadIdx.x;
@@ -72,7 +55,7 @@ __device__ void runFlagged(const R& r, const RingoConn* conns, const RingoStep* 
       tc.end();
       continue;
     }
-    const bool recvs = primRecvs<P2P>(s.prim), sends = primSends<P2P>(s.prim);
+    const bool recvs = primRecvs<false>(s.prim), sends = primSends<false>(s.prim);
     const bool newR = recvs && s.recvConn != curR, newS = sends && s.sendConn != curS;
     if (newR || newS) {
       // Hand the ends left back to their entries (a ring plan never does:
@@ -96,7 +79,7 @@ __device__ void runFlagged(const R& r, const RingoConn* conns, const RingoStep* 
     if (__syncthreads_or(aborted)) return;
     const char* rl = P::recvFifo(*rc) + (recvStep % RINGO_NSTEPS) * g.slotBytes;
     char* sl = P::sendFifo(*sc) + (sendStep % RINGO_NSTEPS) * g.slotBytes;
-    aborted = !flaggedMove<T, R, P, P2P>(r, s, rl, recvStep, sl, sendStep, in, out, abortFlag);
+    aborted = !flaggedStep<T, R, P>(r, s.prim, rl, recvStep, sl, sendStep, in + s.inOff, out + s.outOff, s.bytes, abortFlag);
     if (sends) P::clean(sl, sendStep, s.bytes, g.slotBytes);
     const bool posts = sends && sc->sendPosts != nullptr;
     if (posts) __threadfence_system();  // every line out before the tail below

@@ -29,75 +29,9 @@ struct ChannelState {
 
 __device__ __forceinline__ void barWorkers() { asm volatile("bar.sync 1, %0;" ::"r"(RINGO_NWORKERS) : "memory"); }
 
-// SendRecvCounters are runSimple's counters of the ends in use, passed to
-// and returned by sendRecvStep.
-struct SendRecvCounters {
-  uint64_t sendStep, recvStep, posted;
-  bool aborted;
-};
-
-// sendRecvStep moves one SendRecv step (the point-to-point kernel's): each
-// slice in two halves, its send and then its receive, so that the send
-// never waits for the receive (two ranks exchanging with each other would
-// otherwise each wait for the other's data first).
+// runSimple runs one channel's program of a collective with the Simple
+// protocol (the point-to-point kernel's is runP2P's, prims_p2p.cuh).
 template <typename T, typename W, typename R>
-__device__ SendRecvCounters sendRecvStep(const R& r, const RingoStep& s, const RingoConn* rc,
-                                                      const RingoConn* sc, SendRecvCounters c, const char* in, char* out,
-                                                      RingoGeom g, const volatile uint32_t* abortFlag) {
-  const int tid = threadIdx.x;
-  const bool worker = tid < RINGO_NWORKERS;
-  const bool poster = tid == RINGO_NTHREADS - 32;
-  const uint64_t sps = g.slotsPerSlice;
-  for (int k = 0; k < g.slicesPerStep; k++) {
-    for (int half = 0; half < 2; half++) {
-      const bool hr = half == 1, hs = half == 0;
-      const int64_t slice = s.sendRecv.sliceBytes, total = hr ? s.sendRecv.recvBytes : s.bytes;
-      const int64_t off = min((int64_t)k * slice, total);
-      const int64_t n = min(off + slice, total) - off;
-      bool aborted = false;
-      if (worker) {
-        if (hr && tid == 0) aborted = !spinUntil(rc->recvTail, c.recvStep + sps, abortFlag);
-        if (hs && tid == 32 && c.sendStep + sps > RINGO_NSTEPS)
-          aborted = !spinUntil(sc->sendHead, c.sendStep + sps - RINGO_NSTEPS, abortFlag);
-        barWorkers();
-        if (n > 0) {
-          if (hs) {
-            Mover<T, W, R>::move(r, PrimSend, nullptr, sc->sendBuf + (c.sendStep % RINGO_NSTEPS) * g.slotBytes,
-                                 in + s.inOff + off, nullptr, n);
-          } else {
-            Mover<T, W, R>::move(r, PrimRecv, rc->recvBuf + (c.recvStep % RINGO_NSTEPS) * g.slotBytes, nullptr,
-                                 nullptr, out + s.outOff + off, n);
-          }
-        }
-      }
-      if (__syncthreads_or(aborted)) {
-        c.aborted = true;
-        return c;
-      }
-      if (poster) {
-        if (hs) {
-          if (sc->sendPosts != nullptr) {  // a proxy forwards the post: say what it carries
-            const int64_t wn = n / (int64_t)sizeof(T) * (int64_t)sizeof(W);
-            sc->sendPosts[c.posted % RINGO_NSTEPS] =
-                ringoPackPost(c.sendStep - c.posted, c.sendStep + sps - c.posted, (uint64_t)wn, RINGO_PROTO_SIMPLE);
-            c.posted = c.sendStep + sps;
-          }
-          __threadfence_system();
-          ringoStoreRelaxed(sc->sendTail, c.sendStep + sps);
-        } else {
-          ringoStoreRelaxed(rc->recvHead, c.recvStep + sps);
-        }
-      }
-      if (hs) c.sendStep += sps;
-      if (hr) c.recvStep += sps;
-    }
-  }
-  return c;
-}
-
-// runSimple runs one channel's program with the Simple protocol; P2P is
-// the point-to-point kernel's, the only one with SendRecv steps.
-template <typename T, typename W, typename R, bool P2P>
 __device__ void runSimple(const R& r, const RingoConn* conns, const RingoStep* steps, uint32_t nsteps, const char* in,
                           char* out, RingoGeom g, const volatile uint32_t* abortFlag) {
   __shared__ ChannelState st;
@@ -123,7 +57,7 @@ __device__ void runSimple(const R& r, const RingoConn* conns, const RingoStep* s
       tc.end();
       continue;
     }
-    const bool recvs = primRecvs<P2P>(s.prim), sends = primSends<P2P>(s.prim);
+    const bool recvs = primRecvs<false>(s.prim), sends = primSends<false>(s.prim);
     const bool newR = recvs && s.recvConn != curR, newS = sends && s.sendConn != curS;
     if (newR || newS) {
       // Hand the ends left back to their entries and take the new ones'
@@ -151,16 +85,6 @@ __device__ void runSimple(const R& r, const RingoConn* conns, const RingoStep* s
       __syncthreads();
       if (newR) curR = s.recvConn, rc = &conns[curR], recvStep = st.recvStep;
       if (newS) curS = s.sendConn, sc = &conns[curS], sendStep = st.sendStep, posted = st.posted;
-    }
-    if constexpr (P2P) {
-      if (s.prim == PrimSendRecv) {
-        const SendRecvCounters c = sendRecvStep<T, W, R>(
-            r, s, rc, sc, SendRecvCounters{sendStep, recvStep, posted, false}, in, out, g, abortFlag);
-        if (__syncthreads_or(c.aborted)) return;
-        sendStep = c.sendStep, recvStep = c.recvStep, posted = c.posted;
-        tc.end();
-        continue;
-      }
     }
     for (int k = 0; k < g.slicesPerStep; k++) {
       bool aborted = false;

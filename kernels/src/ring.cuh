@@ -5,13 +5,13 @@
 // so a step may talk to any peer the table holds — with the plan's
 // protocol (LL, LL128 or Simple). There is one kernel per datatype and
 // operator, named ringo_<type>_<op>, ringo_copy for the collectives that
-// only move bytes, and ringo_p2p for point-to-point plans (bytes too, and
-// the only kernel with SendRecv steps, so the collectives' code has none). The kernels are instantiated in the compile units
+// only move bytes, and ringo_p2p for point-to-point plans (bytes too; the
+// only kernel with SendRecv steps and a protocol per half of a step,
+// prims_p2p.cuh). The kernels are instantiated in the compile units
 // ring_*.cu (each its own module, built in parallel; a kernel is in exactly
 // one of them), with the macros below.
 #pragma once
-#include "prims_flagged.cuh"
-#include "prims_simple.cuh"
+#include "prims_p2p.cuh"
 
 template <typename T, typename R, bool P2P = false>
 __device__ __forceinline__ void ringoKernel(const RingoConn* conns, const char* plan, const char* in, char* out,
@@ -22,12 +22,14 @@ __device__ __forceinline__ void ringoKernel(const RingoConn* conns, const char* 
   RingoGeom g;
   memcpy(&g, &geom, sizeof(g));
   const R r(arg);
-  if (g.proto == RINGO_PROTO_LL) {
-    runFlagged<T, R, ProtoLL, P2P>(r, conns, steps, pc.count, in, out, g, abortFlag);
+  if constexpr (P2P) {  // arg: an LL slot's bytes (the kernel's operator has none)
+    runP2P<T, R>(r, conns, steps, pc.count, in, out, g, (uint32_t)arg, abortFlag);
+  } else if (g.proto == RINGO_PROTO_LL) {
+    runFlagged<T, R, ProtoLL>(r, conns, steps, pc.count, in, out, g, abortFlag);
   } else if (g.proto == RINGO_PROTO_LL128) {
-    runFlagged<T, R, ProtoLL128, P2P>(r, conns, steps, pc.count, in, out, g, abortFlag);
+    runFlagged<T, R, ProtoLL128>(r, conns, steps, pc.count, in, out, g, abortFlag);
   } else {
-    runSimple<T, T, R, P2P>(r, conns, steps, pc.count, in, out, g, abortFlag);
+    runSimple<T, T, R>(r, conns, steps, pc.count, in, out, g, abortFlag);
   }
 }
 
@@ -42,7 +44,7 @@ __device__ __forceinline__ void ringoWireKernel(const RingoConn* conns, const ch
   RingoGeom g;
   memcpy(&g, &geom, sizeof(g));
   const Red<T, RINGO_OP_SUM> r(arg);
-  runSimple<T, W, Red<T, RINGO_OP_SUM>, false>(r, conns, steps, pc.count, in, out, g, abortFlag);
+  runSimple<T, W, Red<T, RINGO_OP_SUM> >(r, conns, steps, pc.count, in, out, g, abortFlag);
 }
 
 #define RINGO_PARAMS                                                                                          \
