@@ -119,7 +119,9 @@ func (l *library) finalize(h unsafe.Pointer) error {
 }
 
 // getAsyncError is ncclCommGetAsyncError: the state of a communicator, which
-// also becomes ncclGetLastError's text when it is an error.
+// also becomes ncclGetLastError's text when it is an error. A communicator
+// a shrink replaced reports ncclSuccess (commEntry.shrunk); its calls still
+// fail.
 func (l *library) getAsyncError(h, out unsafe.Pointer) error {
 	const fn = "ncclCommGetAsyncError"
 	e, err := l.handles.lookup(fn, h)
@@ -137,7 +139,7 @@ func (l *library) getAsyncError(h, out unsafe.Pointer) error {
 		return nil
 	case st.err != nil:
 		async = st.err
-	default:
+	case !e.shrunk.Load():
 		async = st.comm.Err()
 	}
 	putInt32(out, int32(resultOf(async)))

@@ -94,6 +94,13 @@ type commEntry struct {
 	// creation is what makes it while that is deferred or under way; guarded
 	// by registry.mu.
 	creation *creation
+
+	// shrunk: a ncclCommShrink of this communicator succeeded. Its async
+	// state is ncclSuccess from then on, as NCCL's (whose NCCL_SHRINK_ABORT
+	// clears the parent's abort flags again): the failure that led to the
+	// shrink is handled, and PyTorch's shrink_group waits on the parent's
+	// state before it takes the new communicator.
+	shrunk atomic.Bool
 }
 
 // entryState is a created communicator, or why creating it failed.
@@ -148,7 +155,11 @@ func (e *commEntry) shrink(ctx context.Context, c rankComm, exclude []int, cfg *
 		e.mu.Lock()
 		defer e.mu.Unlock()
 	}
-	return c.Shrink(ctx, exclude, cfg, abort)
+	kid, err := c.Shrink(ctx, exclude, cfg, abort)
+	if err == nil {
+		e.shrunk.Store(true)
+	}
+	return kid, err
 }
 
 // grow is c's part in ncclCommGrow, after any launch under way.

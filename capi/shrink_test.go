@@ -66,6 +66,21 @@ func TestShrink(t *testing.T) {
 	assert.True(t, tl.comm(t, kids[0]).aborted, "NCCL_SHRINK_ABORT left the parent running")
 	assert.True(t, tl.comm(t, kids[3]).aborted, "NCCL_SHRINK_ABORT left the parent running")
 	assert.False(t, tl.comm(t, kids[1]).aborted, "a rank that did not shrink was aborted")
+	// The parents' failure is handled: their async state is ncclSuccess, as
+	// NCCL's after NCCL_SHRINK_ABORT (PyTorch's shrink_group waits on it),
+	// while a rank that did not shrink still reports its error.
+	for _, k := range kids {
+		if k != nil {
+			tl.comm(t, k).err = &ringo.Error{Op: "allreduce", Rank: 0, Peer: 1, Err: ringo.ErrPeerLost}
+		}
+	}
+	var async int32
+	for _, k := range []unsafe.Pointer{kids[0], kids[3]} {
+		require.NoError(t, tl.getAsyncError(k, ptr(&async)))
+		assert.Equal(t, ncclSuccess, result(async), "a shrunk parent's async state")
+	}
+	require.NoError(t, tl.getAsyncError(kids[1], ptr(&async)))
+	assert.Equal(t, ncclRemoteError, result(async), "a parent no shrink replaced")
 
 	// Excluding none makes a copy of every rank.
 	copies := make([]unsafe.Pointer, 2)
