@@ -70,8 +70,10 @@
 #           the unsplit model); then a summary line per check; into OUT/p2p/
 #   shrink  bench/pytorch/shrink.py on ringo (LD_PRELOAD): 4 ranks on GPU 0,
 #           one kills itself (kill -9) at a seeded step, the survivors
-#           shrink (shrink_group, NCCL_SHRINK_ABORT) and train to the end;
-#           the loss per step and the recovery time; then TestGPUProcessesShrink;
+#           shrink (shrink_group, NCCL_SHRINK_ABORT) and train on, then a
+#           replacement joins (ncclCommGrow through ctypes) and the 4 train
+#           to the end; the loss per step and the recovery and grow times;
+#           then TestGPUProcessesShrink;
 #           into OUT/shrink/ (NCCL for contrast needs 2 GPUs: not here)
 set -uo pipefail
 out=${1:?usage: run.sh OUT [STAGE...]}
@@ -353,7 +355,7 @@ for stage in $stages; do
 		echo "--- shrink.py, 4 ranks on GPU 0, on ringo"
 		CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} LD_PRELOAD=$here/lib/libnccl.so.2 \
 			timeout 400 python3 "$py/shrink.py" --seed "${RINGO_SHRINK_SEED:-1}" >"$out/shrink/torch.log" 2>&1 || status=1
-		grep -E '^(seed|OK|FAIL)|recovered|kill -9|caught|step [0-9]+ ranks|done|Error|error' "$out/shrink/torch.log" | tail -40
+		grep -E '^(seed|OK|FAIL|grow:)|recovered|grown|replacement|kill -9|caught|done|Error|error' "$out/shrink/torch.log" | tail -40
 		echo "--- TestGPUProcessesShrink"
 		RINGO_TEST_GPUS=0 timeout 400 "$here/ringo.test" -test.run 'TestGPUProcessesShrink' -test.v >"$out/shrink/test.log" 2>&1 || status=1
 		summary "$out/shrink/test.log"

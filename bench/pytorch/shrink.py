@@ -1,11 +1,11 @@
-"""A data-parallel training job of 4 ranks that loses one to kill -9 and
-carries on with 3 (issue 21): the survivors catch the error, shrink the
-process group, re-shard the data and train to the end, printing the loss
-of every step and the recovery time.
+"""A data-parallel training job of 4 ranks that loses one to kill -9,
+carries on with 3, and takes a replacement back to 4 (issue 21): the
+survivors catch the error, shrink the process group, re-shard the data and
+train on; a few steps later a new process joins through ncclCommGrow and
+the 4 train to the end. Rank 0 prints the loss of every step and both
+recovery times.
 
     LD_PRELOAD=build/lib/libnccl.so.2 python3 shrink.py [--seed 1] [--steps 200]
-
-Not yet run: written on a machine without a GPU or torch.
 
 How it works, and why:
 
@@ -13,7 +13,8 @@ How it works, and why:
   (RANK, WORLD_SIZE, LOCAL_RANK), not by torchrun: torchrun's agent stops
   every worker once one has died (fault.py says the same), which would end
   the survivors before they could shrink. The launcher also holds the
-  TCPStore, so that no rank's death takes the store with it.
+  TCPStore, so that no rank's death takes the store with it, and starts the
+  replacement once the victim is gone.
 - The victim (a rank other than 0) and the step at which it kills itself
   come from --seed, so every rank knows whom to exclude without asking: the
   survivors pass [victim] to the shrink. (ringo's Comm.Lost would tell them,
@@ -24,31 +25,39 @@ How it works, and why:
   ncclCommGetAsyncError within milliseconds), and
   TORCH_NCCL_ASYNC_ERROR_HANDLING=0 keeps torch's watchdog from killing the
   process on that error.
-- The shrink is torch.distributed.shrink_group(ranks_to_exclude,
-  shrink_flags=...) with NCCL_SHRINK_ABORT (1): PyTorch 2.11's NCCL process
-  group implements it with ncclCommShrink (its libtorch imports
-  ncclCommShrink; ../../../shared/reference/nccl-api-surface.md, "optional /
-  opt-in"), which ringo's libnccl.so.2 now implements. PyTorch's source was
-  not at hand to check the exact signature (its stored snapshot is too large
-  to fetch here, and the indexed distributed_c10d.py predates shrink_group),
-  so the script checks that shrink_group exists and exits with a clear error
-  if not, rather than reach for the communicator through private
-  attributes with ctypes (the process group would not know of a
-  communicator made behind its back).
+- The shrink is torch.distributed.shrink_group([victim], shrink_flags=
+  NCCL_SHRINK_ABORT): PyTorch 2.11's NCCL process group implements it with
+  ncclCommShrink, and then waits for the parent's ncclCommGetAsyncError to
+  say ncclSuccess (NCCL clears the parent's abort flags after the shrink;
+  ringo reports a shrunk parent's state as ncclSuccess too).
+- The grow: PyTorch 2.11 has no grow, and its libtorch does not import
+  ncclCommGrow, so the job calls NCCL 2.29's C API through ctypes on the
+  library the process loaded (ringo's, under LD_PRELOAD). Rank 0 of the
+  shrunk group takes a unique ID from its communicator
+  (ncclCommGetUniqueId, on the communicator PyTorch's process group holds)
+  and puts it in the store with the step; the survivors call ncclCommGrow
+  with their communicator and keep their ranks, the replacement calls it
+  with NULL, the ID and rank 3. The grown communicator is not a PyTorch
+  process group, so from there the job all-reduces the gradients with
+  ncclAllReduce on the tensors' memory and the current stream, after rank
+  0 broadcasts the weights to the newcomer (ncclBroadcast). A library
+  without ncclCommGrow (NCCL before 2.29) skips the grow, said in a line.
 - Every rank's device is LOCAL_RANK modulo the GPUs it sees: on one GPU the
-  4 ranks share it, which ringo allows and NCCL refuses ("Duplicate GPU");
-  with --nccl the same script runs on NCCL for contrast (on 2 GPUs or more).
+  4 ranks share it, which ringo allows and NCCL refuses ("Duplicate GPU").
 
 The model is a linear regression on synthetic data (seeded), its
 parameters replicated; each step a rank takes its shard's batch, computes
-the gradient, all-reduces it and averages. After the shrink the data is
-re-sharded over the 3 survivors. Rank 0 prints "step S ranks N loss L" for
-every step, "recovered in T ms" (from catching the error to the first
-all-reduce on the shrunk group) and "done": the launcher checks that the
-loss at the end is below the loss at the start, and that the survivors
+the gradient, all-reduces it and averages. Rank 0 prints "step S ranks N
+loss L" for every step, "recovered in T ms" (from catching the error to
+the first all-reduce on the shrunk group), "grown in T ms" (from the grow
+call to the first all-reduce of the 4) and "done": the launcher checks
+that every step was printed, that the loss at the end is below the loss at
+the start and below the loss before the grow, that the last steps ran on 4
+ranks (unless the library has no grow), and that every rank but the victim
 ended cleanly.
 """
 import argparse
+import ctypes
 import os
 import random
 import signal
@@ -61,12 +70,110 @@ WORLD = 4
 FEATURES = 64
 SAMPLES = 8192
 BATCH = 256
+NCCL_FLOAT32, NCCL_SUM = 7, 0  # nccl.h's ncclFloat32 and ncclSum
 
 
 def plan(seed, steps):
-    """The victim and the step it dies at, from the seed."""
+    """The victim, the step it dies at and the step of the grow, from the seed."""
     rng = random.Random(seed)
-    return rng.randrange(1, WORLD), rng.randrange(steps // 4, steps // 2)
+    victim, kill = rng.randrange(1, WORLD), rng.randrange(steps // 4, steps // 2)
+    return victim, kill, kill + (steps - kill) // 2
+
+
+class UniqueId(ctypes.Structure):
+    _fields_ = [("internal", ctypes.c_byte * 128)]
+
+
+def nccl():
+    """The C API of the libnccl.so.2 this process loaded, or None without ncclCommGrow."""
+    lib = ctypes.CDLL(None)
+    if not hasattr(lib, "ncclCommGrow"):
+        return None
+    p, i, s = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
+    for name, args in {
+        "ncclCommGetUniqueId": [p, p],
+        "ncclCommGrow": [p, i, p, i, p, p],
+        "ncclAllReduce": [p, p, s, i, i, p, p],
+        "ncclBroadcast": [p, p, s, i, i, p, p],
+        "ncclCommDestroy": [p],
+        "ncclGetErrorString": [i],
+        "ncclGetLastError": [p],
+    }.items():
+        getattr(lib, name).argtypes = args
+    lib.ncclGetErrorString.restype = ctypes.c_char_p
+    lib.ncclGetLastError.restype = ctypes.c_char_p
+    return lib
+
+
+def check(lib, what, res, comm=None):
+    if res != 0:
+        raise RuntimeError(f"{what}: {lib.ncclGetErrorString(res).decode()}: {lib.ncclGetLastError(comm).decode()}")
+
+
+class Grown:
+    """The grown communicator: collectives on tensors through ctypes."""
+
+    def __init__(self, lib, comm):
+        self.lib, self.comm = lib, comm
+
+    def _stream(self):
+        import torch
+        return ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+
+    def all_reduce(self, t):
+        check(self.lib, "ncclAllReduce", self.lib.ncclAllReduce(t.data_ptr(), t.data_ptr(), t.numel(), NCCL_FLOAT32,
+                                                                NCCL_SUM, self.comm, self._stream()), self.comm)
+
+    def broadcast(self, t, root):
+        check(self.lib, "ncclBroadcast", self.lib.ncclBroadcast(t.data_ptr(), t.data_ptr(), t.numel(), NCCL_FLOAT32,
+                                                                root, self.comm, self._stream()), self.comm)
+
+
+def data(seed, dev):
+    import torch
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(SAMPLES, FEATURES, generator=g).to(dev)
+    w_true = torch.randn(FEATURES, 1, generator=g).to(dev)
+    y = x @ w_true + 0.01 * torch.randn(SAMPLES, 1, generator=g).to(dev)
+    return x, y
+
+
+def gradient(x, y, w, step, me, size):
+    """This rank's gradient of the step's batch: sample i belongs to rank i % size."""
+    import torch
+    idx = torch.arange(step * BATCH, (step + 1) * BATCH, device=x.device) % SAMPLES
+    idx = idx[idx % size == me]
+    err = x[idx] @ w - y[idx]
+    return 2 * x[idx].T @ err / BATCH
+
+
+def store_for(timeout):
+    import torch.distributed as dist
+    return dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), WORLD, is_master=False,
+                         timeout=timedelta(seconds=timeout))
+
+
+def device():
+    import torch
+    dev = torch.device("cuda", int(os.environ["LOCAL_RANK"]) % torch.cuda.device_count())
+    torch.cuda.set_device(dev)
+    return dev
+
+
+def train(args, x, y, w, step, me, size, all_reduce, grown_at=None):
+    """Steps from step to the end on a communicator that does not change."""
+    import torch
+    while step < args.steps:
+        grad = gradient(x, y, w, step, me, size)
+        all_reduce(grad)
+        torch.cuda.synchronize()
+        if grown_at is not None and me == 0:
+            print(f"grown in {(time.monotonic() - grown_at) * 1e3:.1f} ms: {size} ranks", flush=True)
+        grown_at = None
+        w -= args.lr * grad
+        if me == 0:
+            print(f"step {step} ranks {size} loss {torch.mean((x @ w - y) ** 2).item():.6f}", flush=True)
+        step += 1
 
 
 def worker(args):
@@ -74,33 +181,23 @@ def worker(args):
     import torch.distributed as dist
 
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    dev = torch.device("cuda", int(os.environ["LOCAL_RANK"]) % torch.cuda.device_count())
-    torch.cuda.set_device(dev)
-    store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world, is_master=False,
-                          timeout=timedelta(seconds=60))
+    dev = device()
+    store = store_for(300)
     dist.init_process_group("nccl", store=store, rank=rank, world_size=world, device_id=dev,
                             timeout=timedelta(seconds=60))
-    victim, kill_step = plan(args.seed, args.steps)
-
-    g = torch.Generator().manual_seed(args.seed)
-    x = torch.randn(SAMPLES, FEATURES, generator=g).to(dev)
-    w_true = torch.randn(FEATURES, 1, generator=g).to(dev)
-    y = x @ w_true + 0.01 * torch.randn(SAMPLES, 1, generator=g).to(dev)
+    victim, kill_step, grow_step = plan(args.seed, args.steps)
+    x, y = data(args.seed, dev)
     w = torch.zeros(FEATURES, 1, device=dev)
 
     group, me, size = None, rank, world  # None: the default group
-    recovery_ms = None
     step = 0
     while step < args.steps:
         if rank == victim and step == kill_step:
             print(f"rank {rank}: kill -9 myself at step {step}", flush=True)
             os.kill(os.getpid(), signal.SIGKILL)
-        # This rank's shard of the step's batch: sample i belongs to the
-        # rank i % size, so a shrink re-shards by itself.
-        idx = torch.arange(step * BATCH, (step + 1) * BATCH, device=dev) % SAMPLES
-        idx = idx[idx % size == me]
-        err = x[idx] @ w - y[idx]
-        grad = 2 * x[idx].T @ err / BATCH
+        if group is not None and step == grow_step:
+            break
+        grad = gradient(x, y, w, step, me, size)
         try:
             dist.all_reduce(grad, group=group)
             torch.cuda.synchronize(dev)
@@ -118,20 +215,67 @@ def worker(args):
             torch.cuda.synchronize(dev)
             if probe.item() != size:
                 sys.exit(f"rank {rank}: the first all-reduce on the shrunk group gave {probe.item()}, want {size}")
-            recovery_ms = (time.monotonic() - caught) * 1e3
             if me == 0:
-                print(f"recovered in {recovery_ms:.1f} ms: rank {rank} is rank {me} of {size}", flush=True)
+                print(f"recovered in {(time.monotonic() - caught) * 1e3:.1f} ms: rank {rank} is rank {me} of {size}",
+                      flush=True)
             continue  # the step again, on the shrunk group
         w -= args.lr * grad
         if me == 0:
-            loss = torch.mean((x @ w - y) ** 2).item()
-            print(f"step {step} ranks {size} loss {loss:.6f}", flush=True)
+            print(f"step {step} ranks {size} loss {torch.mean((x @ w - y) ** 2).item():.6f}", flush=True)
         step += 1
+
+    lib = nccl() if step < args.steps else None
+    if step < args.steps and lib is None:
+        if me == 0:
+            print("no grow: this libnccl.so.2 has no ncclCommGrow (NCCL before 2.29)", flush=True)
+        store.set("grow/id", b"")  # the replacement leaves
+        train(args, x, y, w, step, me, size, lambda t: dist.all_reduce(t, group=group))
+    elif step < args.steps:
+        torch.cuda.synchronize(dev)
+        started = time.monotonic()
+        comm = ctypes.c_void_p(group._get_backend(dev)._comm_ptr())
+        uid, idp = UniqueId(), None
+        if me == 0:
+            check(lib, "ncclCommGetUniqueId", lib.ncclCommGetUniqueId(comm, ctypes.byref(uid)), comm)
+            store.set("grow/step", str(step))
+            store.set("grow/id", bytes(uid.internal))
+            idp = ctypes.byref(uid)
+        new = ctypes.c_void_p()
+        check(lib, "ncclCommGrow", lib.ncclCommGrow(comm, WORLD, idp, -1, ctypes.byref(new), None), comm)
+        grown = Grown(lib, new)
+        grown.broadcast(w, 0)
+        train(args, x, y, w, step, me, WORLD, grown.all_reduce, grown_at=started)
+        check(lib, "ncclCommDestroy", lib.ncclCommDestroy(new))
     if group is not None:
         dist.destroy_process_group(group)
     if me == 0:
         print("done", flush=True)
     os._exit(0)  # the default group lost a rank: its teardown is not this job's subject
+
+
+def replacement(args):
+    """The new rank 3: joins the survivors' communicator through ncclCommGrow."""
+    import torch
+    dev = device()
+    store = store_for(300)
+    idb = store.get("grow/id")
+    if not idb:
+        print("replacement: the survivors have no grow; leaving", flush=True)
+        os._exit(0)
+    step = int(store.get("grow/step"))
+    lib = nccl()
+    uid = UniqueId.from_buffer_copy(idb)
+    new = ctypes.c_void_p()
+    check(lib, "ncclCommGrow", lib.ncclCommGrow(None, WORLD, ctypes.byref(uid), WORLD - 1, ctypes.byref(new), None))
+    print(f"replacement: rank {WORLD - 1} of {WORLD} from step {step}", flush=True)
+    x, y = data(args.seed, dev)
+    w = torch.zeros(FEATURES, 1, device=dev)
+    grown = Grown(lib, new)
+    grown.broadcast(w, 0)
+    train(args, x, y, w, step, WORLD - 1, WORLD, grown.all_reduce)
+    check(lib, "ncclCommDestroy", lib.ncclCommDestroy(new))
+    print("replacement: done", flush=True)
+    os._exit(0)
 
 
 def main():
@@ -144,44 +288,61 @@ def main():
     if "SHRINK_WORKER" in os.environ:
         worker(args)
         return
+    if "GROW_WORKER" in os.environ:
+        replacement(args)
+        return
     import torch.distributed as dist
 
     store = dist.TCPStore("127.0.0.1", 0, WORLD + 1, is_master=True, wait_for_workers=False)
-    victim, kill_step = plan(args.seed, args.steps)
-    print(f"seed {args.seed}: rank {victim} kills itself at step {kill_step}", flush=True)
-    procs = []
-    for r in range(WORLD):
+    victim, kill_step, grow_step = plan(args.seed, args.steps)
+    print(f"seed {args.seed}: rank {victim} kills itself at step {kill_step}, a replacement joins at step {grow_step}",
+          flush=True)
+
+    def start(rank, role):
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(store.port), WORLD_SIZE=str(WORLD),
-                   RANK=str(r), LOCAL_RANK=str(r), SHRINK_WORKER="1",
-                   TORCH_NCCL_BLOCKING_WAIT="1", TORCH_NCCL_ASYNC_ERROR_HANDLING="0")
-        procs.append(subprocess.Popen([sys.executable, __file__] + sys.argv[1:], env=env,
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+                   RANK=str(rank), LOCAL_RANK=str(rank), TORCH_NCCL_BLOCKING_WAIT="1",
+                   TORCH_NCCL_ASYNC_ERROR_HANDLING="0", **{role: "1"})
+        return subprocess.Popen([sys.executable, __file__] + sys.argv[1:], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+
+    procs = [start(r, "SHRINK_WORKER") for r in range(WORLD)]
     deadline = time.monotonic() + args.timeout
     status = 0
-    losses = []
+    try:
+        procs[victim].wait(timeout=max(1, deadline - time.monotonic()))
+        procs.append(start(victim, "GROW_WORKER"))
+    except subprocess.TimeoutExpired:
+        print(f"FAIL: the victim, rank {victim}, did not die")
+        status = 1
+    losses, sizes = [], []
     for r, p in enumerate(procs):
+        name = f"rank {r}" if r < WORLD else "the replacement"
         try:
             out, _ = p.communicate(timeout=max(1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             p.kill()
             out, _ = p.communicate()
-            print(f"FAIL: rank {r} hung past {args.timeout} s (killed)")
+            print(f"FAIL: {name} hung past {args.timeout} s (killed)")
             status = 1
         for line in out.splitlines():
             print(f"[{r}] {line}")
             if line.startswith("step "):
                 losses.append(float(line.split()[-1]))
-        if r == victim:
-            continue
-        if p.returncode != 0:
-            print(f"FAIL: rank {r} exited with status {p.returncode}")
+                sizes.append(int(line.split()[3]))
+        if r != victim and p.returncode != 0:
+            print(f"FAIL: {name} exited with status {p.returncode}")
             status = 1
+    grew = WORLD in sizes[grow_step:]
     if len(losses) != args.steps:
         print(f"FAIL: {len(losses)} steps printed, want {args.steps}")
         status = 1
     elif not losses[-1] < losses[0]:
         print(f"FAIL: the loss did not fall: {losses[0]} at the start, {losses[-1]} at the end")
         status = 1
+    elif grew and (sizes[-1] != WORLD or not losses[-1] <= losses[grow_step - 1]):
+        print(f"FAIL: after the grow: {sizes[-1]} ranks at the end, loss {losses[grow_step - 1]} before, {losses[-1]} at the end")
+        status = 1
+    print(f"grow: {'yes' if grew else 'no'}")
     print("OK" if status == 0 else "FAIL")
     sys.exit(status)
 
