@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/tcp"
 )
@@ -101,6 +102,7 @@ func (b *Bootstrap) markLost(rank int) {
 // PeerLost error names the first of them; without any (or when this rank
 // is one of them: the root stopped, this process lives) it names the root.
 func (b *Bootstrap) rootLost(addr, why string) {
+	env.Info(env.SubBootstrap, "bootstrap rank %d of %d: the root at %s is lost (%s)", b.rank, b.nranks, addr, why)
 	b.mu.Lock()
 	hosts := b.rootHosts
 	b.mu.Unlock()

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/tcp"
 )
 
@@ -191,6 +192,7 @@ func (m *rootMember) send(t frameType, payload []byte) {
 	defer m.wmu.Unlock()
 	m.conn.SetWriteDeadline(time.Now().Add(rootWriteTimeout))
 	if err := writeFrame(m.conn, t, payload); err != nil {
+		env.Info(env.SubBootstrap, "bootstrap root: dropping rank %d, whose connection took no %v frame: %v", m.rank, t, err)
 		m.conn.Close()
 	}
 }
@@ -469,6 +471,7 @@ func (r *rootServer) departLocked(m *rootMember) bool {
 // leave handles m's bye. Before the table is out, m's rank becomes missing
 // again (its Join gave up; a retry may take its place).
 func (r *rootServer) leave(m *rootMember) {
+	env.Info(env.SubBootstrap, "bootstrap root at %v: rank %d closed", r.ln.Addr(), m.rank)
 	r.mu.Lock()
 	if !r.departLocked(m) {
 		r.mu.Unlock()
@@ -489,6 +492,7 @@ func (r *rootServer) leave(m *rootMember) {
 // lose reports m's death to every remaining rank. Before the table is out,
 // it also fails the communicator: later hellos are refused.
 func (r *rootServer) lose(m *rootMember, reason string) {
+	env.Info(env.SubBootstrap, "bootstrap root at %v: rank %d lost: %s", r.ln.Addr(), m.rank, reason)
 	r.mu.Lock()
 	if !r.departLocked(m) {
 		r.mu.Unlock()
@@ -556,6 +560,7 @@ func (r *rootServer) stopLocked() {
 	if r.stopped {
 		return
 	}
+	env.Info(env.SubBootstrap, "bootstrap root at %v: stopped", r.ln.Addr())
 	r.stopped = true
 	rootsMu.Lock()
 	if roots[r.id] == r {

@@ -18,8 +18,8 @@ import (
 // Round 0 is local: each self-send is copied into its self-receive (Copy).
 // In round d every message to the round's send peer and from its receive
 // peer is cut into chunks — a chunk is one step, at most ChunkCount
-// elements, and a message spreads over several channels once it is larger
-// than the protocol's grain per channel — and chunk j of message k of a
+// elements, and a message spreads over several channels once it holds
+// P2PMinPart bytes for each — and chunk j of message k of a
 // pair goes to channel (k+j) mod Channels. Both ends of a message compute
 // the same chunks and channels: they depend only on the message's count,
 // its index k among the pair's messages, and the plan's geometry, which
@@ -282,7 +282,7 @@ func NewP2P(spec P2PSpec) (*Plan, error) {
 // them by channel: chunk j of message k goes to channel (k+j) mod Channels.
 // A message is cut into as many chunks as it needs of ChunkCount elements
 // (of one LL slot's, for a message by LL), and into up to one chunk per
-// channel when it holds more than one grain of its protocol per channel; chunks start at multiples of the alignment
+// channel when it holds more than P2PMinPart bytes per channel; chunks start at multiples of the alignment
 // unit from the message's start, and none is empty.
 func (p *Plan) chunks(xs []Xfer) [][]chunk {
 	nch := int64(len(p.Channels))
@@ -292,10 +292,11 @@ func (p *Plan) chunks(xs []Xfer) [][]chunk {
 			continue
 		}
 		ll := p.P2P.ll(x.Count)
-		unit, most := channelUnit(p.Spec.Proto, p.Spec.EltSize), p.ChunkCount
+		most := p.ChunkCount
 		if ll {
-			unit, most = channelUnit(LL, p.Spec.EltSize), p.P2P.llChunk()
+			most = p.P2P.llChunk()
 		}
+		unit := alignUp(ceilDiv(P2PMinPart, int64(p.Spec.EltSize)), p.AlignmentElems)
 		parts := max(ceilDiv(x.Count, most), min(nch, ceilDiv(x.Count, unit)))
 		l := min(alignUp(ceilDiv(x.Count, parts), p.AlignmentElems), most)
 		for j, off := int64(0), int64(0); off < x.Count; j, off = j+1, off+l {
@@ -305,6 +306,14 @@ func (p *Plan) chunks(xs []Xfer) [][]chunk {
 	}
 	return out
 }
+
+// P2PMinPart is the least a message puts on each of the channels it
+// spreads over: a message of up to 64 KiB stays on one channel, as NCCL's
+// within a node (its p2pChunkSize/8). Spread thinner, a small message
+// costs more in blocks than it gains: on one H200 (2 ranks sharing it),
+// send/recv by LL of 512 B to 16 KiB took 14–16 µs spread over up to 32
+// channels in 16-byte grains, 10–11 µs on one (BENCHMARKS, issue 20).
+const P2PMinPart = 64 << 10
 
 // chunk is one step's share of a message, and whether it goes by LL under
 // a plan of another protocol.

@@ -48,8 +48,9 @@ How it works, and why:
 The model is a linear regression on synthetic data (seeded), its
 parameters replicated; each step a rank takes its shard's batch, computes
 the gradient, all-reduces it and averages. Rank 0 prints "step S ranks N
-loss L" for every step, "recovered in T ms" (from catching the error to
-the first all-reduce on the shrunk group), "grown in T ms" (from the grow
+loss L" for every step, "recovered in T ms" (from the kill, which the
+victim notes in the store, to the first all-reduce on the shrunk group,
+with its phases), "grown in T ms" (from the grow
 call to the first all-reduce of the 4) and "done": the launcher checks
 that every step was printed, that the loss at the end is below the loss at
 the start and below the loss before the grow, that the last steps ran on 4
@@ -129,6 +130,21 @@ class Grown:
                                                                 root, self.comm, self._stream()), self.comm)
 
 
+def timed(module, name):
+    """Wraps module.name (if it exists) to add its run time to the list returned."""
+    took = [0.0]
+    f = getattr(module, name, None)
+    if f is not None:
+        def wrapper(*a, **k):
+            t = time.time()
+            try:
+                return f(*a, **k)
+            finally:
+                took[0] += time.time() - t
+        setattr(module, name, wrapper)
+    return took
+
+
 def data(seed, dev):
     import torch
     g = torch.Generator().manual_seed(seed)
@@ -194,6 +210,7 @@ def worker(args):
     while step < args.steps:
         if rank == victim and step == kill_step:
             print(f"rank {rank}: kill -9 myself at step {step}", flush=True)
+            store.set("kill/t", repr(time.time()))
             os.kill(os.getpid(), signal.SIGKILL)
         if group is not None and step == grow_step:
             break
@@ -204,11 +221,13 @@ def worker(args):
         except Exception as e:  # the lost rank: DistBackendError, or RuntimeError on older torch
             if group is not None:
                 raise  # a second loss: not what this job covers
-            caught = time.monotonic()
+            caught = time.time()
             print(f"rank {rank}: step {step}: caught {type(e).__name__}: {str(e).splitlines()[0]}", flush=True)
             if not hasattr(dist, "shrink_group"):
                 sys.exit(f"rank {rank}: this torch ({torch.__version__}) has no torch.distributed.shrink_group")
+            teardown = timed(dist.distributed_c10d, "_cleanup_original_group")
             group = dist.shrink_group([victim], shrink_flags=getattr(dist, "SHRINK_ABORT", 1))
+            shrunk = time.time()
             me, size = dist.get_rank(group), dist.get_world_size(group)
             probe = torch.ones(1, device=dev)
             dist.all_reduce(probe, group=group)
@@ -216,8 +235,11 @@ def worker(args):
             if probe.item() != size:
                 sys.exit(f"rank {rank}: the first all-reduce on the shrunk group gave {probe.item()}, want {size}")
             if me == 0:
-                print(f"recovered in {(time.monotonic() - caught) * 1e3:.1f} ms: rank {rank} is rank {me} of {size}",
-                      flush=True)
+                done, killed = time.time(), float(store.get("kill/t"))
+                ms = lambda t: f"{t * 1e3:.1f} ms"
+                print(f"recovered in {ms(done - killed)}: rank {rank} is rank {me} of {size} (the kill to the error "
+                      f"{ms(caught - killed)}, shrink_group {ms(shrunk - caught)} of which the old group's teardown "
+                      f"{ms(teardown[0])}, the first all-reduce {ms(done - shrunk)})", flush=True)
             continue  # the step again, on the shrunk group
         w -= args.lr * grad
         if me == 0:
