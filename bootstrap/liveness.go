@@ -97,17 +97,26 @@ func (b *Bootstrap) markLost(rank int) {
 	}
 }
 
-// rootLost handles the loss of the root at addr (why: how its connection
-// ended): the ranks of the root's process are lost with it, and the
+// rootLost handles the end of the connection to the root at addr (why: how
+// it ended): the ranks of the root's process are lost with it, and the
 // PeerLost error names the first of them; without any (or when this rank
 // is one of them: the root stopped, this process lives) it names the root.
+// But when the first of them still listens (probe), the root's process
+// lives on and only the connection ended — its code, or code beside it,
+// closed it — so nobody is lost: the rank carries on without the root's
+// reports (losses still show on the point-to-point connections) and says
+// so at NCCL_DEBUG=INFO.
 func (b *Bootstrap) rootLost(addr, why string) {
-	env.Info(env.SubBootstrap, "bootstrap rank %d of %d: the root at %s is lost (%s)", b.rank, b.nranks, addr, why)
+	env.Info(env.SubBootstrap, "bootstrap rank %d of %d: the connection to the root at %s ended (%s)", b.rank, b.nranks, addr, why)
 	b.mu.Lock()
-	hosts := b.rootHosts
+	hosts, closing := b.rootHosts, b.closing
 	b.mu.Unlock()
 	if len(hosts) == 0 || slices.Contains(hosts, b.rank) {
 		b.report(fmt.Errorf("bootstrap root at %s lost: %s: %w", addr, why, errs.ErrPeerLost))
+		return
+	}
+	if !closing && b.probe(hosts[0]) == probeAlive {
+		env.Info(env.SubBootstrap, "bootstrap rank %d of %d: rank %d, in the root's process, still listens: carrying on without the root", b.rank, b.nranks, hosts[0])
 		return
 	}
 	reason := fmt.Sprintf("the bootstrap root in its process, at %s, is lost (%s)", addr, why)
@@ -137,23 +146,39 @@ func (b *Bootstrap) refusedLost(peer int, addr netip.AddrPort) error {
 // connectTimeout, or with Close.
 func (b *Bootstrap) routineProbe(peer int) {
 	defer b.peers.wg.Done()
+	if b.probe(peer) == probeRefused {
+		b.refusedLost(peer, b.table[peer])
+	}
+}
+
+// probeResult is what probing a rank's listener found.
+type probeResult int
+
+const (
+	probeUnknown probeResult = iota // no answer before the probe's time ran out (or Close)
+	probeAlive                      // it took the connection and stayed silent
+	probeRefused                    // nothing listens there any more
+)
+
+// probe dials rank peer's listener, as routineProbe describes, within
+// connectTimeout or until Close.
+func (b *Bootstrap) probe(peer int) probeResult {
 	ctx, cancel := context.WithTimeout(b.quit, connectTimeout)
 	defer cancel()
 	addr := b.table[peer]
 	for ctx.Err() == nil {
 		c, err := tcp.DialUp(ctx, addr.String())
 		if errors.Is(err, tcp.ErrRefused) {
-			b.refusedLost(peer, addr)
-			return
+			return probeRefused
 		}
 		if err != nil {
-			return // ctx ended: a host that does not answer is not judged here
+			return probeUnknown // ctx ended: a host that does not answer is not judged here
 		}
 		c.SetReadDeadline(time.Now().Add(probeSilence))
 		_, err = c.Read(make([]byte, 1))
 		c.Close()
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return
+			return probeAlive
 		}
 		t := time.NewTimer(probeRetry)
 		select {
@@ -162,6 +187,7 @@ func (b *Bootstrap) routineProbe(peer int) {
 		}
 		t.Stop()
 	}
+	return probeUnknown
 }
 
 const (

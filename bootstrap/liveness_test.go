@@ -64,18 +64,57 @@ func TestRootLossNamesItsRanks(t *testing.T) {
 	for _, b := range bs {
 		assert.Equal(t, []int{0, 1, 2}, awaitHosts(t, b), "rank %d", b.Rank())
 	}
-	for _, b := range bs[1:] {
-		b.mu.Lock()
-		b.rootHosts = []int{0}
-		b.mu.Unlock()
-	}
-	StopRoot(id) // as if rank 0's process, running it, died
+	fakeRootIn0(bs[1:])
+	bs[0].lis.ln.Close() // as if rank 0's process, running the root, died: its listener first,
+	StopRoot(id)         // then the root
 	for _, b := range bs[1:] {
 		err := lostErr(t, b)
 		require.ErrorIs(t, err, errs.ErrPeerLost)
 		assert.ErrorContains(t, err, "rank 0 lost: the bootstrap root in its process, at "+id.Addr()+", is lost")
 		assert.Equal(t, []int{0}, b.Lost())
 	}
+}
+
+// fakeRootIn0 makes bs believe the root runs in rank 0's process.
+func fakeRootIn0(bs []*Bootstrap) {
+	for _, b := range bs {
+		b.mu.Lock()
+		b.rootHosts = []int{0}
+		b.mu.Unlock()
+	}
+}
+
+// TestRootConnectionEndsProcessLives: when the connection to the root ends
+// but rank 0, in the root's process (faked, as above), still listens, the
+// root's process lives on: nobody is lost, and the ranks carry on without
+// the root — point-to-point messages and ring exchanges work, and a query,
+// which needs the root, fails saying so. (On one H200 a PyTorch job's
+// shrunk communicator lost its root's connections so, its root logging no
+// close: issue 21.)
+func TestRootConnectionEndsProcessLives(t *testing.T) {
+	t.Parallel()
+	id := startTestRoot(t)
+	bs := joinRanks(t, id, 3, 0, 1, 2)
+	for _, b := range bs {
+		awaitHosts(t, b)
+	}
+	fakeRootIn0(bs[1:])
+	StopRoot(id)
+	for _, b := range bs[1:] {
+		<-b.watchDone // the root connection's end handled
+		assert.Empty(t, b.Lost(), "rank %d", b.Rank())
+		b.mu.Lock()
+		lost := b.lost
+		b.mu.Unlock()
+		assert.NoError(t, lost, "rank %d", b.Rank())
+	}
+	ctx := testCtx(t)
+	require.NoError(t, bs[1].Send(ctx, 2, 1, []byte("still here")))
+	got, err := bs[2].Recv(ctx, 1, 1)
+	require.NoError(t, err)
+	assert.Equal(t, "still here", string(got))
+	_, err = bs[1].Query(ctx)
+	assert.ErrorContains(t, err, "the root connection is closed")
 }
 
 // TestListenerGoneIsLost: with the root gone (nobody left to report
