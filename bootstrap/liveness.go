@@ -22,9 +22,11 @@ import (
 //   - the root itself is lost: the ranks that live in the root's process —
 //     the root tells every rank which, after the table (a hosts frame) —
 //     died with it (a root stops only when every rank has left, or by
-//     StopRoot, which a process whose ranks live on must not call). When
-//     the root ran in a process of no rank (a launcher's, a test's), its
-//     loss names no rank;
+//     StopRoot, which a process whose ranks live on must not call), unless
+//     the first of them still listens: then only the connection ended, and
+//     the rank carries on without the root (rootLost). When the root ran in
+//     a process of no rank (a launcher's, a test's), its loss names no
+//     rank;
 //   - a rank's listener, which listens from its Join to its Close, refuses
 //     a point-to-point connection (tcp.DialUp): nothing listens there any
 //     more, so the rank closed or its process is gone. Such a connection
