@@ -30,10 +30,11 @@ import (
 // exclude all fail, naming two of them and what each excludes; a survivor
 // lost meanwhile fails them all, naming it — by then Lost lists it, so
 // that a second call with Lost succeeds. A rank that the others exclude
-// but that calls Shrink anyway (an excluded rank must not) is not told: it
-// fails when its wait ends, naming the ranks that did not answer (in one
-// process, where they meet in memory, it fails them all while they still
-// meet).
+// but that calls Shrink anyway (an excluded rank must not) fails at once,
+// naming a survivor that excludes it and both lists: across processes each
+// survivor tells the live ranks it excludes, and the others go on without
+// it; in one process, where they meet in memory, it fails them all while
+// they still meet.
 //
 // Ranks in one process (NewLocal) get a new NewLocal communicator. Ranks
 // in separate processes (NewComm, and NewGPUComm's GPU ranks, each keeping

@@ -32,10 +32,12 @@ import (
 //     id.
 //
 // So all survivors fail together, each naming the same trouble, or all get
-// the id. A survivor that another survivor excludes never hears from it:
-// it fails when ctx ends, naming the ranks that did not answer (an
-// excluded rank must not call Shrink). The first survivor stops its new
-// root when the agreement fails after it made the id (stopRoot).
+// the id. Each survivor also tells every rank it excludes and does not know
+// lost, on its own (Notify, not waited for): an excluded rank must not call
+// Shrink, but one that does — the others left it out while it lives —
+// fails at once, naming a survivor that excludes it and both lists, instead
+// of waiting for ctx. The first survivor stops its new root when the
+// agreement fails after it made the id (stopRoot).
 //
 // Every survivor's Pair calls with each other survivor are the pair's next
 // two, so ranks that took part in different shrinks (or other Pair calls)
@@ -46,7 +48,13 @@ func Shrink(ctx context.Context, bs *bootstrap.Bootstrap, survivors, exclude []i
 	me := bs.Rank()
 	lead := survivors[0]
 	mine, _ := json.Marshal(exclude)
+	ctx, told := heedNotices(ctx, bs, survivors, exclude)
+	defer told(nil)
+	notifyExcluded(bs, exclude, mine)
 	lists, errs := exchangeAmong(ctx, bs, survivors, mine)
+	if err := context.Cause(ctx); errors.Is(err, errExcluded) {
+		return Part{}, err
+	}
 	awaitLost(ctx, bs, errs)
 	var problem error // what this survivor found wrong
 	for _, q := range survivors {
@@ -112,6 +120,57 @@ func Shrink(ctx context.Context, bs *bootstrap.Bootstrap, survivors, exclude []i
 		}
 	}
 	return Part{ID: id, Rank: slices.Index(survivors, me), Size: len(survivors)}, nil
+}
+
+// errExcluded marks the error of a rank that calls Shrink though the
+// survivors exclude it.
+var errExcluded = errors.New("the other survivors exclude this rank")
+
+// notifyWait bounds a notice's sending: a rank gone refuses it at once, a
+// live one takes it within the connection's making.
+const notifyWait = 5 * time.Second
+
+// notifyExcluded tells each rank of exclude that bs's bootstrap does not
+// count lost that this rank excludes it (list: this rank's excluded ranks),
+// in the background: a rank gone, or busy elsewhere, delays nothing. A
+// notice that no Shrink of the excluded rank takes stays unread (a later
+// Shrink of that rank on this communicator would take it, and fail).
+func notifyExcluded(bs *bootstrap.Bootstrap, exclude []int, list []byte) {
+	for _, q := range exclude {
+		if slices.Contains(bs.Lost(), q) {
+			continue
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), notifyWait)
+			defer cancel()
+			bs.Notify(ctx, q, list) // a rank gone or closing: nothing to tell
+		}()
+	}
+}
+
+// heedNotices returns ctx, ended with an error wrapping errExcluded as soon
+// as one of the other survivors' notices says it excludes this rank, and
+// the function that ends the watch.
+func heedNotices(ctx context.Context, bs *bootstrap.Bootstrap, survivors, exclude []int) (context.Context, context.CancelCauseFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	me := bs.Rank()
+	for _, q := range survivors {
+		if q == me {
+			continue
+		}
+		go func() {
+			blob, err := bs.Notified(ctx, q)
+			if err != nil {
+				return
+			}
+			var theirs []int
+			if json.Unmarshal(blob, &theirs) != nil || !slices.Contains(theirs, me) {
+				return
+			}
+			cancel(fmt.Errorf("%w: rank %d excludes this rank (rank %d): it excludes %v, this rank %v", errExcluded, q, me, theirs, exclude))
+		}()
+	}
+	return ctx, cancel
 }
 
 // shrinkVerdict is a survivor's second message of Shrink.

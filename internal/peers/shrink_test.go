@@ -129,3 +129,22 @@ func TestShrinkSurvivorLost(t *testing.T) {
 	}
 	assert.NoError(t, ctx.Err())
 }
+
+// TestShrinkExcludedCaller: a live rank that the other survivors exclude
+// but that calls Shrink anyway (NCCL's excluded ranks must not) fails at
+// once, naming a survivor that excludes it and both lists; the others
+// agree without it.
+func TestShrinkExcludedCaller(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	bs := joinAll(t, ctx, 3)
+	parts, errs, _ := shrinkAmong(ctx, bs, map[int][]int{0: {2}, 1: {2}, 2: nil})
+	for r := range 2 {
+		require.NoError(t, errs[r], "rank %d", r)
+		assert.Equal(t, 2, parts[r].Size)
+	}
+	require.ErrorIs(t, errs[2], errExcluded)
+	assert.Regexp(t, `rank [01] excludes this rank \(rank 2\): it excludes \[2\], this rank \[\]`, errs[2].Error())
+	assert.NoError(t, ctx.Err(), "the excluded rank waited for its context")
+	bootstrap.StopRoot(parts[0].ID)
+}
