@@ -117,11 +117,22 @@ func ConnectGPU(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *con
 		// the memory they use goes away; then make sure the ranks of other
 		// processes are done with this rank's memory too (this process's
 		// are: see peers.Siblings).
-		errs := []error{device.SyncBounded(dev.Synchronize, timeout, exec.Abort)}
+		// Each phase's time goes to NCCL_DEBUG=INFO (INIT): on one H200 a
+		// PyTorch job's teardown of a communicator that had lost a rank
+		// took 4–7 s, and where was not known (issue 21).
+		var took [4]time.Duration
+		phase := func(i int, f func() error) error {
+			t := time.Now()
+			err := f()
+			took[i] = time.Since(t)
+			return err
+		}
+		errs := []error{phase(0, func() error { return device.SyncBounded(dev.Synchronize, timeout, exec.Abort) })}
 		bctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		errs = append(errs, bs.Barrier(bctx))
-		errs = append(errs, exec.Close(), conns.Close())
+		errs = append(errs, phase(1, func() error { return bs.Barrier(bctx) }))
+		errs = append(errs, phase(2, exec.Close), phase(3, conns.Close))
+		env.Info(env.SubInit, "rank %d cleanup: GPU sync %v, barrier %v, executor %v, connections %v", rank, took[0], took[1], took[2], took[3])
 		return errors.Join(errs...)
 	}
 	g.Watch()

@@ -309,7 +309,9 @@ func (g *Procs) Release(int) error {
 			if g.Cleanup != nil {
 				errs = append(errs, g.Cleanup())
 			}
+			t := time.Now()
 			errs = append(errs, g.BS.Close())
+			env.Info(env.SubInit|env.SubBootstrap, "rank %d: bootstrap closed in %v", g.BS.Rank(), time.Since(t))
 			if g.tr != nil {
 				errs = append(errs, g.tr.Close())
 			}
