@@ -72,8 +72,10 @@
 #           one kills itself (kill -9) at a seeded step, the survivors
 #           shrink (shrink_group, NCCL_SHRINK_ABORT) and train on, then a
 #           replacement joins (ncclCommGrow through ctypes) and the 4 train
-#           to the end; the loss per step and the recovery and grow times;
-#           then TestGPUProcessesShrink;
+#           to the end; the loss per step and the recovery and grow times
+#           (with NCCL_DEBUG=INFO for INIT and BOOTSTRAP: the teardown's
+#           phases and the roots' events are in its log); then
+#           TestGPUProcessesShrink;
 #           into OUT/shrink/ (NCCL for contrast needs 2 GPUs: not here)
 set -uo pipefail
 out=${1:?usage: run.sh OUT [STAGE...]}
@@ -353,7 +355,7 @@ for stage in $stages; do
 		mkdir -p "$out/shrink"
 		py=$repo/bench/pytorch
 		echo "--- shrink.py, 4 ranks on GPU 0, on ringo"
-		CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} LD_PRELOAD=$here/lib/libnccl.so.2 \
+		CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} LD_PRELOAD=$here/lib/libnccl.so.2 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,BOOTSTRAP \
 			timeout 400 python3 "$py/shrink.py" --seed "${RINGO_SHRINK_SEED:-1}" >"$out/shrink/torch.log" 2>&1 || status=1
 		grep -E '^(seed|OK|FAIL|grow:)|recovered|grown|replacement|kill -9|caught|done|Error|error' "$out/shrink/torch.log" | tail -40
 		echo "--- TestGPUProcessesShrink"
