@@ -73,6 +73,7 @@ type planEntry struct {
 	key    planKey
 	ptr    cuda.Ptr
 	size   int     // bytes at ptr: a power of two
+	grid   int     // its launches' blocks (kernels.Grid)
 	stream uintptr // the stream of its latest launch
 	last   uint64  // Rank.launches at that launch
 	// pinned: kept until Close, because a CUDA graph may replay a launch
@@ -251,7 +252,7 @@ func (r *Rank) local(in, out uintptr, bytes int64, f *reduce.Func, stream uintpt
 
 // launch launches fn over plan on stream: plainly, or watched in churn.
 func (r *Rank) launch(fn cuda.Func, p *ring.Plan, plan *planEntry, stream uintptr) error {
-	grid, s := len(p.Channels), cuda.Stream(stream)
+	grid, s := plan.grid, cuda.Stream(stream)
 	var fe *fence
 	var captured, marked bool
 	var err error
@@ -355,7 +356,7 @@ func (r *Rank) plan(p *ring.Plan, sched bool) (*planEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.key = key
+	e.key, e.grid = key, kernels.Grid(p)
 	r.plans[key] = e
 	return e, nil
 }

@@ -265,3 +265,24 @@ func TestEncodeSendRecv(t *testing.T) {
 	_, err = EncodePlan(nil, p, tab)
 	require.ErrorContains(t, err, "receiving 2147483648 bytes, over the 2³¹−1 bytes")
 }
+
+// TestGrid: a launch has a block per channel up to the last with steps: a
+// small point-to-point message, on channel 0 of 32, needs one; a
+// collective's plan, every channel busy, needs them all; an empty plan one.
+func TestGrid(t *testing.T) {
+	small, err := ring.NewP2P(ring.P2PSpec{Rank: 0, Size: 2, EltSize: 1, Channels: 32, Proto: ring.Simple, BuffSize: 1 << 22,
+		Sends: []ring.Xfer{{Peer: 1, Count: 8}}, Recvs: []ring.Xfer{{Peer: 1, Count: 8}}})
+	require.NoError(t, err)
+	require.Len(t, small.Channels, 32)
+	assert.Equal(t, 1, Grid(small))
+	big, err := ring.NewP2P(ring.P2PSpec{Rank: 0, Size: 2, EltSize: 1, Channels: 32, Proto: ring.Simple, BuffSize: 1 << 22,
+		Sends: []ring.Xfer{{Peer: 1, Count: 1 << 26}}, Recvs: []ring.Xfer{{Peer: 1, Count: 1 << 26}}})
+	require.NoError(t, err)
+	assert.Equal(t, 32, Grid(big))
+	coll, err := ring.New(ring.Spec{Coll: ring.AllReduce, Ring: ring.Identity(2), Count: 1 << 20, EltSize: 4, Channels: 4, Proto: ring.Simple, BuffSize: 1 << 22})
+	require.NoError(t, err)
+	assert.Equal(t, 4, Grid(coll))
+	none, err := ring.NewP2P(ring.P2PSpec{Rank: 0, Size: 2, EltSize: 1, Channels: 8, Proto: ring.Simple, BuffSize: 1 << 22})
+	require.NoError(t, err)
+	assert.Equal(t, 1, Grid(none))
+}

@@ -90,6 +90,18 @@ func EncodePlan(dst []byte, p *ring.Plan, t *Table) ([]byte, error) {
 	return dst, nil
 }
 
+// Grid returns the blocks a launch of p needs: one per channel up to the
+// last that has steps (at least one). The channels after it have none,
+// and their blocks would only exit: a point-to-point plan's small message
+// is on channel 0 of up to 32.
+func Grid(p *ring.Plan) int {
+	n := len(p.Channels)
+	for n > 1 && len(p.Channels[n-1].Steps) == 0 {
+		n--
+	}
+	return n
+}
+
 // primWord is a step's prim word: its primitive and, in a point-to-point
 // plan, the protocols of its send and receive halves in the next two bytes
 // (prims_p2p.cuh).
