@@ -136,8 +136,9 @@ const notifyWait = 5 * time.Second
 // notice that no Shrink of the excluded rank takes stays unread (a later
 // Shrink of that rank on this communicator would take it, and fail).
 func notifyExcluded(bs *bootstrap.Bootstrap, exclude []int, list []byte) {
+	lost := bs.Lost()
 	for _, q := range exclude {
-		if slices.Contains(bs.Lost(), q) {
+		if slices.Contains(lost, q) {
 			continue
 		}
 		go func() {
