@@ -109,17 +109,21 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 
 // Err returns the error that broke the communicator — an aborted or failed
 // collective, a lost peer — or nil. It is cheap and safe to call from any
-// goroutine at any time (NCCL's ncclCommGetAsyncError).
+// goroutine at any time (NCCL's ncclCommGetAsyncError). Returning the
+// error is telling the application: GPU kernels that a lost peer left
+// waiting, under Config.StopGrace, stop now.
 func (c *Comm) Err() error {
-	for _, a := range []*transport.Abort{&c.abort, c.group.Broken()} {
-		if err := a.Err(); err != nil {
-			return err
-		}
+	err := c.abort.Err()
+	if err == nil {
+		err = c.group.Broken().Err()
 	}
-	if c.hier != nil {
-		return c.hier.Err()
+	if err == nil && c.hier != nil {
+		err = c.hier.Err()
 	}
-	return nil
+	if err != nil {
+		c.group.Told()
+	}
+	return err
 }
 
 // Rank returns this rank's index in [0, Size()).

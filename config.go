@@ -40,6 +40,16 @@ type Config struct {
 	// RINGO_TIMEOUT, else DefaultTimeout. Negative: no bound.
 	Timeout time.Duration
 
+	// StopGrace is how long a GPU rank's kernels keep waiting after a peer
+	// is lost (or another rank revokes the communicator) before they stop,
+	// unless Err reports the loss first, or the rank aborts or closes. 0:
+	// they stop at once, and a Wait returns the loss at once. For callers
+	// that poll a collective's completion (an event) and the
+	// communicator's error in turn: a kernel stopped before the error was
+	// read completes the event as if the collective had succeeded. The C
+	// ABI sets it (PyTorch polls that way). Negative is an error.
+	StopGrace time.Duration
+
 	// Ring is the ring order, a permutation of the ranks. nil: 0, 1, …, n−1.
 	Ring []int
 
@@ -85,7 +95,7 @@ func resolve(cfg *Config, n int, d config.Defaults) (config.Settings, error) {
 	var r config.Request
 	if c := cfg; c != nil {
 		r = config.Request{Channels: c.Channels, Protocol: c.Protocol, BuffSize: c.BuffSize, LLBuffSize: c.LLBuffSize,
-			LL128BuffSize: c.LL128BuffSize, Timeout: c.Timeout, Ring: c.Ring, Variant: c.Variant, Group: c.Group,
+			LL128BuffSize: c.LL128BuffSize, Timeout: c.Timeout, StopGrace: c.StopGrace, Ring: c.Ring, Variant: c.Variant, Group: c.Group,
 			Sub: c.sub, SubChannels: c.subChannels}
 	}
 	return config.Resolve(r, n, d)

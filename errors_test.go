@@ -173,6 +173,7 @@ func TestBadConfig(t *testing.T) {
 		{2, &ringo.Config{Variant: "tree"}, `unknown variant "tree"`},
 		{3, &ringo.Config{Variant: "oneshot"}, "oneshot needs 2 ranks"},
 		{2, &ringo.Config{LL128BuffSize: 8192}, "the host path has no LL128"},
+		{2, &ringo.Config{StopGrace: -time.Second}, "StopGrace -1s is negative"},
 	}
 	for _, c := range cases {
 		_, err := ringo.NewLocal(c.n, c.cfg)

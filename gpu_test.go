@@ -603,6 +603,8 @@ func BenchmarkGPUEnqueue(b *testing.B) {
 // r % (number of GPUs). Modes:
 //   - "gpu-check": all-reduce and all-gather known data, verify, exit 0;
 //   - "gpu-loop": report "ready", then all-reduce until an error;
+//   - "gpu-grace": TestGPUProcessStopGrace's (rank 1 leaves without
+//     closing after three all-reduces; rank 0 checks its fourth);
 //   - "gpu-shrink", "gpu-grow-join": TestGPUProcessesShrink's
 //     (gpuShrinkMain).
 //
@@ -647,6 +649,9 @@ func gpuChildMain(mode string) int {
 	var cfg *ringo.Config
 	if m, ok := strings.CutSuffix(mode, "-hier"); ok {
 		mode, cfg = m, &ringo.Config{Variant: "hierarchical", Group: 2}
+	}
+	if mode == "gpu-grace" {
+		cfg = &ringo.Config{StopGrace: time.Hour}
 	}
 	c, err := ringo.NewGPUComm(ctx, id, n, rank, gpu, cfg)
 	if err != nil {
@@ -709,6 +714,15 @@ func gpuChildMain(mode string) int {
 	case "gpu-p2p":
 		if err := runP2PDevice(ctx, c, s); err != nil {
 			return fail(4, err)
+		}
+		if err := closed(); err != nil {
+			return fail(7, err)
+		}
+		fmt.Println("ok")
+		return 0
+	case "gpu-grace":
+		if err := gpuGraceRank(ctx, c, rank, buf, s); err != nil {
+			return fail(5, err)
 		}
 		if err := closed(); err != nil {
 			return fail(7, err)
@@ -1161,6 +1175,69 @@ func testGPUProcessKilled(t *testing.T) {
 		}
 		noLeftovers(t, id)
 	}
+}
+
+// TestGPUProcessStopGrace: under Config.StopGrace (the C ABI's setting)
+// the kernels that a lost rank leaves waiting stop only once Err has
+// reported the loss — never before, so that an application polling its
+// collective's completion and the communicator's error in turn (PyTorch)
+// cannot take a collective the lost rank never joined for a success — and
+// then at once.
+func TestGPUProcessStopGrace(t *testing.T) {
+	id, kids := startRanks(t, 2, func(int) string { return "gpu-grace" })
+	for r, k := range kids {
+		err := waitExit(t, k, 90*time.Second)
+		require.NoError(t, err, "rank %d: %s", r, k.stderr.String())
+	}
+	noLeftovers(t, id)
+}
+
+// gpuGraceRank is a rank of TestGPUProcessStopGrace: three all-reduces
+// together; then rank 1 exits without closing, and rank 0's fourth
+// all-reduce must still be running 300 ms after the bootstrap named rank 1
+// lost, end with an error once Err returned the loss, and its stream
+// drain within 10 s.
+func gpuGraceRank(ctx context.Context, c *ringo.Comm, rank int, buf ringo.DevPtr[float32], s ringo.Stream) error {
+	for range 3 {
+		if err := ringo.AllReduceDevice(ctx, c, buf, buf, ringo.OpMax, s); err != nil {
+			return err
+		}
+		if err := c.Wait(ctx, s); err != nil {
+			return err
+		}
+	}
+	if rank == 1 {
+		os.Exit(0) // lost: no Close
+	}
+	if err := ringo.AllReduceDevice(ctx, c, buf, buf, ringo.OpMax, s); err != nil {
+		return err
+	}
+	synced := make(chan error, 1)
+	go func() { synced <- s.Sync() }()
+	for !slices.Contains(c.Lost(), 1) {
+		if ctx.Err() != nil {
+			return fmt.Errorf("rank 1 was never named lost: %w", ctx.Err())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case err := <-synced:
+		return fmt.Errorf("the all-reduce rank 1 never joined ended (%v) before Err reported the loss", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	lost := c.Err()
+	if lost == nil || !strings.Contains(lost.Error(), "rank 1") {
+		return fmt.Errorf("Err after rank 1 was lost: %v, want it named", lost)
+	}
+	select {
+	case <-synced:
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("the kernels did not stop within 10 s of Err reporting the loss")
+	}
+	if err := c.Wait(ctx, s); err == nil {
+		return fmt.Errorf("Wait after the loss returned nil")
+	}
+	return nil
 }
 
 // TestGPUSharedGPU: ranks of NewGPUComm on one GPU (2 and 4, as a

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"math"
+	"time"
 	"unsafe"
 
 	"github.com/ringo-ccl/ringo"
@@ -175,11 +176,22 @@ func (c *commConfig) check(fn string) error {
 	return nil
 }
 
-// ringo returns the ringo configuration of a communicator made with c: none
-// of NCCL's fields has a ringo counterpart (ringo reads its channels and
-// protocols from NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS and NCCL_PROTO), so
-// ringo's defaults and environment apply.
-func (c *commConfig) ringo() *ringo.Config { return nil }
+// ringo returns the ringo configuration of a communicator made with c:
+// none of NCCL's fields has a ringo counterpart (ringo reads its channels
+// and protocols from NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS and
+// NCCL_PROTO), so ringo's defaults and environment apply, with
+// StopGrace: NCCL leaves the kernels of a communicator that lost a peer
+// running until the application aborts it, and PyTorch reads
+// ncclCommGetAsyncError before each poll of its collective's event — a
+// kernel that stopped on its own in between completed the event as a
+// success. ringo's stop once the error is read (or after lossStopGrace,
+// for callers that never read it) keeps the order NCCL's callers rely on.
+func (c *commConfig) ringo() *ringo.Config { return &ringo.Config{StopGrace: lossStopGrace} }
+
+// lossStopGrace bounds how long kernels wait for the application to read
+// a lost peer's error (ringo.Config.StopGrace): PyTorch's watchdog polls
+// every 100 ms, its blocking wait every 10 ms.
+const lossStopGrace = time.Second
 
 // configString returns cstr for parseConfig over the ncclConfig_t at p.
 func configString(p unsafe.Pointer) func(off int) string {

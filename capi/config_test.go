@@ -43,6 +43,11 @@ func TestConfigDefaults(t *testing.T) {
 	if c != defaultConfig() {
 		t.Fatalf("NCCL_CONFIG_INITIALIZER parsed as %+v", c)
 	}
+	// Every communicator of the C ABI defers the stop of kernels a lost
+	// peer leaves waiting until the error is read (PyTorch's order).
+	if g := c.ringo().StopGrace; g <= 0 {
+		t.Fatalf("the C ABI's communicators stop their kernels at once on a loss (StopGrace %v)", g)
+	}
 }
 
 func TestConfigFields(t *testing.T) {

@@ -59,6 +59,7 @@ ended cleanly.
 """
 import argparse
 import ctypes
+import faulthandler
 import os
 import random
 import signal
@@ -193,6 +194,7 @@ def train(args, x, y, w, step, me, size, all_reduce, grown_at=None):
 
 
 def worker(args):
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the launcher's stack dump of a hung rank
     import torch
     import torch.distributed as dist
 
@@ -222,11 +224,13 @@ def worker(args):
             if group is not None:
                 raise  # a second loss: not what this job covers
             caught = time.time()
-            print(f"rank {rank}: step {step}: caught {type(e).__name__}: {str(e).splitlines()[0]}", flush=True)
+            print(f"rank {rank}: step {step}: caught {type(e).__name__} at t {caught:.3f}: {str(e).splitlines()[0]}", flush=True)
             if not hasattr(dist, "shrink_group"):
                 sys.exit(f"rank {rank}: this torch ({torch.__version__}) has no torch.distributed.shrink_group")
             teardown = timed(dist.distributed_c10d, "_cleanup_original_group")
+            faulthandler.dump_traceback_later(1.0, repeat=True)  # where a shrink slower than a second waits
             group = dist.shrink_group([victim], shrink_flags=getattr(dist, "SHRINK_ABORT", 1))
+            faulthandler.cancel_dump_traceback_later()
             shrunk = time.time()
             me, size = dist.get_rank(group), dist.get_world_size(group)
             probe = torch.ones(1, device=dev)
@@ -253,6 +257,7 @@ def worker(args):
         store.set("grow/id", b"")  # the replacement leaves
         train(args, x, y, w, step, me, size, lambda t: dist.all_reduce(t, group=group))
     elif step < args.steps:
+        print(f"rank {rank}: grow at step {step}, t {time.time():.3f}", flush=True)
         torch.cuda.synchronize(dev)
         started = time.monotonic()
         comm = ctypes.c_void_p(group._get_backend(dev)._comm_ptr())
@@ -277,6 +282,7 @@ def worker(args):
 
 def replacement(args):
     """The new rank 3: joins the survivors' communicator through ncclCommGrow."""
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     import torch
     dev = device()
     store = store_for(300)
@@ -342,9 +348,11 @@ def main():
         try:
             out, _ = p.communicate(timeout=max(1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGUSR1)  # faulthandler: every thread's Python stack, into its output
+            time.sleep(1)
             p.kill()
             out, _ = p.communicate()
-            print(f"FAIL: {name} hung past {args.timeout} s (killed)")
+            print(f"FAIL: {name} hung past {args.timeout} s (its stacks dumped, then killed)")
             status = 1
         for line in out.splitlines():
             print(f"[{r}] {line}")

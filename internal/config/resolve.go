@@ -29,6 +29,7 @@ type Request struct {
 	LLBuffSize    int
 	LL128BuffSize int
 	Timeout       time.Duration
+	StopGrace     time.Duration
 	Ring          []int
 	Variant       string
 	Group         int
@@ -110,6 +111,7 @@ type Settings struct {
 	LL128Size   int // the LL128 FIFO of a GPU connection
 	P2PLLMax    int // NCCL_P2P_LL_THRESHOLD: GPU point-to-point messages of at most these bytes go by LL (P2PLL)
 	Timeout     time.Duration
+	StopGrace   time.Duration // a GPU rank's kernels wait this long after a loss before they stop (Procs.StopGrace)
 	Ring        ring.Ring
 	RingGiven   bool // ring came from Config.Ring, not the default
 	Variant     ring.Variant
@@ -244,6 +246,10 @@ func Resolve(c Request, n int, d Defaults) (Settings, error) {
 			return Settings{}, err
 		}
 	}
+	if c.StopGrace < 0 {
+		return bad("StopGrace %v is negative", c.StopGrace)
+	}
+	s.StopGrace = c.StopGrace
 	s.Untraced = c.Sub
 	if err := s.readSwitches(); err != nil {
 		return Settings{}, err

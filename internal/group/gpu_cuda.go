@@ -28,6 +28,7 @@ import (
 // visits each host's ranks in a row.
 func ConnectGPU(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *config.Settings, dev *cuda.Device) (_ *Procs, _ *device.Rank, err error) {
 	g := NewProcs(bs, s.Check, s.Timeout)
+	g.StopGrace = s.StopGrace
 	rank := bs.Rank()
 	resident, err := device.Resident(dev.Ordinal)
 	if err != nil {

@@ -23,6 +23,10 @@ type Group interface {
 	// Fail raises Broken with cause and stops whatever the group's ranks
 	// are still running (their GPUs' kernels included).
 	Fail(cause error)
+	// Told records that the application is being told, now, that the
+	// group is broken: kernels that a lost peer left waiting stop (see
+	// Procs.StopGrace).
+	Told()
 	// Revoke fails the group on every rank with reason wrapping
 	// errs.ErrRevoked: on the ranks of this process at once, on the others
 	// as the bootstrap's notice reaches them.

@@ -40,10 +40,14 @@ type Procs struct {
 	// exists, after proxies that may call Fail already run — and what
 	// releases its connections (before the bootstrap closes: it may still
 	// need it).
-	stop    atomic.Pointer[func()]
-	Cleanup func() error
-	Sib     *peers.Siblings // the communicator's ranks in this process, for release
-	Net     bool            // this rank has net connections (and their proxies)
+	stop atomic.Pointer[func()]
+	// StopGrace defers the stop of a lost peer or a revocation (see fail);
+	// stopTimer is its timer, once one is running.
+	StopGrace time.Duration
+	stopTimer atomic.Pointer[time.Timer]
+	Cleanup   func() error
+	Sib       *peers.Siblings // the communicator's ranks in this process, for release
+	Net       bool            // this rank has net connections (and their proxies)
 	// connectGPU makes a GPU rank's new connections (ConnectGPU's).
 	connectGPU func(ctx context.Context, edges []transport.Edge) error
 
@@ -148,10 +152,10 @@ func (g *Procs) routineWatch() {
 	select {
 	case err, ok := <-g.BS.PeerLost():
 		if ok && err != nil {
-			g.fail(err)
+			g.fail(err, true)
 		}
 	case <-g.BS.Revoked():
-		g.fail(g.BS.RevokeCause())
+		g.fail(g.BS.RevokeCause(), true)
 	case <-g.done:
 	}
 }
@@ -160,7 +164,7 @@ func (g *Procs) routineWatch() {
 // group with its cause.
 func (g *Procs) Revoke(reason string) {
 	g.BS.Revoke(reason)
-	g.fail(g.BS.RevokeCause())
+	g.fail(g.BS.RevokeCause(), false)
 }
 
 // Lost returns the ranks the bootstrap knows are gone.
@@ -284,17 +288,48 @@ func (g *Procs) Fail(cause error) {
 		}
 		t.Stop()
 	}
-	g.fail(cause)
+	g.fail(cause, errors.Is(cause, errs.ErrPeerLost))
 }
 
 // lossGrace is how long Fail waits for the bootstrap to name a rank lost.
 const lossGrace = 500 * time.Millisecond
 
-// fail is Fail without the wait: the bootstrap's own reports.
-func (g *Procs) fail(cause error) {
+// fail is Fail without the wait: the bootstrap's own reports. It breaks
+// the group at once — every call, and Err, report cause from now on — and
+// stops the rank's kernels: at once, unless news is true (cause came to
+// this rank on its own: a lost peer, another rank's revocation) and
+// StopGrace is set, in which case they stop when the application has been
+// told (Told), or StopGrace later. A C ABI caller such as PyTorch learns of
+// a loss by polling ncclCommGetAsyncError and its collective's completion
+// event in turn: a kernel stopped before the caller has read the error
+// completes the event as if the collective had succeeded, its output made
+// without the lost rank (seen on one H200: survivors of a kill disagreed by
+// one step on which all-reduce failed, issue 21).
+func (g *Procs) fail(cause error, news bool) {
 	if g.abort.Set(cause) {
 		close(g.failed)
 	}
+	if news && g.StopGrace > 0 && (errors.Is(cause, errs.ErrPeerLost) || errors.Is(cause, errs.ErrRevoked)) {
+		t := time.AfterFunc(g.StopGrace, g.stopKernels)
+		if !g.stopTimer.CompareAndSwap(nil, t) {
+			t.Stop() // a stop is already on its way
+		}
+		return
+	}
+	g.stopKernels()
+}
+
+// Told records that the application is being told that the group is
+// broken (Err returned the cause): a stop that fail deferred happens now.
+func (g *Procs) Told() {
+	if g.abort.IsSet() {
+		g.stopKernels()
+	}
+}
+
+// stopKernels stops the rank's kernels, once its executor exists. Safe to
+// call any number of times, from any goroutine.
+func (g *Procs) stopKernels() {
 	if stop := g.stop.Load(); stop != nil {
 		(*stop)()
 	}
@@ -304,6 +339,10 @@ func (g *Procs) Release(int) error {
 	var err error
 	g.once.Do(func() {
 		close(g.done)
+		if t := g.stopTimer.Load(); t != nil {
+			t.Stop()
+		}
+		g.Told() // closing is being told: kernels a loss left waiting stop now, not at the cleanup's timeout
 		free := func() error {
 			var errs []error
 			if g.Cleanup != nil {

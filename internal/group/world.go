@@ -69,6 +69,9 @@ func (w *World) Fail(cause error) {
 	}
 }
 
+// Told does nothing: Fail stops a world's kernels at once.
+func (w *World) Told() {}
+
 // Revoke fails the world with reason: every rank is in this process.
 func (w *World) Revoke(reason string) { w.Fail(fmt.Errorf("%s: %w", reason, errs.ErrRevoked)) }
 
