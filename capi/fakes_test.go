@@ -29,6 +29,7 @@ type fakeComm struct {
 	lastStream ringo.Stream
 	doErr      error // DoDevice's answer
 	err        error // Err's answer
+	closeErr   error // Close's answer
 	aborted    bool
 	closed     bool
 	splits     int // Split calls so far
@@ -85,9 +86,9 @@ func (c *fakeComm) Abort() {
 
 func (c *fakeComm) Close() error {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.closed = true
-	c.mu.Unlock()
-	return nil
+	return c.closeErr
 }
 
 // Split stands for ringo's: every rank of c's family must call it (its

@@ -274,10 +274,20 @@ func (l *library) end(fn, what string, h unsafe.Pointer, abort bool) error {
 	if abort {
 		c.Abort() // without e.mu: a collective being enqueued must not delay it
 	}
+	broken := c.Err()
 	err = e.close(c)
 	l.log.infof(e.dev, env.SubInit, "comm %p rank %d nranks %d cudaDev %d - %s COMPLETE", h, c.Rank(), c.Size(), c.GPU(), what)
-	if err != nil && !abort {
-		return fmt.Errorf("%s: %w", fn, err)
+	switch {
+	case err == nil || abort:
+		return nil
+	case broken != nil:
+		// The rank's resources are released; what the close could not do
+		// with the ranks the loss took is that loss, which the caller
+		// knows (ncclCommGetAsyncError). An error here costs PyTorch
+		// seconds: it logs a failed destroy with its stack, importing
+		// torch._dynamo to format it.
+		l.log.warnf(e.dev, "%s: comm %p, broken before (%v): %v", fn, h, broken, err)
+		return nil
 	}
-	return nil
+	return fmt.Errorf("%s: %w", fn, err)
 }

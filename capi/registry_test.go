@@ -9,6 +9,9 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ringo-ccl/ringo"
 )
 
@@ -483,6 +486,31 @@ func TestDestroyPending(t *testing.T) {
 	if len(tl.fc.snapshot()) != 0 {
 		t.Fatal("created a destroyed rank's communicator")
 	}
+}
+
+// TestDestroyBroken: destroying a communicator that a lost peer had
+// already broken succeeds — its rank's resources are released; what the
+// close could not do with the dead (its last barrier) is the loss the
+// application already knows — as NCCL's does, whereas PyTorch spent 4–7 s
+// formatting the warning of a failed destroy during a shrink. A healthy
+// communicator's failed close is still an error.
+func TestDestroyBroken(t *testing.T) {
+	tl := newTestLib(t)
+	hs := tl.initGroup(t, id(15), 0, 0)
+	lost := fmt.Errorf("rank 1 lost: %w", ringo.ErrPeerLost)
+	for r, h := range hs {
+		c := tl.comm(t, h)
+		c.mu.Lock()
+		c.closeErr = fmt.Errorf("bootstrap barrier rank %d: %w", r, lost)
+		if r == 0 {
+			c.err = lost // broken before the destroy
+		}
+		c.mu.Unlock()
+	}
+	require.NoError(t, tl.destroy(hs[0]), "destroying a communicator broken by a lost peer")
+	err := tl.destroy(hs[1])
+	require.Error(t, err, "a healthy communicator whose close failed")
+	assert.Contains(t, err.Error(), "bootstrap barrier rank 1")
 }
 
 // initGroup makes an n-rank communicator in one group, rank r on device

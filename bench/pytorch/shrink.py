@@ -25,6 +25,13 @@ How it works, and why:
   ncclCommGetAsyncError within milliseconds), and
   TORCH_NCCL_ASYNC_ERROR_HANDLING=0 keeps torch's watchdog from killing the
   process on that error.
+- A survivor's all-reduce at the kill step can end without an error when
+  its kernels stop before PyTorch reads the loss (ringo stops them once
+  ncclCommGetAsyncError has reported it, or a second later, where NCCL
+  would wait for an abort); that survivor fails one step later. So after
+  the shrink the survivors agree on the earliest failed step (an
+  all-reduce MIN) and go on from it with the weights they kept from before
+  it, as a job restarting from its last good state does.
 - The shrink is torch.distributed.shrink_group([victim], shrink_flags=
   NCCL_SHRINK_ABORT): PyTorch 2.11's NCCL process group implements it with
   ncclCommShrink, and then waits for the parent's ncclCommGetAsyncError to
@@ -209,6 +216,7 @@ def worker(args):
 
     group, me, size = None, rank, world  # None: the default group
     step = 0
+    before = {}  # the weights before each of the last two steps, for the rollback after a loss
     while step < args.steps:
         if rank == victim and step == kill_step:
             print(f"rank {rank}: kill -9 myself at step {step}", flush=True)
@@ -216,6 +224,7 @@ def worker(args):
             os.kill(os.getpid(), signal.SIGKILL)
         if group is not None and step == grow_step:
             break
+        before = {step: w.clone(), step - 1: before.get(step - 1)}
         grad = gradient(x, y, w, step, me, size)
         try:
             dist.all_reduce(grad, group=group)
@@ -228,9 +237,7 @@ def worker(args):
             if not hasattr(dist, "shrink_group"):
                 sys.exit(f"rank {rank}: this torch ({torch.__version__}) has no torch.distributed.shrink_group")
             teardown = timed(dist.distributed_c10d, "_cleanup_original_group")
-            faulthandler.dump_traceback_later(1.0, repeat=True)  # where a shrink slower than a second waits
             group = dist.shrink_group([victim], shrink_flags=getattr(dist, "SHRINK_ABORT", 1))
-            faulthandler.cancel_dump_traceback_later()
             shrunk = time.time()
             me, size = dist.get_rank(group), dist.get_world_size(group)
             probe = torch.ones(1, device=dev)
@@ -244,7 +251,15 @@ def worker(args):
                 print(f"recovered in {ms(done - killed)}: rank {rank} is rank {me} of {size} (the kill to the error "
                       f"{ms(caught - killed)}, shrink_group {ms(shrunk - caught)} of which the old group's teardown "
                       f"{ms(teardown[0])}, the first all-reduce {ms(done - shrunk)})", flush=True)
-            continue  # the step again, on the shrunk group
+            # The survivors go on from the earliest step one of them failed at, with the weights from
+            # before it: a survivor whose all-reduce at the kill step ended without an error (its
+            # kernels stopped before PyTorch read the loss) fails one step later, its weights changed
+            # by a gradient the victim never added to.
+            first = torch.tensor([step], device=dev)
+            dist.all_reduce(first, op=dist.ReduceOp.MIN, group=group)
+            step = int(first.item())
+            w = before[step].clone()
+            continue  # that step again, on the shrunk group
         w -= args.lr * grad
         if me == 0:
             print(f"step {step} ranks {size} loss {torch.mean((x @ w - y) ** 2).item():.6f}", flush=True)
@@ -342,7 +357,7 @@ def main():
     except subprocess.TimeoutExpired:
         print(f"FAIL: the victim, rank {victim}, did not die")
         status = 1
-    losses, sizes = [], []
+    losses, sizes = {}, {}  # by step
     for r, p in enumerate(procs):
         name = f"rank {r}" if r < WORLD else "the replacement"
         try:
@@ -356,12 +371,13 @@ def main():
             status = 1
         for line in out.splitlines():
             print(f"[{r}] {line}")
-            if line.startswith("step "):
-                losses.append(float(line.split()[-1]))
-                sizes.append(int(line.split()[3]))
+            if line.startswith("step "):  # a step redone after the rollback counts once, as last printed
+                f = line.split()
+                losses[int(f[1])], sizes[int(f[1])] = float(f[-1]), int(f[3])
         if r != victim and p.returncode != 0:
             print(f"FAIL: {name} exited with status {p.returncode}")
             status = 1
+    losses, sizes = [losses[s] for s in sorted(losses)], [sizes[s] for s in sorted(sizes)]
     grew = WORLD in sizes[grow_step:]
     if len(losses) != args.steps:
         print(f"FAIL: {len(losses)} steps printed, want {args.steps}")
