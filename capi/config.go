@@ -181,16 +181,19 @@ func (c *commConfig) check(fn string) error {
 // and protocols from NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS and
 // NCCL_PROTO), so ringo's defaults and environment apply, with
 // StopGrace: NCCL leaves the kernels of a communicator that lost a peer
-// running until the application aborts it, and PyTorch reads
-// ncclCommGetAsyncError before each poll of its collective's event — a
-// kernel that stopped on its own in between completed the event as a
-// success. ringo's stop once the error is read (or after lossStopGrace,
-// for callers that never read it) keeps the order NCCL's callers rely on.
+// running until the application aborts it, so a collective the lost rank
+// never joined cannot complete before the application has seen the error;
+// ringo stops them once ncclCommGetAsyncError (or a refused call) has
+// reported the loss, or lossStopGrace later, for callers that never read
+// it. Stopping at once let PyTorch take such an all-reduce for a success
+// on one H200 (issue 21).
 func (c *commConfig) ringo() *ringo.Config { return &ringo.Config{StopGrace: lossStopGrace} }
 
 // lossStopGrace bounds how long kernels wait for the application to read
-// a lost peer's error (ringo.Config.StopGrace): PyTorch's watchdog polls
-// every 100 ms, its blocking wait every 10 ms.
+// a lost peer's error (ringo.Config.StopGrace): PyTorch's watchdog reads
+// it every 100 ms. A PyTorch rank blocked in a synchronize reads it only
+// at its next call: its all-reduce then ends after this grace, without
+// an error, and the next call fails (BENCHMARKS.md, issue 21).
 const lossStopGrace = time.Second
 
 // configString returns cstr for parseConfig over the ncclConfig_t at p.
