@@ -152,7 +152,40 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 	if c.hier.Covers(call.Coll, call.Op.Kind(), call.Count) {
 		return c.runHier(ctx, call)
 	}
+	if c.oneShot(call) {
+		return c.runOneShot(ctx, call)
+	}
 	return c.runRing(ctx, call)
+}
+
+// oneShot reports whether call takes the board's one exchange: ranks of
+// one host, a small call (host.OneShotMax), the ring variants' exact
+// reductions, and no protocol forced (NCCL_PROTO, Config.Protocol: who
+// forces one wants it run).
+func (c *Comm) oneShot(call *Call) bool {
+	if c.board == nil || c.cfg.ProtoFrom != "" {
+		return false
+	}
+	switch c.cfg.Variant {
+	case ring.BF16Wire, ring.FP32Wire:
+		return false
+	}
+	read, fits := host.OneShotBytes(call.Coll, int(call.Count)*call.Type.Size(), c.size, c.board.SlotBytes())
+	return fits && read <= host.OneShotMax
+}
+
+// runOneShot runs a call that oneShot admits on the board.
+func (c *Comm) runOneShot(ctx context.Context, call *Call) error {
+	c.shot = host.OneShot{Coll: call.Coll, In: call.Send, Out: call.Recv, Bytes: int(call.Count) * call.Type.Size(), Root: call.Root}
+	if call.Coll.Reduces() {
+		f, err := c.funcs.Get(call.Type, call.Op, c.size)
+		if err != nil {
+			return errs.InvalidErr(call.Coll.String(), c.rank, err)
+		}
+		c.shot.Func = f
+	}
+	c.resetWait(ctx)
+	return host.RunOneShot(c.board, &c.wait, c.rank, c.size, &c.shot)
 }
 
 // runOne runs a call of a one-rank communicator, where every collective's
@@ -213,6 +246,13 @@ func (c *Comm) execute(ctx context.Context, p *ring.Plan, call *Call, wire *redu
 // the aborts.
 func (c *Comm) runJob(ctx context.Context, job host.Job) error {
 	job.Wait = &c.wait
+	c.resetWait(ctx)
+	return c.exec.Run(job)
+}
+
+// resetWait readies the rank's waits for a call bounded by ctx, the
+// timeout and the aborts.
+func (c *Comm) resetWait(ctx context.Context) {
 	timeout := c.cfg.Timeout
 	if timeout < 0 {
 		timeout = 0
@@ -221,7 +261,6 @@ func (c *Comm) runJob(ctx context.Context, job host.Job) error {
 	if c.group.Proxied() {
 		c.wait.SleepSoon()
 	}
-	return c.exec.Run(job)
 }
 
 // variantFor returns the variant call runs with, and the wire sum of a

@@ -14,6 +14,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/mark"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/shm"
 	"github.com/ringo-ccl/ringo/trace"
 	"github.com/ringo-ccl/ringo/transport"
 )
@@ -41,7 +42,9 @@ type Comm struct {
 
 	// Owned by the goroutine holding busy.
 	exec  *host.Executor
-	seq   uint64 // collectives entered
+	board *shm.Board   // small collectives' one exchange, when every rank shares this host; nil otherwise
+	shot  host.OneShot // the board's call, kept here so that running it does not allocate
+	seq   uint64       // collectives entered
 	plan  ring.Plan
 	wait  transport.Waiter
 	funcs reduce.Cache

@@ -37,7 +37,10 @@ type Func struct {
 	devArg uint64
 	pre    func(dst, in []byte)      // dst = pre(in); nil when pre is the identity
 	reduce func(dst, acc, in []byte) // dst = acc ⊕ pre(in)
-	post   func(dst []byte)          // dst = post(dst); nil when post is the identity
+	// combine is reduce for an in that pre already applied to (the
+	// reduce of every operator without a pre-operation).
+	combine func(dst, acc, in []byte)
+	post    func(dst []byte) // dst = post(dst); nil when post is the identity
 }
 
 // New returns the reduction of op on elements of type t among nranks ranks.
@@ -137,6 +140,10 @@ func bind[T Elem](f *Func, l *loops[T], k OpKind, s T, nranks int) {
 		f.reduce = func(dst, acc, in []byte) {
 			l.mulAdd(mem.Slice[T](dst), mem.Slice[T](acc), mem.Slice[T](in), s)
 		}
+		f.combine = bytes3(l.sum)
+	}
+	if f.combine == nil {
+		f.combine = f.reduce
 	}
 }
 
@@ -210,6 +217,23 @@ func (f *Func) Reduce(dst, acc, in []byte) {
 	check(dst, acc)
 	check(dst, in)
 	f.reduce(dst, acc, in)
+}
+
+// Combine sets dst = acc ⊕ in for an in that is already pre(x): values
+// another rank loaded (Load), as a one-shot collective reads them from
+// every rank's slot. Follow the last with Post.
+func (f *Func) Combine(dst, acc, in []byte) {
+	check(dst, acc)
+	check(dst, in)
+	f.combine(dst, acc, in)
+}
+
+// Post sets dst = post(dst): what ends a chunk's reduction (Avg's division
+// on integer types; nothing for the other operators).
+func (f *Func) Post(dst []byte) {
+	if f.post != nil {
+		f.post(dst)
+	}
 }
 
 // ReduceFinal sets dst = post(acc ⊕ pre(in)): the last reduction of a chunk.

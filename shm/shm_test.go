@@ -14,67 +14,16 @@ import (
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/transport"
+	"github.com/ringo-ccl/ringo/transport/exchangetest"
 )
-
-// fakeExchange is an in-process stand-in for the bootstrap: n ranks meet in
-// rounds; fail makes a given round fail for everyone.
-type fakeExchange struct {
-	n        int
-	mu       sync.Mutex
-	cond     *sync.Cond
-	round    map[int][][]byte
-	arrived  map[int]int
-	failAt   int // round that fails (0: none)
-	rankSeen []int
-}
-
-func newFake(n int) *fakeExchange {
-	f := &fakeExchange{n: n, round: map[int][][]byte{}, arrived: map[int]int{}, rankSeen: make([]int, n)}
-	f.cond = sync.NewCond(&f.mu)
-	return f
-}
-
-type fakeRank struct {
-	f    *fakeExchange
-	rank int
-}
-
-func (r fakeRank) Rank() int { return r.rank }
-func (r fakeRank) Size() int { return r.f.n }
-
-func (r fakeRank) AllGather(ctx context.Context, blob []byte) ([][]byte, error) {
-	f := r.f
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.rankSeen[r.rank]++
-	k := f.rankSeen[r.rank]
-	if k == f.failAt {
-		return nil, errors.New("peer lost (test)")
-	}
-	if f.round[k] == nil {
-		f.round[k] = make([][]byte, f.n)
-	}
-	f.round[k][r.rank] = append([]byte(nil), blob...)
-	f.arrived[k]++
-	f.cond.Broadcast()
-	for f.arrived[k] < f.n {
-		f.cond.Wait()
-	}
-	return f.round[k], nil
-}
-
-func (r fakeRank) Barrier(ctx context.Context) error {
-	_, err := r.AllGather(ctx, nil)
-	return err
-}
 
 var sizes = transport.Sizes{Simple: 8 * 1024, LL: 8 * 256}
 
 // connectAll connects every rank of f on the edges of a bidirectional ring
 // of nch channels (each pair of neighbours both ways) through meshes over
 // the shared-memory connector.
-func connectAll(t *testing.T, f *fakeExchange, tag string, nch int) ([]*transport.Mesh, []error) {
-	n := f.n
+func connectAll(t *testing.T, f *exchangetest.Fake, tag string, nch int) ([]*transport.Mesh, []error) {
+	n := f.Size()
 	edges := transport.RingEdges(ring.Identity(n), ring.Bidirectional, nch)
 	ms := make([]*transport.Mesh, n)
 	errs := make([]error, n)
@@ -82,7 +31,7 @@ func connectAll(t *testing.T, f *fakeExchange, tag string, nch int) ([]*transpor
 	for r := range n {
 		c, err := NewConnector(tag, sizes, func(int, int) bool { return true })
 		require.NoError(t, err)
-		ms[r] = transport.NewMesh(fakeRank{f, r}, c)
+		ms[r] = transport.NewMesh(f.Rank(r), c)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -95,7 +44,7 @@ func connectAll(t *testing.T, f *fakeExchange, tag string, nch int) ([]*transpor
 
 func TestConnectSharesMemoryAndLeavesNothing(t *testing.T) {
 	tag := fmt.Sprintf("test%d", time.Now().UnixNano())
-	ts, errs := connectAll(t, newFake(3), tag, 2)
+	ts, errs := connectAll(t, exchangetest.New(3), tag, 2)
 	for r, err := range errs {
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
@@ -152,8 +101,8 @@ func TestConnectSharesMemoryAndLeavesNothing(t *testing.T) {
 func TestFailedSetupLeavesNothing(t *testing.T) {
 	for _, failAt := range []int{1, 2} { // the name exchange, the barrier
 		tag := fmt.Sprintf("fail%d-%d", failAt, time.Now().UnixNano())
-		f := newFake(3)
-		f.failAt = failAt
+		f := exchangetest.New(3)
+		f.FailAt = failAt
 		_, errs := connectAll(t, f, tag, 1)
 		for r, err := range errs {
 			if err == nil {
@@ -170,7 +119,7 @@ func TestConnectRejectsBadEdges(t *testing.T) {
 	c, err := NewConnector("x", sizes, func(int, int) bool { return true })
 	require.NoError(t, err)
 	for _, e := range []transport.Edge{{From: 5, To: 1}, {From: 0, To: 0}, {From: 0, To: 1, Ch: -1}} {
-		_, err := c.Connect(context.Background(), fakeRank{newFake(2), 0}, "k", []transport.Edge{e})
+		_, err := c.Connect(context.Background(), exchangetest.New(2).Rank(0), "k", []transport.Edge{e})
 		assert.ErrorContains(t, err, "no connection", "%v", e)
 	}
 	_, err = NewConnector("x", transport.Sizes{}, func(int, int) bool { return true })

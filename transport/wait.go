@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/internal/sys"
 )
 
@@ -57,6 +58,13 @@ type Bell struct {
 	seq, sleepers *atomic.Uint32
 	local         chan struct{} // non-nil: sleep by parking (capacity 1)
 	tick          *time.Timer   // with local: the parked sleeper's tick (a bell has one sleeper)
+}
+
+// BellAt returns the bell whose words — its sequence number, then its count
+// of sleepers — are the 8 bytes of b at off (4-byte aligned), in memory its
+// owner zeroed before first use; b may be shared between processes.
+func BellAt(b []byte, off int) Bell {
+	return Bell{seq: mem.Word32(b, off), sleepers: mem.Word32(b, off+4)}
 }
 
 // Ring wakes the sleeper, if any.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ringo-ccl/ringo/bootstrap"
+	"github.com/ringo-ccl/ringo/host"
 	"github.com/ringo-ccl/ringo/internal/calls"
 	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/env"
@@ -47,7 +48,10 @@ type Procs struct {
 	stopTimer atomic.Pointer[time.Timer]
 	Cleanup   func() error
 	Sib       *peers.Siblings // the communicator's ranks in this process, for release
-	Net       bool            // this rank has net connections (and their proxies)
+	// Board is the one-shot exchange area of host ranks that all share
+	// this host (shared memory on); nil otherwise.
+	Board *shm.Board
+	Net   bool // this rank has net connections (and their proxies)
 	// connectGPU makes a GPU rank's new connections (ConnectGPU's).
 	connectGPU func(ctx context.Context, edges []transport.Edge) error
 
@@ -138,6 +142,14 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 		g.Net = g.Net || strings.HasPrefix(via, "NET")
 		if e.From == rank {
 			env.Info(env.SubInit|env.SubShm|env.SubNet, "Channel %02d : %d -> %d via %s", e.Ch, rank, e.To, via)
+		}
+	}
+	if oneHostShm(ps) {
+		// Every rank on this host, shared memory on: small collectives
+		// take one exchange (host.RunOneShot).
+		if g.Board, err = shm.NewBoard(ctx, bs, tag, host.OneShotMax); err != nil {
+			mesh.Close()
+			return nil, err
 		}
 	}
 	g.tr = mesh
@@ -354,6 +366,9 @@ func (g *Procs) Release(int) error {
 			if g.tr != nil {
 				errs = append(errs, g.tr.Close())
 			}
+			if g.Board != nil {
+				errs = append(errs, g.Board.Close())
+			}
 			return errors.Join(errs...)
 		}
 		if g.Sib == nil {
@@ -363,6 +378,17 @@ func (g *Procs) Release(int) error {
 		}
 	})
 	return err
+}
+
+// oneHostShm reports whether every rank of ps is on the first's host with
+// shared memory on.
+func oneHostShm(ps []peers.Info) bool {
+	for _, p := range ps {
+		if p.ShmOff || !p.SameHost(ps[0]) {
+			return false
+		}
+	}
+	return true
 }
 
 // byPeer calls connect for each peer of the rank of bs that edges join it

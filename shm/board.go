@@ -1,0 +1,141 @@
+package shm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/internal/sys"
+	"github.com/ringo-ccl/ringo/transport"
+)
+
+// Board is the one-shot exchange area of a communicator whose ranks are
+// processes of one host: each rank owns a post — the number of the last
+// call it published, a bell, and two slots — in a segment of its own, and
+// maps every other rank's. A small collective then takes one exchange:
+// each rank writes its data into its slot of the call, publishes the
+// call's number, waits for every peer's, and reads their slots.
+//
+// The slots alternate between calls (call s uses slot s%2). A rank writes
+// a slot again two calls later, once every peer has published the call in
+// between — which a peer does only after it finished reading the slot —
+// so nothing is overwritten while read. Every rank must take part in every
+// call of the board, in the same order, publishing even when it has no
+// data.
+//
+// The segments follow Connect's lifecycle: each rank creates its own, the
+// ranks exchange the names, map them, meet at a barrier, and each unlinks
+// its own, so nothing is left in /dev/shm once the board exists.
+type Board struct {
+	rank  int
+	slot  int    // bytes in each slot
+	seq   uint64 // the last call this rank published
+	posts []post // by rank
+	segs  []*sys.Segment
+}
+
+// post is one rank's part of a board.
+type post struct {
+	seq   *atomic.Uint64 // the last call the rank published
+	bell  transport.Bell // rung after each publication
+	slots [2][]byte
+}
+
+// boardHeader is the bytes before a post's slots: the call number and the
+// bell, alone on their cache lines.
+const boardHeader = 128
+
+// boardName is rank's board segment in the communicator tagged tag.
+func boardName(tag string, rank int) string { return SegmentName(tag, rank) + ".board" }
+
+// NewBoard makes rank ex.Rank()'s part of the board of the communicator
+// tagged tag, slots of slot bytes (a multiple of 64). Every rank of ex
+// calls it at once; all must be on this host.
+func NewBoard(ctx context.Context, ex transport.Exchanger, tag string, slot int) (b *Board, err error) {
+	if slot <= 0 || slot%64 != 0 {
+		return nil, fmt.Errorf("shm: board slots of %d bytes (a positive multiple of 64)", slot)
+	}
+	n, rank := ex.Size(), ex.Rank()
+	size := boardHeader + 2*slot
+	b = &Board{rank: rank, slot: slot, posts: make([]post, n)}
+	defer func() {
+		if err != nil {
+			for r := range n {
+				sys.Unlink(boardName(tag, r))
+			}
+			b.Close()
+			b = nil
+		}
+	}()
+	own, err := sys.CreateSegment(boardName(tag, rank), size)
+	if err != nil {
+		return b, fmt.Errorf("shm: %w", err)
+	}
+	b.segs = append(b.segs, own)
+	names, err := ex.AllGather(ctx, []byte(boardName(tag, rank)))
+	if err != nil {
+		return b, fmt.Errorf("shm: exchanging board segment names: %w", err)
+	}
+	segs := make([]*sys.Segment, n)
+	segs[rank] = own
+	for r := range n {
+		if r == rank {
+			continue
+		}
+		if want := boardName(tag, r); string(names[r]) != want {
+			return b, fmt.Errorf("shm: rank %d announced board segment %q, expected %q", r, names[r], want)
+		}
+		if segs[r], err = sys.OpenSegment(boardName(tag, r), size); err != nil {
+			return b, fmt.Errorf("shm: mapping rank %d's board segment: %w", r, err)
+		}
+		b.segs = append(b.segs, segs[r])
+	}
+	if err = ex.Barrier(ctx); err != nil {
+		return b, fmt.Errorf("shm: waiting for every rank to map the board: %w", err)
+	}
+	if err = sys.Unlink(boardName(tag, rank)); err != nil {
+		return b, err
+	}
+	for r, sg := range segs {
+		m := sg.Mem
+		b.posts[r] = post{seq: mem.Word(m, 0), bell: transport.BellAt(m, 64),
+			slots: [2][]byte{m[boardHeader : boardHeader+slot : boardHeader+slot], m[boardHeader+slot : size : size]}}
+	}
+	return b, nil
+}
+
+// SlotBytes returns the size of each slot.
+func (b *Board) SlotBytes() int { return b.slot }
+
+// Next returns the number of this rank's next call on the board.
+func (b *Board) Next() uint64 { return b.seq + 1 }
+
+// Slot returns rank's slot of call seq.
+func (b *Board) Slot(rank int, seq uint64) []byte { return b.posts[rank].slots[seq%2] }
+
+// Publish makes call seq (Next) this rank's last published one: its slot
+// of the call is written.
+func (b *Board) Publish(seq uint64) {
+	b.seq = seq
+	p := &b.posts[b.rank]
+	p.seq.Store(seq)
+	p.bell.Ring()
+}
+
+// Await waits, under w, until rank has published call seq.
+func (b *Board) Await(w *transport.Waiter, rank int, seq uint64) error {
+	p := &b.posts[rank]
+	return w.WaitAtLeast(p.seq, seq, p.bell)
+}
+
+// Close unmaps the board. It must not be used afterwards.
+func (b *Board) Close() error {
+	var errs []error
+	for _, s := range b.segs {
+		errs = append(errs, s.Close())
+	}
+	b.segs, b.posts = nil, nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,99 @@
+package shm
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/transport"
+	"github.com/ringo-ccl/ringo/transport/exchangetest"
+)
+
+// boards makes n ranks' boards of the communicator tagged tag.
+func boards(t *testing.T, f *exchangetest.Fake, tag string, slot int) ([]*Board, []error) {
+	t.Helper()
+	n := f.Size()
+	bs, errs := make([]*Board, n), make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bs[r], errs[r] = NewBoard(context.Background(), f.Rank(r), tag, slot)
+		}()
+	}
+	wg.Wait()
+	return bs, errs
+}
+
+// TestBoard: every rank sees every other rank's slot of a call once it is
+// published, the two slots alternate, and nothing is left in /dev/shm.
+func TestBoard(t *testing.T) {
+	tag := fmt.Sprintf("board-%d", time.Now().UnixNano())
+	bs, errors := boards(t, exchangetest.New(3), tag, 128)
+	for r, err := range errors {
+		require.NoError(t, err, "rank %d", r)
+	}
+	defer func() {
+		for _, b := range bs {
+			require.NoError(t, b.Close())
+		}
+	}()
+	left, err := Leftovers(tag)
+	require.NoError(t, err)
+	assert.Empty(t, left, "the board's names stay in /dev/shm")
+
+	var w transport.Waiter
+	for call := range 4 {
+		var wg sync.WaitGroup
+		for r, b := range bs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var w transport.Waiter
+				w.Reset(context.Background(), 10*time.Second)
+				seq := b.Next()
+				b.Slot(r, seq)[0] = byte(10*call + r)
+				b.Publish(seq)
+				for q := range bs {
+					assert.NoError(t, b.Await(&w, q, seq))
+					assert.Equal(t, byte(10*call+q), b.Slot(q, seq)[0], "call %d: rank %d reads rank %d's slot", call, r, q)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	assert.NotEqual(t, &bs[0].Slot(1, 1)[0], &bs[0].Slot(1, 2)[0], "consecutive calls share a slot")
+
+	// A rank that never publishes: the wait ends at the deadline.
+	w.Reset(context.Background(), 20*time.Millisecond)
+	err = bs[0].Await(&w, 1, bs[0].Next()+5)
+	require.ErrorIs(t, err, errs.ErrTimeout)
+}
+
+// TestBoardBadInput: slots that are not a positive multiple of 64 are
+// refused; a board whose setup fails leaves nothing in /dev/shm.
+func TestBoardBadInput(t *testing.T) {
+	for _, slot := range []int{0, -64, 100} {
+		_, err := NewBoard(context.Background(), exchangetest.New(1).Rank(0), "bad", slot)
+		require.ErrorContains(t, err, fmt.Sprintf("board slots of %d bytes", slot))
+	}
+	for _, failAt := range []int{1, 2} { // the name exchange, the barrier
+		tag := fmt.Sprintf("boardfail%d-%d", failAt, time.Now().UnixNano())
+		f := exchangetest.New(2)
+		f.FailAt = failAt
+		_, errors := boards(t, f, tag, 64)
+		for r, err := range errors {
+			require.Error(t, err, "round %d: rank %d", failAt, r)
+		}
+		left, err := Leftovers(tag)
+		require.NoError(t, err)
+		assert.Empty(t, left, "round %d: segments left in /dev/shm", failAt)
+	}
+}
