@@ -258,7 +258,7 @@ func (c *Comm) resetWait(ctx context.Context) {
 		timeout = 0
 	}
 	c.wait.Reset(ctx, timeout, &c.abort, c.group.Broken(), c.parentBroken)
-	if c.group.Proxied() {
+	if c.group.Proxied() || c.crowd {
 		c.wait.SleepSoon()
 	}
 }

@@ -121,7 +121,7 @@ func (b *Board) Publish(seq uint64) {
 	b.seq = seq
 	p := &b.posts[b.rank]
 	p.seq.Store(seq)
-	p.bell.Ring()
+	p.bell.RingAll() // every peer may sleep on it
 }
 
 // Await waits, under w, until rank has published call seq.

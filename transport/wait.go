@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -68,7 +69,14 @@ func BellAt(b []byte, off int) Bell {
 }
 
 // Ring wakes the sleeper, if any.
-func (b Bell) Ring() {
+func (b Bell) Ring() { b.ring(1) }
+
+// RingAll wakes every sleeper: a bell that several ranks wait on (a
+// shm.Board's post, which every peer reads) rather than one consumer.
+func (b Bell) RingAll() { b.ring(math.MaxInt32) }
+
+// ring wakes up to n sleepers.
+func (b Bell) ring(n int) {
 	if b.sleepers == nil {
 		return // a polled bell (ConnView): nobody sleeps on it
 	}
@@ -81,7 +89,7 @@ func (b Bell) Ring() {
 			return
 		}
 		b.seq.Add(1)
-		sys.FutexWake(b.seq, 1)
+		sys.FutexWake(b.seq, n)
 	}
 }
 

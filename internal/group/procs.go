@@ -51,7 +51,11 @@ type Procs struct {
 	// Board is the one-shot exchange area of host ranks that all share
 	// this host (shared memory on); nil otherwise.
 	Board *shm.Board
-	Net   bool // this rank has net connections (and their proxies)
+	// Crowded: this host's ranks outnumber its cores, so a rank's waits
+	// sleep as soon as they have spun (transport.Waiter.SleepSoon): one
+	// that yields keeps its core from the rank it waits for.
+	Crowded bool
+	Net     bool // this rank has net connections (and their proxies)
 	// connectGPU makes a GPU rank's new connections (ConnectGPU's).
 	connectGPU func(ctx context.Context, edges []transport.Edge) error
 
@@ -98,6 +102,13 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 	g := NewProcs(bs, s.Check, s.Timeout)
 	g.Tag = tag
 	n, rank := bs.Size(), bs.Rank()
+	here := 0
+	for _, p := range ps {
+		if p.SameHost(ps[rank]) {
+			here++
+		}
+	}
+	g.Crowded = here > ps[rank].CPUs
 	if n == 1 {
 		g.Watch()
 		return g, nil
