@@ -155,16 +155,6 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 	if c.oneShot(call) {
 		return c.runOneShot(ctx, call)
 	}
-	if c.direct != nil && call.Coll == CollAllReduce && c.cfg.ProtoFrom == "" && c.cfg.Variant != ring.BF16Wire && c.cfg.Variant != ring.FP32Wire {
-		f, err := c.funcs.Get(call.Type, call.Op, c.size)
-		if err != nil {
-			return errs.InvalidErr(call.Coll.String(), c.rank, err)
-		}
-		if n := int(call.Count) * call.Type.Size(); host.DirectFits(f, n) {
-			c.resetWait(ctx)
-			return c.direct.AllReduce(c.board, &c.wait, c.rank, c.size, call.Send[:n], call.Recv[:n], call.Type.Size(), f)
-		}
-	}
 	return c.runRing(ctx, call)
 }
 

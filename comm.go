@@ -41,17 +41,16 @@ type Comm struct {
 	growIDs      []UniqueID // GrowID's, whose roots Close stops if no rank joined them; guarded by busy
 
 	// Owned by the goroutine holding busy.
-	exec   *host.Executor
-	board  *shm.Board   // small collectives' one exchange, when every rank shares this host; nil otherwise
-	crowd  bool         // this host's ranks outnumber its cores: waits sleep as soon as they have spun
-	direct *host.Direct // large all-reduces by reading the peers' buffers (with board); nil otherwise
-	shot   host.OneShot // the board's call, kept here so that running it does not allocate
-	seq    uint64       // collectives entered
-	plan   ring.Plan
-	wait   transport.Waiter
-	funcs  reduce.Cache
-	p2ps   p2pPlans
-	wires  [reduce.NumTypes]*reduce.Wire // the precision variant's sums, by buffer type
+	exec  *host.Executor
+	board *shm.Board   // small collectives' one exchange, when every rank shares this host; nil otherwise
+	crowd bool         // this host's ranks outnumber its cores: waits sleep as soon as they have spun
+	shot  host.OneShot // the board's call, kept here so that running it does not allocate
+	seq   uint64       // collectives entered
+	plan  ring.Plan
+	wait  transport.Waiter
+	funcs reduce.Cache
+	p2ps  p2pPlans
+	wires [reduce.NumTypes]*reduce.Wire // the precision variant's sums, by buffer type
 
 	hier  *hier.Part[*Comm] // the hierarchical variant's sub-communicators; nil otherwise
 	trace *trace.Recorder   // RINGO_TRACE's; nil when off

@@ -87,7 +87,7 @@ func newHostComm(ctx context.Context, nranks, rank int, cfg *Config, join func()
 		g.Release(rank)
 		return nil, err
 	}
-	c.board, c.crowd, c.direct = g.Board, g.Crowded, g.Direct
+	c.board, c.crowd = g.Board, g.Crowded
 	c.made = configOf(cfg)
 	sub := subConfig(cfg, &s)
 	err = c.procHier(hier.Split(ctx, bs, func(p peers.Part) (*Comm, error) {

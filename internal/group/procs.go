@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -19,9 +18,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
-	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/internal/peers"
-	"github.com/ringo-ccl/ringo/internal/sys"
 	"github.com/ringo-ccl/ringo/network"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/shm"
@@ -54,10 +51,6 @@ type Procs struct {
 	// Board is the one-shot exchange area of host ranks that all share
 	// this host (shared memory on); nil otherwise.
 	Board *shm.Board
-	// Direct runs large all-reduces by reading the peers' buffers, when
-	// the ranks have a Board and the kernel lets them read each other's
-	// memory (directOK); nil otherwise.
-	Direct *host.Direct
 	// Crowded: this host's ranks outnumber its cores, so a rank's waits
 	// sleep as soon as they have spun (transport.Waiter.SleepSoon): one
 	// that yields keeps its core from the rank it waits for.
@@ -169,19 +162,6 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 			mesh.Close()
 			return nil, err
 		}
-		ok, err := directOK(ctx, bs, ps)
-		if err != nil {
-			g.Board.Close()
-			mesh.Close()
-			return nil, err
-		}
-		if ok {
-			g.Direct = &host.Direct{Pids: make([]int, n)}
-			for r, p := range ps {
-				g.Direct.Pids[r] = p.Pid
-			}
-		}
-		env.Info(env.SubInit|env.SubShm, "rank %d: one-shot board up to %d bytes; direct reads of the peers' buffers %v", rank, host.OneShotMax, ok)
 	}
 	g.tr = mesh
 	g.Watch()
@@ -410,52 +390,6 @@ func (g *Procs) Release(int) error {
 	})
 	return err
 }
-
-// directOK reports whether every rank of bs, all on this host, may read
-// every other's memory (sys.ProcessReader; a security module or a
-// container's policy may forbid it): each publishes the address of a word
-// it holds, reads its peers', and the ranks agree on the outcome.
-func directOK(ctx context.Context, bs *bootstrap.Bootstrap, ps []peers.Info) (bool, error) {
-	rank := bs.Rank()
-	word := make([]byte, 8)
-	binary.LittleEndian.PutUint64(word, directProbe+uint64(rank))
-	addrs, err := bs.AllGather(ctx, binary.LittleEndian.AppendUint64(nil, uint64(mem.Addr(word))))
-	if err != nil {
-		return false, fmt.Errorf("probing direct reads: %w", err)
-	}
-	ok := true
-	var rd sys.ProcessReader
-	got := make([]byte, 8)
-	for q := range ps {
-		if q == rank {
-			continue
-		}
-		if len(addrs[q]) != 8 {
-			return false, fmt.Errorf("probing direct reads: rank %d sent %d bytes, not an address", q, len(addrs[q]))
-		}
-		err := rd.Read(ps[q].Pid, uintptr(binary.LittleEndian.Uint64(addrs[q])), got)
-		if err != nil || binary.LittleEndian.Uint64(got) != directProbe+uint64(q) {
-			env.Info(env.SubInit|env.SubShm, "rank %d: no direct reads of rank %d's memory: %v", rank, q, err)
-			ok = false
-		}
-	}
-	verdict := []byte{0}
-	if ok {
-		verdict[0] = 1
-	}
-	oks, err := bs.AllGather(ctx, verdict)
-	runtime.KeepAlive(word) // the peers read it until here
-	if err != nil {
-		return false, fmt.Errorf("probing direct reads: %w", err)
-	}
-	for _, v := range oks {
-		ok = ok && len(v) == 1 && v[0] == 1
-	}
-	return ok, nil
-}
-
-// directProbe marks the words directOK reads.
-const directProbe = 0x72696e676f000000
 
 // oneHostShm reports whether every rank of ps is on the first's host with
 // shared memory on.
