@@ -17,6 +17,9 @@
 // Job.InSegs and OutSegs stand for the input and output, the plan's
 // offsets indexing the segments laid end to end.
 //
+// Small collectives of ranks that share a host skip the plan: RunOneShot
+// runs them in one exchange over the communicator's shm.Board.
+//
 // Lifecycle hazards: an Executor runs one plan at a time; connection step
 // counters persist across plans, so every rank of a communicator must run
 // the same sequence of plans — for point-to-point plans, the two ends of

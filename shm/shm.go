@@ -4,7 +4,10 @@
 // transport.Conn — in a segment in /dev/shm, and each connection's sender
 // maps that segment to send into it. Any two ranks of a host may be
 // connected, both ways, on any channel, in as many rounds as the
-// communicator's plans need (Connector).
+// communicator's plans need (Connector). A communicator whose ranks all
+// share the host also gets a Board: every rank's post of two slots, which
+// every other rank maps, for collectives small enough to take one
+// exchange (host.RunOneShot).
 //
 // Lifecycle of a round: a rank creates its segment (mode 0600, named after
 // the communicator's tag, its rank and the round), the ranks exchange names
