@@ -258,8 +258,11 @@ func (c *Comm) resetWait(ctx context.Context) {
 		timeout = 0
 	}
 	c.wait.Reset(ctx, timeout, &c.abort, c.group.Broken(), c.parentBroken)
-	if c.group.Proxied() || c.crowd {
+	if c.group.Proxied() {
 		c.wait.SleepSoon()
+	}
+	if c.crowd {
+		c.wait.YieldCores()
 	}
 }
 

@@ -107,6 +107,7 @@ type Waiter struct {
 	timeout  time.Duration
 	aborts   [3]*Abort // a rank's own, its group's, a sub-communicator's parent group's
 	polls    int       // unsuccessful polls before sleeping on the bell
+	osYield  bool      // pauses yield the core to other processes (YieldCores), not the processor to goroutines
 }
 
 // Reset prepares w for a call: ctx is honoured; if ctx has no deadline,
@@ -119,6 +120,12 @@ func (w *Waiter) Reset(ctx context.Context, timeout time.Duration, aborts ...*Ab
 	}
 	copy(w.aborts[:], aborts)
 }
+
+// YieldCores makes w's pauses between polls give the core to another
+// process (sched_yield) rather than the processor to another goroutine:
+// for ranks that outnumber their host's cores, where the rank waited for
+// is a process that needs this core to run. Reset clears it.
+func (w *Waiter) YieldCores() { w.osYield = true }
 
 // SleepSoon makes w sleep on the bell as soon as it has spun, without
 // yielding first. Goroutines that share their process with a net proxy
@@ -236,7 +243,11 @@ func (w *Waiter) pause(n int) error {
 			return err
 		}
 	}
-	runtime.Gosched()
+	if w.osYield {
+		sys.Yield()
+	} else {
+		runtime.Gosched()
+	}
 	return nil
 }
 

@@ -28,3 +28,7 @@ func FutexWait(addr *atomic.Uint32, val uint32, d time.Duration) {
 func FutexWake(addr *atomic.Uint32, n int) {
 	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWake, uintptr(n), 0, 0, 0)
 }
+
+// Yield gives the calling thread's core to another runnable thread, of
+// any process (sched_yield).
+func Yield() { unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
