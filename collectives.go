@@ -176,14 +176,11 @@ func (c *Comm) oneShot(call *Call) bool {
 
 // runOneShot runs a call that oneShot admits on the board.
 func (c *Comm) runOneShot(ctx context.Context, call *Call) error {
-	c.shot = host.OneShot{Coll: call.Coll, In: call.Send, Out: call.Recv, Bytes: int(call.Count) * call.Type.Size(), Root: call.Root}
-	if call.Coll.Reduces() {
-		f, err := c.funcs.Get(call.Type, call.Op, c.size)
-		if err != nil {
-			return errs.InvalidErr(call.Coll.String(), c.rank, err)
-		}
-		c.shot.Func = f
+	f, err := c.funcFor(call)
+	if err != nil {
+		return err
 	}
+	c.shot = host.OneShot{Coll: call.Coll, In: call.Send, Out: call.Recv, Bytes: int(call.Count) * call.Type.Size(), Root: call.Root, Func: f}
 	c.resetWait(ctx)
 	return host.RunOneShot(c.board, &c.wait, c.rank, c.size, &c.shot)
 }
@@ -231,15 +228,25 @@ func (c *Comm) runRing(ctx context.Context, call *Call) error {
 
 // execute runs plan p of a checked call on the host executor.
 func (c *Comm) execute(ctx context.Context, p *ring.Plan, call *Call, wire *reduce.Wire) error {
-	job := host.Job{Plan: p, In: call.Send, Out: call.Recv, Wait: &c.wait, Wire: wire, Trace: c.trace, Seq: c.seq}
-	if call.Coll.Reduces() {
-		f, err := c.funcs.Get(call.Type, call.Op, c.size)
-		if err != nil {
-			return errs.InvalidErr(call.Coll.String(), c.rank, err)
-		}
-		job.Func = f
+	f, err := c.funcFor(call)
+	if err != nil {
+		return err
 	}
+	job := host.Job{Plan: p, In: call.Send, Out: call.Recv, Wait: &c.wait, Wire: wire, Trace: c.trace, Seq: c.seq, Func: f}
 	return c.runJob(ctx, job)
+}
+
+// funcFor returns the reduction of a call that reduces, nil for one that
+// does not.
+func (c *Comm) funcFor(call *Call) (*reduce.Func, error) {
+	if !call.Coll.Reduces() {
+		return nil, nil
+	}
+	f, err := c.funcs.Get(call.Type, call.Op, c.size)
+	if err != nil {
+		return nil, errs.InvalidErr(call.Coll.String(), c.rank, err)
+	}
+	return f, nil
 }
 
 // runJob runs job on the host executor, bounded by ctx, the timeout and
