@@ -43,7 +43,7 @@ type Comm struct {
 	// Owned by the goroutine holding busy.
 	exec  *host.Executor
 	board *shm.Board   // small collectives' one exchange, when every rank shares this host; nil otherwise
-	crowd bool         // this host's ranks outnumber its cores: waits sleep as soon as they have spun
+	crowd bool         // this host's ranks outnumber its cores: waits yield the core between polls
 	shot  host.OneShot // the board's call, kept here so that running it does not allocate
 	seq   uint64       // collectives entered
 	plan  ring.Plan

@@ -52,8 +52,8 @@ type Procs struct {
 	// this host (shared memory on); nil otherwise.
 	Board *shm.Board
 	// Crowded: this host's ranks outnumber its cores, so a rank's waits
-	// sleep as soon as they have spun (transport.Waiter.SleepSoon): one
-	// that yields keeps its core from the rank it waits for.
+	// give the core to other processes between polls
+	// (transport.Waiter.YieldCores): the rank waited for may need it.
 	Crowded bool
 	Net     bool // this rank has net connections (and their proxies)
 	// connectGPU makes a GPU rank's new connections (ConnectGPU's).
