@@ -30,12 +30,10 @@ type OneShot struct {
 // holds what it writes.
 func OneShotBytes(coll ring.Collective, bytes, size, slot int) (read int, fits bool) {
 	switch coll {
-	case ring.AllReduce, ring.Reduce:
+	case ring.AllReduce, ring.Reduce, ring.AllGather:
 		return size * bytes, bytes <= slot
 	case ring.ReduceScatter:
 		return size * bytes, size*bytes <= slot
-	case ring.AllGather:
-		return size * bytes, bytes <= slot
 	case ring.Broadcast:
 		return bytes, bytes <= slot
 	}
@@ -43,9 +41,9 @@ func OneShotBytes(coll ring.Collective, bytes, size, slot int) (read int, fits b
 }
 
 // OneShotMax is the most bytes a rank reads from the board in a call that
-// takes the one-shot path: measured on the 2-core development VM
-// (BENCHMARKS.md, issue 25), the one exchange beats the ring's pipeline of
-// slices below it.
+// takes the one-shot path, and each slot's size: on the 2-core development
+// VM the one exchange beat the ring up to 2-rank all-reduces of 8 KiB and
+// was level at 16 KiB (BENCHMARKS.md, issue 25).
 const OneShotMax = 16 << 10
 
 // RunOneShot runs x as call b.Next() of rank rank of size on b, its waits
