@@ -26,16 +26,10 @@ func oneShotBoards(t *testing.T, n, slot int) []*shm.Board {
 	f := exchangetest.New(n)
 	tag := fmt.Sprintf("oneshot-%d", time.Now().UnixNano())
 	bs := make([]*shm.Board, n)
-	errors := make([]error, n)
-	var wg sync.WaitGroup
-	for r := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			bs[r], errors[r] = shm.NewBoard(context.Background(), f.Rank(r), tag, slot)
-		}()
-	}
-	wg.Wait()
+	errors := f.Each(func(r int) (err error) {
+		bs[r], err = shm.NewBoard(context.Background(), f.Rank(r), tag, slot)
+		return err
+	})
 	for r, err := range errors {
 		require.NoError(t, err, "rank %d", r)
 	}

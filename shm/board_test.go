@@ -3,7 +3,6 @@ package shm
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,25 +17,19 @@ import (
 // boards makes n ranks' boards of the communicator tagged tag.
 func boards(t *testing.T, f *exchangetest.Fake, tag string, slot int) ([]*Board, []error) {
 	t.Helper()
-	n := f.Size()
-	bs, errs := make([]*Board, n), make([]error, n)
-	var wg sync.WaitGroup
-	for r := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			bs[r], errs[r] = NewBoard(context.Background(), f.Rank(r), tag, slot)
-		}()
-	}
-	wg.Wait()
-	return bs, errs
+	bs := make([]*Board, f.Size())
+	return bs, f.Each(func(r int) (err error) {
+		bs[r], err = NewBoard(context.Background(), f.Rank(r), tag, slot)
+		return err
+	})
 }
 
 // TestBoard: every rank sees every other rank's slot of a call once it is
 // published, the two slots alternate, and nothing is left in /dev/shm.
 func TestBoard(t *testing.T) {
 	tag := fmt.Sprintf("board-%d", time.Now().UnixNano())
-	bs, errors := boards(t, exchangetest.New(3), tag, 128)
+	f := exchangetest.New(3)
+	bs, errors := boards(t, f, tag, 128)
 	for r, err := range errors {
 		require.NoError(t, err, "rank %d", r)
 	}
@@ -51,23 +44,24 @@ func TestBoard(t *testing.T) {
 
 	var w transport.Waiter
 	for call := range 4 {
-		var wg sync.WaitGroup
-		for r, b := range bs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var w transport.Waiter
-				w.Reset(context.Background(), 10*time.Second)
-				seq := b.Next()
-				b.Slot(r, seq)[0] = byte(10*call + r)
-				b.Publish(seq)
-				for q := range bs {
-					assert.NoError(t, b.Await(&w, q, seq))
-					assert.Equal(t, byte(10*call+q), b.Slot(q, seq)[0], "call %d: rank %d reads rank %d's slot", call, r, q)
+		errors := f.Each(func(r int) error {
+			b := bs[r]
+			var w transport.Waiter
+			w.Reset(context.Background(), 10*time.Second)
+			seq := b.Next()
+			b.Slot(r, seq)[0] = byte(10*call + r)
+			b.Publish(seq)
+			for q := range bs {
+				if err := b.Await(&w, q, seq); err != nil {
+					return err
 				}
-			}()
+				assert.Equal(t, byte(10*call+q), b.Slot(q, seq)[0], "call %d: rank %d reads rank %d's slot", call, r, q)
+			}
+			return nil
+		})
+		for r, err := range errors {
+			require.NoError(t, err, "call %d: rank %d", call, r)
 		}
-		wg.Wait()
 	}
 	assert.NotEqual(t, &bs[0].Slot(1, 1)[0], &bs[0].Slot(1, 2)[0], "consecutive calls share a slot")
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,20 +25,12 @@ func connectAll(t *testing.T, f *exchangetest.Fake, tag string, nch int) ([]*tra
 	n := f.Size()
 	edges := transport.RingEdges(ring.Identity(n), ring.Bidirectional, nch)
 	ms := make([]*transport.Mesh, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
 	for r := range n {
 		c, err := NewConnector(tag, sizes, func(int, int) bool { return true })
 		require.NoError(t, err)
 		ms[r] = transport.NewMesh(f.Rank(r), c)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[r] = ms[r].Connect(context.Background(), edges)
-		}()
 	}
-	wg.Wait()
-	return ms, errs
+	return ms, f.Each(func(r int) error { return ms[r].Connect(context.Background(), edges) })
 }
 
 func TestConnectSharesMemoryAndLeavesNothing(t *testing.T) {

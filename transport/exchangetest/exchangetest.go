@@ -35,6 +35,22 @@ func New(n int) *Fake {
 // Size returns the number of ranks.
 func (f *Fake) Size() int { return f.n }
 
+// Each runs do for every rank, each on a goroutine of its own (ranks meet
+// in rounds, so they must run at once), and returns their errors by rank.
+func (f *Fake) Each(do func(rank int) error) []error {
+	errs := make([]error, f.n)
+	var wg sync.WaitGroup
+	for r := range f.n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = do(r)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
 // Rank returns rank's exchanger.
 func (f *Fake) Rank(rank int) transport.Exchanger { return member{f, rank} }
 
