@@ -74,6 +74,15 @@ func Recv[T Elem](ctx context.Context, c *Comm, buf []T, peer int) error {
 // communicator's calls must not run concurrently, so one Comm's ops go in
 // one group at a time.
 func SendRecv(ctx context.Context, ops ...P2POp) error {
+	if len(ops) > 0 && ops[0].c != nil && !slices.ContainsFunc(ops, func(op P2POp) bool { return op.c != ops[0].c || op.s != ops[0].s }) {
+		// One communicator on one stream (a rank's own group): its ops
+		// in order, without the maps below (the call's host side).
+		msgs := make([]calls.Msg, len(ops))
+		for i := range ops {
+			msgs[i] = ops[i].msg
+		}
+		return ops[0].c.runP2P(ctx, &p2pCall{name: "sendrecv", msgs: msgs, stream: ops[0].s})
+	}
 	var comms []*Comm
 	byComm := map[*Comm][]calls.Msg{}
 	streams := map[*Comm]Stream{}

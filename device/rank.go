@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"hash/fnv"
 	"math/bits"
 	"slices"
 	"sync"
@@ -33,12 +32,13 @@ type rankState struct {
 	flagMu    sync.Mutex
 	flagFreed bool
 	plans     map[planKey]*planEntry
-	spare     map[int][]*planEntry // evicted plans' memory, by size, for new plans
-	launches  uint64               // launches made, the plans' clock
-	churn     bool                 // PlanCache/2 plans were kept once: launches are watched
-	fences    [nFences]fence       // the latest, round robin
-	nfences   int                  // fences recorded
-	old       []*planEntry         // evict's scratch
+	p2pKeys   map[*ring.Plan]uint64 // the schedule keys of point-to-point plans launched (see plan)
+	spare     map[int][]*planEntry  // evicted plans' memory, by size, for new plans
+	launches  uint64                // launches made, the plans' clock
+	churn     bool                  // PlanCache/2 plans were kept once: launches are watched
+	fences    [nFences]fence        // the latest, round robin
+	nfences   int                   // fences recorded
+	old       []*planEntry          // evict's scratch
 	scratch   []byte
 	args      [cuda.MaxArgs]uint64
 	trace     *gpuTrace // nil unless EnableTrace
@@ -123,7 +123,7 @@ func newRank(ordinal int, channels int) (*Rank, error) {
 		return nil, err
 	}
 	return &Rank{rankState{dev: dev, sms: sms, channels: channels, flag: flag,
-		plans: map[planKey]*planEntry{}, spare: map[int][]*planEntry{}}}, nil
+		plans: map[planKey]*planEntry{}, p2pKeys: map[*ring.Plan]uint64{}, spare: map[int][]*planEntry{}}}, nil
 }
 
 // LoadKernels loads ringo's kernels, every module of package kernels, into
@@ -307,20 +307,34 @@ func (r *Rank) plan(p *ring.Plan, sched bool) (*planEntry, error) {
 	s := &p.Spec
 	key := planKey{coll: s.Coll, count: s.Count, eltSize: s.EltSize, root: s.Root, proto: s.Proto, channels: s.Channels, buff: s.BuffSize, variant: s.Variant}
 	var err error
+	encoded := false // r.scratch holds p's encoding
 	if sched {
 		// A schedule's plan is not the planner's for its spec: it is
-		// known by its encoding.
-		if r.scratch, err = kernels.EncodePlan(r.scratch[:0], p, r.entries); err != nil {
-			return nil, err
+		// known by its encoding. A point-to-point plan (package ringo's,
+		// made once per call it serves and never changed) is known by
+		// its address after its first launch: encoding and hashing it
+		// each call cost ~0.9 µs of the call's host side. The table only
+		// grows, so its encoding stays what it was; the map holds the
+		// plan, so its address is not reused while the key is.
+		k, ok := r.p2pKeys[p]
+		if !ok {
+			if r.scratch, err = kernels.EncodePlan(r.scratch[:0], p, r.entries); err != nil {
+				return nil, err
+			}
+			encoded, k = true, fnv64a(r.scratch)|1
+			if p.P2P != nil {
+				if len(r.p2pKeys) >= 2*PlanCache {
+					clear(r.p2pKeys)
+				}
+				r.p2pKeys[p] = k
+			}
 		}
-		h := fnv.New64a()
-		h.Write(r.scratch)
-		key.sched = h.Sum64() | 1
+		key.sched = k
 	}
 	if e, ok := r.plans[key]; ok {
 		return e, nil
 	}
-	if !sched {
+	if !encoded {
 		if r.scratch, err = kernels.EncodePlan(r.scratch[:0], p, r.entries); err != nil {
 			return nil, err
 		}
@@ -488,4 +502,14 @@ func (r *Rank) close() error {
 	r.flagFreed = true
 	r.flagMu.Unlock()
 	return r.dev.FreeMapped(r.flag)
+}
+
+// fnv64a is the 64-bit FNV-1a hash of b (hash/fnv's, without its
+// allocation).
+func fnv64a(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h
 }

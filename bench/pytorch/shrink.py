@@ -57,8 +57,9 @@ parameters replicated; each step a rank takes its shard's batch, computes
 the gradient, all-reduces it and averages. Rank 0 prints "step S ranks N
 loss L" for every step, "recovered in T ms" (from the kill, which the
 victim notes in the store, to the first all-reduce on the shrunk group,
-with its phases), "grown in T ms" (from the grow
-call to the first all-reduce of the 4) and "done": the launcher checks
+with its phases), "grown in T ms" (from its grow call to the first
+all-reduce of the 4; the replacement prints its own, and how long its
+ncclCommGrow took) and "done": the launcher checks
 that every step was printed, that the loss at the end is below the loss at
 the start and below the loss before the grow, that the last steps ran on 4
 ranks (unless the library has no grow), and that every rank but the victim
@@ -191,8 +192,9 @@ def train(args, x, y, w, step, me, size, all_reduce, grown_at=None):
         grad = gradient(x, y, w, step, me, size)
         all_reduce(grad)
         torch.cuda.synchronize()
-        if grown_at is not None and me == 0:
-            print(f"grown in {(time.monotonic() - grown_at) * 1e3:.1f} ms: {size} ranks", flush=True)
+        if grown_at is not None and me in (0, WORLD - 1):
+            who = "" if me == 0 else "replacement: "
+            print(f"{who}grown in {(time.monotonic() - grown_at) * 1e3:.1f} ms: {size} ranks", flush=True)
         grown_at = None
         w -= args.lr * grad
         if me == 0:
@@ -309,13 +311,15 @@ def replacement(args):
     lib = nccl()
     uid = UniqueId.from_buffer_copy(idb)
     new = ctypes.c_void_p()
+    called, started = time.time(), time.monotonic()
     check(lib, "ncclCommGrow", lib.ncclCommGrow(None, WORLD, ctypes.byref(uid), WORLD - 1, ctypes.byref(new), None))
-    print(f"replacement: rank {WORLD - 1} of {WORLD} from step {step}", flush=True)
+    print(f"replacement: rank {WORLD - 1} of {WORLD} from step {step}: ncclCommGrow called at t {called:.3f}, "
+          f"took {(time.monotonic() - started) * 1e3:.1f} ms", flush=True)
     x, y = data(args.seed, dev)
     w = torch.zeros(FEATURES, 1, device=dev)
     grown = Grown(lib, new)
     grown.broadcast(w, 0)
-    train(args, x, y, w, step, WORLD - 1, WORLD, grown.all_reduce)
+    train(args, x, y, w, step, WORLD - 1, WORLD, grown.all_reduce, grown_at=started)
     check(lib, "ncclCommDestroy", lib.ncclCommDestroy(new))
     print("replacement: done", flush=True)
     os._exit(0)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
@@ -242,6 +243,9 @@ func TestResolveEnv(t *testing.T) {
 		{name: "NCCL_NET", value: "socket"},
 		{name: "NCCL_IB_TIMEOUT", value: "32", err: "want an integer in [1, 31]"},
 		{name: "RINGO_TIMEOUT", value: "soon", err: "want a duration like 90s or 5m, or seconds"},
+		{name: "RINGO_STOP_GRACE", value: "soon", err: "want a duration like 90s or 5m, or seconds"},
+		{name: "RINGO_STOP_GRACE", value: "-1", err: "want a duration of 0 or more"},
+		{name: "RINGO_STOP_GRACE", value: "0.3", gpu: true, check: func(t *testing.T, s Settings) { assert.Equal(t, 300*time.Millisecond, s.StopGrace) }},
 		{name: "RINGO_TUNE_FILE", value: "/nonexistent/model.json", gpu: true, err: "tune: open /nonexistent/model.json: no such file or directory"},
 		{name: "RINGO_VARIANT", value: "tree", err: `unknown variant "tree"`},
 		{name: "RINGO_GROUP", value: "0", err: "want an integer in [1, 2147483647]"},

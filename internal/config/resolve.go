@@ -86,6 +86,7 @@ var (
 	envLL128Buff   = env.Var{Name: "LL128_BUFFSIZE", NCCL: true}
 	envP2PLL       = env.Var{Name: "P2P_LL_THRESHOLD", NCCL: true}
 	envTimeout     = env.Var{Name: "TIMEOUT"}
+	envStopGrace   = env.Var{Name: "STOP_GRACE"}
 	envAlgo        = env.Var{Name: "ALGO", NCCL: true}
 	envTuneFile    = env.Var{Name: "TUNE_FILE"}
 	envP2PRead     = env.Var{Name: "P2P_READ_ENABLE", NCCL: true}
@@ -249,7 +250,14 @@ func Resolve(c Request, n int, d Defaults) (Settings, error) {
 	if c.StopGrace < 0 {
 		return bad("StopGrace %v is negative", c.StopGrace)
 	}
-	s.StopGrace = c.StopGrace
+	// RINGO_STOP_GRACE, where set, overrides the caller's (the C ABI
+	// sets 1 s): how long to leave PyTorch to read a loss.
+	if s.StopGrace, err = envStopGrace.Duration(c.StopGrace); err != nil {
+		return Settings{}, err
+	}
+	if v, name, _ := envStopGrace.Lookup(); s.StopGrace < 0 {
+		return Settings{}, env.Invalid(name, v, "want a duration of 0 or more")
+	}
 	s.Untraced = c.Sub
 	if err := s.readSwitches(); err != nil {
 		return Settings{}, err

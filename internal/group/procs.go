@@ -46,6 +46,7 @@ type Procs struct {
 	// stopTimer is its timer, once one is running.
 	StopGrace time.Duration
 	stopTimer atomic.Pointer[time.Timer]
+	stopped   atomic.Bool // the kernels were stopped once (logged)
 	Cleanup   func() error
 	Sib       *peers.Siblings // the communicator's ranks in this process, for release
 	// Board is the one-shot exchange area of host ranks that all share
@@ -333,28 +334,43 @@ func (g *Procs) fail(cause error, news bool) {
 		close(g.failed)
 	}
 	if news && g.StopGrace > 0 && (errors.Is(cause, errs.ErrPeerLost) || errors.Is(cause, errs.ErrRevoked)) {
-		t := time.AfterFunc(g.StopGrace, g.stopKernels)
+		t := time.AfterFunc(g.StopGrace, func() { g.stopKernelsFor("the grace of %v ran out", g.StopGrace) })
 		if !g.stopTimer.CompareAndSwap(nil, t) {
 			t.Stop() // a stop is already on its way
+		} else if g.stop.Load() != nil {
+			env.Info(env.SubInit, "rank %d: broken (%v); its kernels stop once that is reported, or in %v", g.rankOrNone(), cause, g.StopGrace)
 		}
 		return
 	}
-	g.stopKernels()
+	g.stopKernelsFor("broken: %v", cause)
 }
 
 // Told records that the application is being told that the group is
 // broken (Err returned the cause): a stop that fail deferred happens now.
 func (g *Procs) Told() {
 	if g.abort.IsSet() {
-		g.stopKernels()
+		g.stopKernelsFor("the error was reported")
 	}
 }
 
-// stopKernels stops the rank's kernels, once its executor exists. Safe to
-// call any number of times, from any goroutine.
-func (g *Procs) stopKernels() {
+// rankOrNone is the rank, for logs: -1 for a group without a bootstrap
+// (tests').
+func (g *Procs) rankOrNone() int {
+	if g.BS == nil {
+		return -1
+	}
+	return g.BS.Rank()
+}
+
+// stopKernelsFor stops the rank's kernels, once its executor exists, and
+// logs (INFO, INIT) the first stop and why. Safe to call any number of
+// times, from any goroutine.
+func (g *Procs) stopKernelsFor(why string, args ...any) {
 	if stop := g.stop.Load(); stop != nil {
 		(*stop)()
+		if g.stopped.CompareAndSwap(false, true) {
+			env.Info(env.SubInit, "rank %d: kernels stopped: "+why, append([]any{g.rankOrNone()}, args...)...)
+		}
 	}
 }
 
@@ -365,7 +381,9 @@ func (g *Procs) Release(int) error {
 		if t := g.stopTimer.Load(); t != nil {
 			t.Stop()
 		}
-		g.Told() // closing is being told: kernels a loss left waiting stop now, not at the cleanup's timeout
+		if g.abort.IsSet() { // kernels a loss left waiting stop now, not at the cleanup's timeout
+			g.stopKernelsFor("closing")
+		}
 		free := func() error {
 			var errs []error
 			if g.Cleanup != nil {
