@@ -47,7 +47,7 @@ type Config struct {
 	// that poll a collective's completion (an event) and the
 	// communicator's error in turn: a kernel stopped before the error was
 	// read completes the event as if the collective had succeeded. The C
-	// ABI sets it (PyTorch polls that way) to 1 s. RINGO_STOP_GRACE, where
+	// ABI sets it (PyTorch polls that way) to 300 ms. RINGO_STOP_GRACE, where
 	// set, overrides it. Negative is an error.
 	StopGrace time.Duration
 

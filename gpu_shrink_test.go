@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -298,4 +299,154 @@ func checkCollectives(ctx context.Context, c *ringo.Comm, s ringo.Stream, send, 
 		}
 	}
 	return nil
+}
+
+// TestGPULocalShrinkSplitGrow: GPU ranks of one process (NewLocalGPUs)
+// shrink (a rank excluded, as one whose goroutine hung), split (two colors,
+// ordered by key) and grow (a new rank joining with JoinGrowGPU), each on
+// RINGO_TEST_GPUS's GPUs, and every collective is checked on each new
+// communicator, every rank on its GPU.
+func TestGPULocalShrinkSplitGrow(t *testing.T) {
+	g := testGPUs(t)
+	gpus := []int{g[0], g[1%len(g)], g[2%len(g)]}
+	comms := localGPUs(t, gpus, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	checkAll := func(t *testing.T, cs []*ringo.Comm) {
+		t.Helper()
+		noErrors(t, each(cs, func(r int, c *ringo.Comm) error {
+			s, err := ringo.NewStream(c.GPU())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			return checkEveryDevice(ctx, c, c.GPU(), s)
+		}))
+	}
+
+	shrunk := make([]*ringo.Comm, 3)
+	noErrors(t, each(comms, func(r int, c *ringo.Comm) (err error) {
+		shrunk[r], err = c.Shrink(ctx, []int{1}, nil)
+		return err
+	}, 1))
+	closeAll(t, shrunk)
+	survivors := []*ringo.Comm{shrunk[0], shrunk[2]}
+	for i, c := range survivors {
+		require.Equal(t, [3]int{i, 2, gpus[2*i]}, [3]int{c.Rank(), c.Size(), c.GPU()})
+	}
+	checkAll(t, survivors)
+
+	subs := make([]*ringo.Comm, 3)
+	noErrors(t, each(comms, func(r int, c *ringo.Comm) (err error) {
+		subs[r], err = c.Split(ctx, r%2, -r, nil)
+		return err
+	}))
+	closeAll(t, subs)
+	for r, want := range map[int][2]int{2: {0, 2}, 0: {1, 2}, 1: {0, 1}} {
+		assert.Equal(t, want, [2]int{subs[r].Rank(), subs[r].Size()}, "rank %d", r)
+		assert.Equal(t, gpus[r], subs[r].GPU(), "rank %d", r)
+	}
+	checkAll(t, []*ringo.Comm{subs[2], subs[0]})
+	checkAll(t, []*ringo.Comm{subs[1]})
+
+	id, err := comms[0].GrowID()
+	require.NoError(t, err)
+	grown := make([]*ringo.Comm, 4)
+	errs := make([]error, 4)
+	done := make(chan struct{})
+	for r := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			switch r {
+			case 3:
+				grown[r], errs[r] = ringo.JoinGrowGPU(ctx, id, 4, 3, g[0], nil)
+			case 0:
+				grown[r], errs[r] = comms[r].Grow(ctx, 4, &id, nil)
+			default:
+				grown[r], errs[r] = comms[r].Grow(ctx, 4, nil, nil)
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	closeAll(t, grown)
+	noErrors(t, errs)
+	for r, c := range grown {
+		require.Equal(t, [2]int{r, 4}, [2]int{c.Rank(), c.Size()})
+	}
+	checkAll(t, grown)
+	checkAll(t, comms) // the old communicator still works
+}
+
+// BenchmarkGPUShrunkAllReduce: the all-reduce bus bandwidth, at 64 MiB, of
+// the communicator a shrink made (three of NewLocalGPUs's four ranks on
+// RINGO_TEST_GPUS's GPUs) against a freshly made one of the same GPUs —
+// issue 21's "within 5 %". Run with -count to alternate them.
+func BenchmarkGPUShrunkAllReduce(b *testing.B) {
+	g := testGPUs(b)
+	gpus := []int{g[0], g[1%len(g)], g[2%len(g)], g[3%len(g)]}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	comms := localGPUs(b, gpus, nil)
+	shrunk := make([]*ringo.Comm, len(comms))
+	noErrors(b, each(comms, func(r int, c *ringo.Comm) (err error) {
+		shrunk[r], err = c.Shrink(ctx, []int{1}, nil)
+		return err
+	}, 1))
+	survivors := []*ringo.Comm{shrunk[0], shrunk[2], shrunk[3]}
+	b.Cleanup(func() {
+		for _, c := range survivors {
+			c.Close()
+		}
+	})
+	fresh := localGPUs(b, []int{gpus[0], gpus[2], gpus[3]}, nil)
+	const count = 16 << 20 // 64 MiB of float32
+	for _, run := range []struct {
+		name  string
+		comms []*ringo.Comm
+	}{{"shrunk", survivors}, {"fresh", fresh}} {
+		b.Run(run.name, func(b *testing.B) {
+			n := len(run.comms)
+			var start time.Time
+			var ready sync.WaitGroup
+			ready.Add(n)
+			errs := each(run.comms, func(r int, c *ringo.Comm) error {
+				s, err := ringo.NewStream(c.GPU())
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				buf, err := ringo.DeviceAlloc[float32](c.GPU(), count)
+				if err != nil {
+					return err
+				}
+				defer buf.Free()
+				for range 3 { // warm-up: connections, plans
+					if err := ringo.AllReduceDevice(ctx, c, buf, buf, ringo.OpSum, s); err != nil {
+						return err
+					}
+				}
+				if err := c.Wait(ctx, s); err != nil {
+					return err
+				}
+				ready.Done()
+				ready.Wait()
+				if r == 0 {
+					b.ResetTimer()
+					start = time.Now()
+				}
+				for range b.N {
+					if err := ringo.AllReduceDevice(ctx, c, buf, buf, ringo.OpSum, s); err != nil {
+						return err
+					}
+				}
+				return c.Wait(ctx, s)
+			})
+			b.StopTimer()
+			noErrors(b, errs)
+			secs := time.Since(start).Seconds() / float64(b.N)
+			b.ReportMetric(float64(2*(n-1))/float64(n)*count*4/secs/1e9, "busbw-GB/s")
+		})
+	}
 }

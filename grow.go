@@ -54,11 +54,12 @@ func (c *Comm) GrowID() (UniqueID, error) {
 // or closed c (ErrInvalidArgument); ranks that disagree on newSize, no rank
 // or two ranks with different ids (on every rank alike); the new ranks not
 // coming before ctx ends, or c's timeout when ctx has no deadline (naming
-// them); GPU communicators made by NewLocalGPUs: ErrNotSupported. A GPU
-// rank of NewGPUComm stays on its GPU; the new ranks join with JoinGrowGPU.
+// them). A GPU rank stays on its GPU (the grown communicator's ranks are
+// NewGPUComm's, those of one process among them too); the new ranks join
+// with JoinGrowGPU.
 func (c *Comm) Grow(ctx context.Context, newSize int, id *UniqueID, cfg *Config) (*Comm, error) {
 	const op = "grow"
-	if err := c.usable(op, "growing"); err != nil {
+	if err := c.usable(op); err != nil {
 		return nil, err
 	}
 	if newSize <= c.size {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
-	"github.com/ringo-ccl/ringo/internal/group"
 )
 
 // What Shrink, Split and Grow share: they make a communicator from c's
@@ -13,17 +12,30 @@ import (
 // refused call leaves c as it was; remake then holds this rank (or aborts
 // c's work, for ShrinkAbort) and runs the making.
 
-// usable refuses op on a closed c, and on a GPU communicator of ranks in
-// one process (NewLocalGPUs), whose shrinking and growing (what) are not
-// done: NewGPUComm's are.
-func (c *Comm) usable(op, what string) error {
+// usable refuses op on a closed c.
+func (c *Comm) usable(op string) error {
 	if c.closed.Load() {
 		return errs.Invalid(op, c.rank, "communicator is closed")
 	}
-	if _, procs := c.group.(*group.Procs); c.gpu != nil && !procs {
-		return errs.At(op, c.rank, fmt.Errorf("%w: %s GPU communicators made by NewLocalGPUs is not done (NewGPUComm's ranks, one per process, shrink and grow)", ErrNotSupported, what))
-	}
 	return nil
+}
+
+// local makes the ranks of a communicator of one process made from c's
+// (Shrink, Split): NewLocal's n host ranks, or NewLocalGPUs's on gpus for
+// a c of GPU ranks.
+func (c *Comm) local(n int, gpus []int, cfg *Config) ([]*Comm, error) {
+	if c.gpu != nil {
+		return NewLocalGPUs(gpus, cfg)
+	}
+	return NewLocal(n, cfg)
+}
+
+// gpuOrNone is c's GPU, -1 for a host rank.
+func (c *Comm) gpuOrNone() int {
+	if c.gpu == nil {
+		return -1
+	}
+	return c.gpu.dev
 }
 
 // rejoin makes this rank rank of the size-rank communicator of id, of c's

@@ -36,7 +36,8 @@ import (
 // it; in one process, where they meet in memory, it fails them all while
 // they still meet.
 //
-// Ranks in one process (NewLocal) get a new NewLocal communicator. Ranks
+// Ranks in one process get a new communicator of their kind (NewLocal's,
+// or NewLocalGPUs's with each rank on its GPU). Ranks
 // in separate processes (NewComm, and NewGPUComm's GPU ranks, each keeping
 // its GPU) agree over the point-to-point connections of c's
 // bootstrap, which a lost rank leaves working — not over its root, which
@@ -48,8 +49,7 @@ import (
 // Every wait is bounded by ctx, or, when ctx has no deadline, by c's
 // timeout (Config.Timeout). Errors wrap ErrInvalidArgument for a bad
 // exclude (a rank out of range or twice, this rank, every rank) or a
-// closed c, ErrNotSupported for GPU communicators made by NewLocalGPUs,
-// ErrPeerLost for a survivor lost during the shrink.
+// closed c, ErrPeerLost for a survivor lost during the shrink.
 func (c *Comm) Shrink(ctx context.Context, exclude []int, cfg *Config) (*Comm, error) {
 	return c.shrink(ctx, exclude, cfg, false)
 }
@@ -70,7 +70,7 @@ func (c *Comm) ShrinkAbort(ctx context.Context, exclude []int, cfg *Config) (*Co
 
 func (c *Comm) shrink(ctx context.Context, exclude []int, cfg *Config, abort bool) (*Comm, error) {
 	const op = "shrink"
-	if err := c.usable(op, "shrinking"); err != nil {
+	if err := c.usable(op); err != nil {
 		return nil, err
 	}
 	survivors, excluded, err := survivorsOf(c.rank, c.size, exclude)
@@ -123,10 +123,15 @@ func survivorsOf(rank, size int, exclude []int) (survivors, excluded []int, err 
 
 // shrinkLocal is Shrink of ranks in one process: they meet in their world
 // (group.World.Meet) and the last to come makes the survivors' NewLocal
-// communicator with the first survivor's cfg.
+// communicator — NewLocalGPUs's, each rank on its GPU, for GPU ranks —
+// with the first survivor's cfg.
 func (c *Comm) shrinkLocal(ctx context.Context, w *group.World, survivors []int, cfg *Config) (*Comm, error) {
-	got, err := w.Meet(ctx, "shrink", c.rank, survivors, cfg, func(values map[int]any) (map[int]any, error) {
-		comms, err := NewLocal(len(survivors), values[survivors[0]].(*Config))
+	got, err := w.Meet(ctx, "shrink", c.rank, survivors, localValue{cfg: cfg, gpu: c.gpuOrNone()}, func(values map[int]any) (map[int]any, error) {
+		gpus := make([]int, len(survivors))
+		for i, r := range survivors {
+			gpus[i] = values[r].(localValue).gpu
+		}
+		comms, err := c.local(len(survivors), gpus, values[survivors[0]].(localValue).cfg)
 		if err != nil {
 			return nil, err
 		}

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/group"
 	"github.com/ringo-ccl/ringo/internal/peers"
 )
@@ -18,20 +17,20 @@ import (
 // part and gets nil. c must be healthy and this rank idle; c stays usable.
 // cfg nil takes c's configuration, less its ring order and group size.
 //
-// Host communicators: ranks in one process (NewLocal) meet in memory, each
-// color's a new NewLocal communicator (made with its first member's cfg);
-// ranks in separate processes meet over c's bootstrap and each color's
-// first member starts the new communicator's root. GPU communicators made
-// by NewGPUComm split each rank on its GPU (ranks may be in several
-// processes); in a build without the cuda tag, that returns an error
-// wrapping ErrNotSupported.
+// Ranks in one process meet in memory, each color's a new communicator of
+// their kind (NewLocal's, or NewLocalGPUs's with each rank on its GPU),
+// made with its first member's cfg; host ranks in separate processes meet
+// over c's bootstrap and each color's first member starts the new
+// communicator's root. GPU communicators made by NewGPUComm split each
+// rank on its GPU (ranks may be in several processes); in a build without
+// the cuda tag, that returns an error wrapping ErrNotSupported.
 func (c *Comm) Split(ctx context.Context, color, key int, cfg *Config) (*Comm, error) {
-	if c.gpu != nil {
+	if _, procs := c.group.(*group.Procs); c.gpu != nil && procs {
 		return c.split(ctx, color, key, cfg)
 	}
 	const op = "split"
-	if c.closed.Load() {
-		return nil, errs.Invalid(op, c.rank, "communicator is closed")
+	if err := c.usable(op); err != nil {
+		return nil, err
 	}
 	return c.remake(ctx, op, true, nil, cfg, func(ctx context.Context, cfg *Config) (*Comm, error) {
 		switch g := c.group.(type) {
@@ -48,10 +47,12 @@ func (c *Comm) Split(ctx context.Context, color, key int, cfg *Config) (*Comm, e
 	})
 }
 
-// splitValue is what a rank of one process brings to a split's meeting.
-type splitValue struct {
+// localValue is what a rank of one process brings to a shrink's or a
+// split's meeting.
+type localValue struct {
 	color, key int
 	cfg        *Config
+	gpu        int // the rank's GPU; -1 for a host rank
 }
 
 // splitLocal is Split of ranks in one process: every rank meets in their
@@ -61,10 +62,10 @@ func (c *Comm) splitLocal(ctx context.Context, w *group.World, color, key int, c
 	for r := range all {
 		all[r] = r
 	}
-	got, err := w.Meet(ctx, "split", c.rank, all, splitValue{color, key, cfg}, func(values map[int]any) (map[int]any, error) {
+	got, err := w.Meet(ctx, "split", c.rank, all, localValue{color: color, key: key, cfg: cfg, gpu: c.gpuOrNone()}, func(values map[int]any) (map[int]any, error) {
 		byColor := map[int][]int{}
 		for r := range c.size {
-			if v := values[r].(splitValue); v.color >= 0 {
+			if v := values[r].(localValue); v.color >= 0 {
 				byColor[v.color] = append(byColor[v.color], r)
 			}
 		}
@@ -72,8 +73,12 @@ func (c *Comm) splitLocal(ctx context.Context, w *group.World, color, key int, c
 		var made []*Comm
 		for _, col := range slices.Sorted(maps.Keys(byColor)) {
 			members := byColor[col]
-			slices.SortStableFunc(members, func(a, b int) int { return cmp.Compare(values[a].(splitValue).key, values[b].(splitValue).key) })
-			comms, err := NewLocal(len(members), values[members[0]].(splitValue).cfg)
+			slices.SortStableFunc(members, func(a, b int) int { return cmp.Compare(values[a].(localValue).key, values[b].(localValue).key) })
+			gpus := make([]int, len(members))
+			for i, r := range members {
+				gpus[i] = values[r].(localValue).gpu
+			}
+			comms, err := c.local(len(members), gpus, values[members[0]].(localValue).cfg)
 			if err != nil {
 				for _, m := range made {
 					m.Close()

@@ -190,11 +190,15 @@ func (c *commConfig) check(fn string) error {
 func (c *commConfig) ringo() *ringo.Config { return &ringo.Config{StopGrace: lossStopGrace} }
 
 // lossStopGrace bounds how long kernels wait for the application to read
-// a lost peer's error (ringo.Config.StopGrace): PyTorch's watchdog reads
-// it every 100 ms. A PyTorch rank blocked in a synchronize reads it only
-// at its next call: its all-reduce then ends after this grace, without
-// an error, and the next call fails (BENCHMARKS.md, issue 21).
-const lossStopGrace = time.Second
+// a lost peer's error (ringo.Config.StopGrace; RINGO_STOP_GRACE overrides
+// it): PyTorch's watchdog reads it every 100 ms, its blocking wait every
+// 10 ms. A PyTorch rank blocked in a synchronize reads it only at its next
+// call: its all-reduce then ends after this grace, without an error, and
+// the next call fails — so the grace is what such a rank adds to the
+// recovery (on one H200: 1 s took kill → first collective on the shrunk
+// communicator to 1.05–1.07 s, 300 ms to 0.39–0.46 s; BENCHMARKS.md,
+// issue 21).
+const lossStopGrace = 300 * time.Millisecond
 
 // configString returns cstr for parseConfig over the ncclConfig_t at p.
 func configString(p unsafe.Pointer) func(off int) string {
