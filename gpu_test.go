@@ -533,6 +533,48 @@ func TestGPUGraphCapture(t *testing.T) {
 	}
 }
 
+// BenchmarkGPULaunch measures the driver's part of a call's host side on
+// RINGO_TEST_GPUS's first GPU: "kernel" is one launch of a kernel that
+// does nothing (the scaling kernel over 0 elements) through the cgo
+// crossing a collective's launch takes (cuCtxSetCurrent, cuLaunchKernel);
+// "graph" is the replay of a graph of that one kernel (cuGraphLaunch).
+// BenchmarkGPUEnqueue's calls cost this plus ringo's own work.
+func BenchmarkGPULaunch(b *testing.B) {
+	d, err := cuda.Open(testGPUs(b)[0])
+	require.NoError(b, err)
+	require.NoError(b, device.LoadKernels(d))
+	name, err := kernels.ScaleName(reduce.Float32)
+	require.NoError(b, err)
+	fn, err := d.Func(name)
+	require.NoError(b, err)
+	s, err := d.NewStream()
+	require.NoError(b, err)
+	defer d.DestroyStream(s)
+	var args [cuda.MaxArgs]uint64 // in, out, bytes 0, factor
+	launch := func() error { return d.Launch(fn, 1, kernels.ScaleThreads, s, &args, 4) }
+	b.Run("kernel", func(b *testing.B) {
+		for b.Loop() {
+			if err := launch(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		require.NoError(b, d.Sync(s))
+	})
+	b.Run("graph", func(b *testing.B) {
+		require.NoError(b, d.BeginCapture(s))
+		require.NoError(b, launch())
+		g, err := d.EndCapture(s)
+		require.NoError(b, err)
+		defer d.DestroyGraph(g)
+		for b.Loop() {
+			if err := d.LaunchGraph(g, s); err != nil {
+				b.Fatal(err)
+			}
+		}
+		require.NoError(b, d.Sync(s))
+	})
+}
+
 // BenchmarkGPUEnqueue measures the host-side cost of one call: argument
 // checks, planning, the launch (one cgo crossing), with the kernels running
 // behind it, on RINGO_TEST_GPUS's first two GPUs. Each rank enqueues from

@@ -33,15 +33,18 @@ type rankState struct {
 	flagFreed bool
 	plans     map[planKey]*planEntry
 	p2pKeys   map[*ring.Plan]uint64 // the schedule keys of point-to-point plans launched (see plan)
-	spare     map[int][]*planEntry  // evicted plans' memory, by size, for new plans
-	launches  uint64                // launches made, the plans' clock
-	churn     bool                  // PlanCache/2 plans were kept once: launches are watched
-	fences    [nFences]fence        // the latest, round robin
-	nfences   int                   // fences recorded
-	old       []*planEntry          // evict's scratch
-	scratch   []byte
-	args      [cuda.MaxArgs]uint64
-	trace     *gpuTrace // nil unless EnableTrace
+	// reduceNames are the reducing kernels' names, by type and device op,
+	// as launches first ask for them.
+	reduceNames [reduce.NumTypes][reduce.DevSumPostDiv + 1]string
+	spare       map[int][]*planEntry // evicted plans' memory, by size, for new plans
+	launches    uint64               // launches made, the plans' clock
+	churn       bool                 // PlanCache/2 plans were kept once: launches are watched
+	fences      [nFences]fence       // the latest, round robin
+	nfences     int                  // fences recorded
+	old         []*planEntry         // evict's scratch
+	scratch     []byte
+	args        [cuda.MaxArgs]uint64
+	trace       *gpuTrace // nil unless EnableTrace
 }
 
 // PlanCache is how many plans a rank keeps in device memory before it
@@ -201,7 +204,7 @@ func (r *Rank) launchPlan(p *ring.Plan, sched bool, seq uint64, in, out uintptr,
 		if p.Spec.Variant.Precision() {
 			name, err = kernels.WireName(f.Type(), p.Spec.WireSize())
 		} else {
-			name, err = kernels.Name(f.Type(), op, true)
+			name, err = r.reduceKernel(f.Type(), op)
 		}
 		if err != nil {
 			return err
@@ -219,6 +222,22 @@ func (r *Rank) launchPlan(p *ring.Plan, sched bool, seq uint64, in, out uintptr,
 		r.trace.launched(p, seq)
 	}
 	return nil
+}
+
+// reduceKernel returns the name of the reducing kernel of type t and op,
+// made once (kernels.Name builds it: an allocation per call otherwise).
+func (r *Rank) reduceKernel(t reduce.DataType, op reduce.DeviceOp) (string, error) {
+	if int(t) >= len(r.reduceNames) || int(op) >= len(r.reduceNames[t]) {
+		return kernels.Name(t, op, true)
+	}
+	if n := r.reduceNames[t][op]; n != "" {
+		return n, nil
+	}
+	n, err := kernels.Name(t, op, true)
+	if err == nil {
+		r.reduceNames[t][op] = n
+	}
+	return n, err
 }
 
 // local is Local in a build with the cuda tag.

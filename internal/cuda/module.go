@@ -113,7 +113,10 @@ func (d *Device) launch(f Func, grid, block int, s Stream, args *[MaxArgs]uint64
 	r := C.ringoLaunch(d.cctx(), f.fn, C.uint(grid), C.uint(block), 0, C.uintptr_t(s), (*C.uint64_t)(unsafe.Pointer(&args[0])), C.int(nargs),
 		w, C.uintptr_t(done), &c, &m)
 	runtime.UnlockOSThread()
-	return c != 0, m != 0, check("launch "+f.name, r)
+	if r != C.CUDA_SUCCESS {
+		return false, false, check("launch "+f.name, r) // named only on failure: no allocation per launch
+	}
+	return c != 0, m != 0, nil
 }
 
 // cctx returns the primary context as a C handle (cu.CUContext holds it as
