@@ -100,6 +100,49 @@ func (s Stream) Handle() uintptr { return s.h }
 // Sync waits for all work on the stream.
 func (s Stream) Sync() error { return device.SyncStream(s.dev, s.h) }
 
+// Graph is a CUDA graph of the work captured from a stream (CaptureGraph):
+// ringo's calls on that stream, and anything else enqueued there, replayed
+// by Launch on any stream of the GPU. A replay of a graph of collectives
+// must be matched by the other ranks' replays (or calls), in order, as the
+// calls themselves would be.
+type Graph struct {
+	dev  int
+	exec uintptr
+}
+
+// CaptureGraph runs fn, capturing what it enqueues on s into a graph
+// instead of running it (CUDA's stream capture, in global mode as PyTorch
+// captures): fn makes ringo calls on s, which record their launches. Each
+// collective's plan is uploaded when first seen, outside the capture, and
+// kept while any graph may launch it. A failing fn, or one whose capture
+// fails (a call the capture cannot record, such as a synchronisation),
+// returns the error and no graph.
+func CaptureGraph(s Stream, fn func() error) (*Graph, error) {
+	if err := device.BeginCapture(s.dev, s.h); err != nil {
+		return nil, err
+	}
+	ferr := fn()
+	exec, err := device.EndCapture(s.dev, s.h)
+	if ferr != nil || err != nil {
+		if err == nil {
+			device.DestroyGraph(s.dev, exec)
+		}
+		return nil, errors.Join(ferr, err)
+	}
+	return &Graph{dev: s.dev, exec: exec}, nil
+}
+
+// Launch enqueues a replay of the graph on stream s of its GPU.
+func (g *Graph) Launch(s Stream) error {
+	if s.dev != g.dev {
+		return fmt.Errorf("%w: a graph of GPU %d launched on a stream of GPU %d", ErrInvalidArgument, g.dev, s.dev)
+	}
+	return device.LaunchGraph(g.dev, g.exec, s.h)
+}
+
+// Close releases the graph (replays already enqueued run to the end).
+func (g *Graph) Close() error { return device.DestroyGraph(g.dev, g.exec) }
+
 // Close destroys a stream made by NewStream.
 func (s Stream) Close() error {
 	if s.h == 0 {

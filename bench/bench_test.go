@@ -157,6 +157,7 @@ func TestOptions(t *testing.T) {
 		func(o *Options) { o.Root = 4 },
 		func(o *Options) { o.Types = []ringo.DataType{99} },
 		func(o *Options) { o.Colls = nil },
+		func(o *Options) { o.Graph = -1 },
 	}
 	for i, mod := range bad {
 		o := Defaults()
@@ -183,4 +184,18 @@ func TestOptions(t *testing.T) {
 	if got := o.maxBytes(3); got != 21*8 {
 		t.Errorf("maxBytes %d, want %d", got, 21*8)
 	}
+}
+
+// TestGraphNeedsGPUs: CUDA graphs (-G) are refused on a host communicator,
+// saying so, before anything runs.
+func TestGraphNeedsGPUs(t *testing.T) {
+	o := Defaults()
+	o.Graph = 2
+	eachLocalRank(t, 2, func(r int, c *ringo.Comm) error {
+		_, err := RunRank(context.Background(), c, o, nil)
+		if err == nil || !strings.Contains(err.Error(), "CUDA graphs (-G 2) time GPU communicators only") {
+			t.Errorf("rank %d: %v", r, err)
+		}
+		return nil
+	})
 }

@@ -23,6 +23,11 @@ type Options struct {
 	Root       int             // -r
 	Unalign    int64           // -u: shift every buffer by this many elements
 	Counts     []int64         // explicit counts (NCCL's count) to run instead of the size sweep
+	// Graph (-G, nccl-tests' flag) > 0 times CUDA graphs: each size's
+	// Iters calls are captured into one graph, replayed Graph times, and
+	// the time is per call; each check replays a graph of one call. GPU
+	// targets only.
+	Graph int
 	// Error (-error) checks with random inputs in [−1, 1) instead of exact
 	// ones: each output element must be the sum the call's arithmetic
 	// makes (in the order of one rotation of the ring, rounded as partial
@@ -101,6 +106,8 @@ func (o *Options) Validate(n int) error {
 		return fmt.Errorf("step of %d bytes must be positive", o.StepBytes)
 	case o.Iters < 1 || o.Warmup < 0 || o.Check < 0:
 		return fmt.Errorf("iterations %d, warm-up %d, checks %d: need ≥ 1, ≥ 0, ≥ 0", o.Iters, o.Warmup, o.Check)
+	case o.Graph < 0:
+		return fmt.Errorf("graph launches %d: need ≥ 0", o.Graph)
 	case o.Root < 0 || o.Root >= n:
 		return fmt.Errorf("root %d outside [0, %d)", o.Root, n)
 	case o.Unalign < 0:

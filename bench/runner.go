@@ -67,6 +67,9 @@ func RunRank(ctx context.Context, c *ringo.Comm, o Options, row func(Row)) ([]Ro
 	if err := o.Validate(c.Size()); err != nil {
 		return nil, err
 	}
+	if o.Graph > 0 {
+		return nil, fmt.Errorf("CUDA graphs (-G %d) time GPU communicators only", o.Graph)
+	}
 	return sweep(ctx, c, c, newHostTarget(ctx, c, o.maxBytes(c.Size())), &o, row)
 }
 
@@ -156,19 +159,25 @@ func (rr *rankRun) measure(coll Coll, t ringo.DataType, k reduce.OpKind, sh shap
 		if err := rr.t.sync(); err != nil {
 			return row, err
 		}
+		timed, calls, done, err := rr.timed(&l)
+		if err != nil {
+			return row, err
+		}
 		if err := rr.barrier(); err != nil {
+			done()
 			return row, err
 		}
 		start := time.Now()
-		for range rr.o.Iters {
-			if err := rr.t.run(&l); err != nil {
-				return row, err
-			}
+		err = timed()
+		if err == nil {
+			err = rr.t.sync()
 		}
-		if err := rr.t.sync(); err != nil {
+		elapsed := time.Since(start)
+		done()
+		if err != nil {
 			return row, err
 		}
-		sec, err := rr.sum(time.Since(start).Seconds() / float64(rr.o.Iters))
+		sec, err := rr.sum(elapsed.Seconds() / float64(calls))
 		if err != nil {
 			return row, err
 		}
@@ -182,7 +191,7 @@ func (rr *rankRun) measure(coll Coll, t ringo.DataType, k reduce.OpKind, sh shap
 			var wrong int64
 			var e errSums
 			for rep := range rr.o.Check {
-				w, err := rr.check(&l, k, uint64(rep+1), &e)
+				w, err := rr.checkOne(&l, k, uint64(rep+1), &e)
 				if err != nil {
 					return row, err
 				}
@@ -206,6 +215,77 @@ func (rr *rankRun) measure(coll Coll, t ringo.DataType, k reduce.OpKind, sh shap
 		}
 	}
 	return row, nil
+}
+
+// timed returns what the timed loop of l runs and how many calls that is:
+// Iters calls, or, with Options.Graph, that many replays of a graph of
+// Iters calls (captured now: the warm-up has made the connections and
+// plans). done releases the graph.
+func (rr *rankRun) timed(l *layout) (run func() error, calls int, done func(), err error) {
+	if rr.o.Graph == 0 {
+		return func() error {
+			for range rr.o.Iters {
+				if err := rr.t.run(l); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, rr.o.Iters, func() {}, nil
+	}
+	g, err := rr.capture(l, rr.o.Iters)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return func() error {
+		for range rr.o.Graph {
+			if err := rr.t.(grapher).launch(g); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, rr.o.Iters * rr.o.Graph, func() { g.Close() }, nil
+}
+
+// checkOne is check of one call of l: run by rr.do, or, with
+// Options.Graph, as the replay of a graph of that one call.
+func (rr *rankRun) checkOne(l *layout, k reduce.OpKind, seed uint64, e *errSums) (int64, error) {
+	if rr.o.Graph == 0 {
+		return rr.check(l, k, seed, e)
+	}
+	g, err := rr.capture(l, 1)
+	if err != nil {
+		return 0, err
+	}
+	defer g.Close()
+	do := rr.do
+	rr.do = func(*layout) error {
+		if err := rr.t.(grapher).launch(g); err != nil {
+			return err
+		}
+		return rr.t.sync()
+	}
+	defer func() { rr.do = do }()
+	return rr.check(l, k, seed, e)
+}
+
+// capture captures n calls of l into a CUDA graph on the rank's stream.
+func (rr *rankRun) capture(l *layout, n int) (*ringo.Graph, error) {
+	gt, ok := rr.t.(grapher)
+	if !ok {
+		return nil, fmt.Errorf("CUDA graphs (-G) on a target without them")
+	}
+	g, err := gt.capture(func() error {
+		for range n {
+			if err := rr.t.run(l); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("capturing %d calls of %v into a CUDA graph: %w", n, l.coll, err)
+	}
+	return g, nil
 }
 
 // op returns this rank's operator for kind k (mulsum scalars differ by rank).

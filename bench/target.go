@@ -123,6 +123,18 @@ func (g *gpuTarget) out(l *layout) uintptr { return g.dev[l.outBuf].Addr() + uin
 
 func (g *gpuTarget) sync() error { return g.c.Wait(g.ctx, g.stream) }
 
+// grapher is a target whose calls CUDA graphs can capture (the GPU's).
+type grapher interface {
+	capture(calls func() error) (*ringo.Graph, error) // what calls enqueues, as a graph
+	launch(g *ringo.Graph) error                      // a replay of g, enqueued
+}
+
+func (g *gpuTarget) capture(calls func() error) (*ringo.Graph, error) {
+	return ringo.CaptureGraph(g.stream, calls)
+}
+
+func (g *gpuTarget) launch(gr *ringo.Graph) error { return gr.Launch(g.stream) }
+
 func (g *gpuTarget) setContext(ctx context.Context) { g.ctx = ctx }
 
 // upload copies both host buffers' used ranges: the input and the poisoned

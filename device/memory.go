@@ -32,6 +32,20 @@ func DestroyStream(dev int, h uintptr) error { return destroyStream(dev, h) }
 // default stream).
 func SyncStream(dev int, h uintptr) error { return syncStream(dev, h) }
 
+// BeginCapture starts capturing the work enqueued on stream h of GPU dev
+// into a CUDA graph (global mode, as PyTorch captures).
+func BeginCapture(dev int, h uintptr) error { return beginCapture(dev, h) }
+
+// EndCapture stops capturing stream h and instantiates what was captured:
+// a CUgraphExec, for LaunchGraph and DestroyGraph.
+func EndCapture(dev int, h uintptr) (uintptr, error) { return endCapture(dev, h) }
+
+// LaunchGraph enqueues a replay of graph g on stream h.
+func LaunchGraph(dev int, g, h uintptr) error { return launchGraph(dev, g, h) }
+
+// DestroyGraph releases graph g.
+func DestroyGraph(dev int, g uintptr) error { return destroyGraph(dev, g) }
+
 // StreamOwned reports whether stream h belongs to GPU dev's primary
 // context.
 func StreamOwned(dev int, h uintptr) (bool, error) { return streamOwned(dev, h) }

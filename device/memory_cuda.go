@@ -103,3 +103,36 @@ func checkPtr(dev int, p uintptr, n int64) (base, size uintptr, err error) {
 	}
 	return uintptr(b), uintptr(sz), nil
 }
+
+func beginCapture(dev int, h uintptr) error {
+	d, err := open(dev)
+	if err != nil {
+		return err
+	}
+	return d.BeginCapture(cuda.Stream(h))
+}
+
+func endCapture(dev int, h uintptr) (uintptr, error) {
+	d, err := open(dev)
+	if err != nil {
+		return 0, err
+	}
+	g, err := d.EndCapture(cuda.Stream(h))
+	return uintptr(g), err
+}
+
+func launchGraph(dev int, g, h uintptr) error {
+	d, err := open(dev)
+	if err != nil {
+		return err
+	}
+	return d.LaunchGraph(cuda.Graph(g), cuda.Stream(h))
+}
+
+func destroyGraph(dev int, g uintptr) error {
+	d, err := open(dev)
+	if err != nil {
+		return err
+	}
+	return d.DestroyGraph(cuda.Graph(g))
+}

@@ -46,4 +46,8 @@ func newStream(int) (uintptr, error)                         { return 0, noCUDA(
 func destroyStream(int, uintptr) error                       { return noCUDA() }
 func syncStream(int, uintptr) error                          { return noCUDA() }
 func streamOwned(int, uintptr) (bool, error)                 { return false, noCUDA() }
+func beginCapture(int, uintptr) error                        { return noCUDA() }
+func endCapture(int, uintptr) (uintptr, error)               { return 0, noCUDA() }
+func launchGraph(int, uintptr, uintptr) error                { return noCUDA() }
+func destroyGraph(int, uintptr) error                        { return noCUDA() }
 func checkPtr(int, uintptr, int64) (uintptr, uintptr, error) { return 0, 0, noCUDA() }
