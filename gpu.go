@@ -111,8 +111,11 @@ type Graph struct {
 }
 
 // CaptureGraph runs fn, capturing what it enqueues on s into a graph
-// instead of running it (CUDA's stream capture, in global mode as PyTorch
-// captures): fn makes ringo calls on s, which record their launches. Each
+// instead of running it (CUDA's stream capture, in relaxed mode, so that
+// other goroutines — ranks of this process capturing or synchronising at
+// the same time — neither break the capture nor are refused because of
+// it; ringo's calls also work under PyTorch's global-mode captures): fn
+// makes ringo calls on s, which record their launches. Each
 // collective's plan is uploaded when first seen, outside the capture, and
 // kept while any graph may launch it. A failing fn, or one whose capture
 // fails (a call the capture cannot record, such as a synchronisation),

@@ -459,7 +459,7 @@ func TestGPUGraphCapture(t *testing.T) {
 	// Capture: each rank's stream records two all-reduces (LL and Simple
 	// sizes) of its buffer in place.
 	for r, rk := range ranks {
-		if err := rk.d.BeginCapture(cuda.Stream(rk.s.Handle())); err != nil {
+		if err := rk.d.BeginCapture(cuda.Stream(rk.s.Handle()), cuda.CaptureGlobal); err != nil {
 			t.Fatal(err)
 		}
 		if err := ringo.AllReduceDevice(context.Background(), comms[r], rk.buf.Slice(0, 7), rk.buf.Slice(0, 7), ringo.OpSum, rk.s); err != nil {
@@ -561,7 +561,7 @@ func BenchmarkGPULaunch(b *testing.B) {
 		require.NoError(b, d.Sync(s))
 	})
 	b.Run("graph", func(b *testing.B) {
-		require.NoError(b, d.BeginCapture(s))
+		require.NoError(b, d.BeginCapture(s, cuda.CaptureGlobal))
 		require.NoError(b, launch())
 		g, err := d.EndCapture(s)
 		require.NoError(b, err)
@@ -1417,7 +1417,7 @@ func TestGPUWorldOfOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The graph: scale send by 2 in place, copy it to recv.
-	if err := d.BeginCapture(cuda.Stream(s.Handle())); err != nil {
+	if err := d.BeginCapture(cuda.Stream(s.Handle()), cuda.CaptureGlobal); err != nil {
 		t.Fatal(err)
 	}
 	if err := ringo.AllReduceDevice(ctx, c, send, send, ringo.PreMul[float32](2), s); err != nil {

@@ -112,16 +112,18 @@ func (l *library) getUniqueID(out unsafe.Pointer) error {
 }
 
 // finalize is ncclCommFinalize: ringo's collectives need no flushing, so it
-// only checks the handle.
+// only checks the handle, and returns ncclSuccess for a non-blocking
+// communicator too (NCCL may return ncclInProgress and finish in the
+// background).
 func (l *library) finalize(h unsafe.Pointer) error {
 	_, err := l.handles.lookup("ncclCommFinalize", h)
 	return err
 }
 
-// getAsyncError is ncclCommGetAsyncError: the state of a communicator, which
-// also becomes ncclGetLastError's text when it is an error. A communicator
-// a shrink replaced reports ncclSuccess (commEntry.shrunk); its calls still
-// fail.
+// getAsyncError is ncclCommGetAsyncError: the state of a communicator
+// (commEntry.async), which also becomes ncclGetLastError's text when it is
+// an error. A communicator a shrink replaced reports ncclSuccess
+// (commEntry.shrunk); its calls still fail.
 func (l *library) getAsyncError(h, out unsafe.Pointer) error {
 	const fn = "ncclCommGetAsyncError"
 	e, err := l.handles.lookup(fn, h)
@@ -131,19 +133,10 @@ func (l *library) getAsyncError(h, out unsafe.Pointer) error {
 	if out == nil {
 		return invalidArg("%s: asyncError is NULL", fn)
 	}
-	st := e.state.Load()
-	var async error
-	switch {
-	case st == nil:
-		putInt32(out, int32(ncclInProgress))
-		return nil
-	case st.err != nil:
-		async = st.err
-	case !e.shrunk.Load():
-		async = st.comm.Err()
-	}
-	putInt32(out, int32(resultOf(async)))
-	if async != nil {
+	async := e.async()
+	res := resultOf(async)
+	putInt32(out, int32(res))
+	if res != ncclSuccess && res != ncclInProgress {
 		l.setLastErr(fmt.Sprintf("%s: comm %p: %v", fn, h, async))
 	}
 	return nil

@@ -2,11 +2,15 @@ package main
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
 	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/internal/env"
 )
 
 // The layout of ncclConfig_t as nccl.h (NCCL 2.27) declares it on a 64-bit
@@ -175,6 +179,49 @@ func (c *commConfig) check(fn string) error {
 	}
 	return nil
 }
+
+// newConfig returns the configuration of a communicator that fn makes: the
+// ncclConfig_t at cfgp, or inherited when cfgp is NULL (NCCL: a split,
+// shrink or grow without a config takes its parent's, an init
+// NCCL_CONFIG_INITIALIZER's), with NCCL_COMM_BLOCKING applied.
+func newConfig(fn string, inherited commConfig, cfgp unsafe.Pointer) (commConfig, error) {
+	cfg := inherited
+	if cfgp != nil {
+		var err error
+		if cfg, err = parseConfig(fn, readConfig(cfgp), configString(cfgp)); err != nil {
+			return commConfig{}, err
+		}
+	}
+	return cfg, cfg.blockingEnv(fn)
+}
+
+var envCommBlocking = env.Var{Name: "COMM_BLOCKING", NCCL: true}
+
+// blockingEnv sets Blocking from NCCL_COMM_BLOCKING (RINGO_COMM_BLOCKING
+// first) when that is 0 or 1, as NCCL's envConfigOverride does. NCCL
+// ignores any other number, and so does ringo, with a warning; text is an
+// error (internal/env's rule).
+func (c *commConfig) blockingEnv(fn string) error {
+	v, name, ok := envCommBlocking.Lookup()
+	if !ok {
+		return nil
+	}
+	v = strings.TrimSpace(v)
+	n, err := strconv.ParseInt(v, 10, 64)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %w", fn, env.Invalid(name, v, "want 0 (non-blocking) or 1 (blocking)"))
+	case n == 0 || n == 1:
+		c.Blocking = int32(n)
+	default:
+		env.Fallback(name, v, "the config's blocking", "not 0 or 1 (NCCL ignores it too)")
+	}
+	return nil
+}
+
+// nonblocking reports whether a communicator made with c is non-blocking
+// (config.blocking 0; unset is NCCL's default, 1).
+func (c *commConfig) nonblocking() bool { return c.Blocking == 0 }
 
 // ringo returns the ringo configuration of a communicator made with c:
 // none of NCCL's fields has a ringo counterpart (ringo reads its channels

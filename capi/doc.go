@@ -36,8 +36,10 @@
 // with it; registration handles are small C blocks. ncclCommDestroy and
 // ncclCommAbort of NULL are no-ops, as in NCCL; any other NULL, destroyed or
 // unknown handle is ncclInvalidArgument naming the argument. A handle whose
-// group has not ended yet is ncclInvalidArgument too, except to
-// ncclCommGetAsyncError, which reports it ncclInProgress.
+// group has not ended yet, or whose communicator a non-blocking call is
+// still making or using, is ncclInvalidArgument too, except to
+// ncclCommGetAsyncError, which reports it ncclInProgress (# Non-blocking
+// communicators).
 //
 // # Creating communicators
 //
@@ -50,54 +52,104 @@
 // also reports dead ones; ringo stops it once every rank has closed.
 //
 // ncclCommInitRank* takes (unique id, nranks, rank, current CUDA device,
-// config). Outside a group the calling thread blocks in ringo until all
-// nranks ranks have joined. Inside ncclGroupStart/End it returns at once,
-// writing the handle (ncclCommGetAsyncError says ncclInProgress, other calls
+// config). Outside a group the calling thread blocks in ringo until all nranks
+// ranks have joined (unless the communicator is non-blocking: # Non-blocking
+// communicators). Inside ncclGroupStart/End it returns at once, writing the
+// handle (ncclCommGetAsyncError says ncclInProgress, other calls
 // ncclInvalidArgument), and the thread's outermost ncclGroupEnd runs every
-// creation deferred in the group concurrently, one goroutine each — they
-// wait for each other in the bootstrap — and blocks until all are done;
-// its result is the first failure, and each handle holds its own outcome.
-// This process refuses a second ncclCommInitRank* of a rank of an id it is
-// already making, and an nranks differing from its other ranks' of that id;
-// ringo's root checks the same across processes. Each creation is bounded by
-// RINGO_TIMEOUT (a Go duration or seconds; default 5 minutes; zero or
-// negative: no limit), counted from the call outside a group or from the
-// group's end; ringo's error names the ranks that never joined and maps to
-// ncclSystemError, and the library adds the ranks of the id it holds back in
-// a group that has not ended. A handle destroyed before its group ends is
-// dropped from it; one destroyed while being made is closed once made.
-// The ranks of one communicator in one process are released together by
-// the last of them destroyed (one thread may destroy them one after
-// another, as nccl-tests does): the others' ncclCommDestroy returns at
-// once; the last waits for all their work, then for the ranks of other
-// processes to be destroyed too (at most 10 seconds; they may still read
-// this process's memory), then frees it all.
+// creation deferred in the group concurrently, one goroutine each — they wait
+// for each other in the bootstrap — and blocks until all are done; its result
+// is the first failure, and each handle holds its own outcome. This process
+// refuses a second ncclCommInitRank* of a rank of an id it is already making,
+// and an nranks differing from its other ranks' of that id; ringo's root
+// checks the same across processes. Each creation is bounded by RINGO_TIMEOUT
+// (a Go duration or seconds; default 5 minutes; zero or negative: no limit),
+// counted from the call outside a group or from the group's end; ringo's error
+// names the ranks that never joined and maps to ncclSystemError, and the
+// library adds the ranks of the id it holds back in a group that has not
+// ended. A handle destroyed before its group ends is dropped from it; one
+// destroyed while being made is closed once made; one aborted while being made
+// has its creation cancelled (ringo gives up at once, and a blocking call or
+// group end waiting for it fails), so ncclCommAbort does not wait for ranks
+// that may never come. The ranks of one communicator in one process are
+// released together by the last of them destroyed (one thread may destroy them
+// one after another, as nccl-tests does): the others' ncclCommDestroy returns
+// at once; the last waits for all their work, then for the ranks of other
+// processes to be destroyed too (at most 10 seconds; they may still read this
+// process's memory), then frees it all.
 //
-// ncclCommSplit is each parent rank's call of ringo's Split, collective
-// over every rank of the parent (in any process): it blocks outside a group
-// and is deferred to the group's end inside one, like an init; ranks of one
-// color form a communicator ordered by (key, parent rank), and
+// ncclCommSplit is each parent rank's call of ringo's Split, collective over
+// every rank of the parent (in any process): like an init, it blocks outside a
+// group (unless non-blocking) and is deferred to the group's end inside one;
+// ranks of one color form a communicator ordered by (key, parent rank), and
 // NCCL_SPLIT_NOCOLOR gets NULL. ncclCommInitAll is uniform with the rest: a
-// fresh unique id, then one concurrent join per device (rank i on
-// devlist[i]); it blocks, in a group or not, and its communicators split
-// like any other. Ranks of one communicator may share a GPU — a device
-// listed twice, or torchrun's ranks on a machine with fewer GPUs — which
-// NCCL refuses ("Duplicate GPU"): their channels are capped so that their
-// kernels fit on the GPU together (ringo.NewGPUComm); ranks in separate
-// processes on one GPU take turns on it (the driver time-slices their
-// contexts, or MPS runs them at once), so they are slower than ranks of
-// one process.
+// fresh unique id, then one concurrent join per device (rank i on devlist[i]);
+// it blocks, in a group or not, and its communicators split like any other.
+// Ranks of one communicator may share a GPU — a device listed twice, or
+// torchrun's ranks on a machine with fewer GPUs — which NCCL refuses
+// ("Duplicate GPU"): their channels are capped so that their kernels fit on
+// the GPU together (ringo.NewGPUComm); ranks in separate processes on one GPU
+// take turns on it (the driver time-slices their contexts, or MPS runs them at
+// once), so they are slower than ranks of one process.
 //
 // ncclCommShrink (NCCL 2.27), ncclCommRevoke, ncclCommGetUniqueId and
 // ncclCommGrow (2.29) are ringo's Shrink (ShrinkAbort under
-// NCCL_SHRINK_ABORT), Revoke, GrowID and Grow (JoinGrow for a new rank,
-// which passes a NULL comm): shrink and grow make their communicators as
-// ncclCommSplit does, blocking outside a group and deferred to its end
-// inside one. ncclCommRevoke returns ncclSuccess at once (never
-// ncclInProgress); NCCL_SHRINK_ABORT does not wait for a launch under way on
-// another thread. Every rank the C ABI makes is a ringo.NewGPUComm rank
-// (ncclCommInitAll's too), which ringo shrinks and grows over its
-// bootstrap, each rank on its GPU. Tested with fakes; not yet run on a GPU.
+// NCCL_SHRINK_ABORT), Revoke, GrowID and Grow (JoinGrow for a new rank, which
+// passes a NULL comm): shrink and grow make their communicators as
+// ncclCommSplit does, blocking outside a group (unless non-blocking) and
+// deferred to its end inside one. ncclCommRevoke returns ncclSuccess at once
+// (never ncclInProgress); NCCL_SHRINK_ABORT does not wait for a launch under
+// way on another thread. Every rank the C ABI makes is a ringo.NewGPUComm rank
+// (ncclCommInitAll's too), which ringo shrinks and grows over its bootstrap,
+// each rank on its GPU. Tested with fakes; not yet run on a GPU.
+//
+// # Non-blocking communicators
+//
+// A communicator is non-blocking when its ncclConfig_t says blocking = 0
+// (a split, shrink or grow without a config takes its parent's), or under
+// NCCL_COMM_BLOCKING=0 whatever its config, NULL too; NCCL_COMM_BLOCKING=1
+// makes every one blocking. RINGO_COMM_BLOCKING is read first; another
+// number is ignored with a warning, as NCCL ignores it, and text is
+// ncclInvalidArgument naming the variable.
+//
+// Outside a group, ncclCommInitRankConfig, ncclCommInitRankScalable,
+// ncclCommSplit, ncclCommShrink and ncclCommGrow of a non-blocking
+// communicator write its handle and return at once, its creation running
+// in the background (bounded by RINGO_TIMEOUT, as a blocking one's): they
+// return its async state, ncclInProgress while it runs. Inside a group they
+// return ncclSuccess, as NCCL's do, and the outermost ncclGroupEnd of a
+// group of non-blocking creations returns ncclInProgress, running them, and
+// then the group's sends and receives, in the background. Until that work
+// is done, ncclCommGetAsyncError says ncclInProgress for every communicator
+// it uses — those it makes, the parents of its splits, shrinks and grows
+// (an NCCL_SPLIT_NOCOLOR rank, which gets no handle, polls its parent),
+// those its sends and receives run on — and their other calls are
+// ncclInvalidArgument, as NCCL's ncclCommEnsureReady makes them, but
+// ncclCommRevoke of one already made, ncclCommFinalize, ncclCommDestroy and
+// ncclCommAbort. Then it says ncclSuccess, or the failure: a creation's for
+// its handle (kept, failed, to be destroyed), the sends' and receives' (or
+// a panic's) for the communicators they ran on, which report it from then
+// on, as NCCL's ncclCommSetAsyncError leaves it.
+//
+// Blocking and non-blocking communicators in one group — its creations,
+// sends and receives; its collectives are launched when called and join no
+// group — are refused as in NCCL: the call that brings the second kind
+// returns ncclInvalidArgument ("Blocking and nonblocking communicators are
+// not allowed in the same group"), and the group's end fails with it,
+// running none of its sends and receives; its creations still run, as a
+// blocking group's do (in the background if the group is non-blocking).
+//
+// Nothing else runs in the background; these return ncclSuccess where NCCL
+// may return ncclInProgress: collectives, and sends and receives outside a
+// group (enqueued when called); a group of sends and receives without
+// creations (enqueued before its end returns); ncclCommInitAll (it blocks;
+// its communicators follow NCCL_COMM_BLOCKING afterwards);
+// ncclCommFinalize (ringo has nothing to flush); ncclCommDestroy (it waits
+// for a creation under way, as for a blocking one); ncclCommAbort (it
+// cancels the creation); ncclCommRevoke. NCCL decides whether a split,
+// shrink or grow blocks by its parent's config, ringo by the new
+// communicator's; they differ only when a config passed to the call says
+// otherwise. Tested with fakes; not yet run on a GPU.
 //
 // Group depth is per OS thread, as NCCL's is (thread-local): a group opened
 // on one thread is closed on the same thread. Collectives are launched at
@@ -112,7 +164,8 @@
 // and receives run at once, as one ringo.SendRecv. Inside one they are
 // recorded, in order, and the thread's outermost ncclGroupEnd runs all of
 // them, on every communicator, as one ringo.SendRecv once the group's
-// creations are done (group.go): each communicator's ops as one launch, the
+// creations are done (group.go; in the background for a group of
+// non-blocking creations): each communicator's ops as one launch, the
 // communicators concurrently. Launched one by one they could not work: two
 // ranks exchanging large messages would each wait in its send for the
 // other's receive, and a thread driving several ranks would wait in rank 0's
@@ -140,12 +193,12 @@
 // # Configuration
 //
 // ncclConfig_t is read as NCCL reads it (size first, at most our 72 bytes,
-// magic, fields newer than its version reset) and never written. blocking=0
-// is accepted but communicators are always created blocking, so calls return
-// ncclSuccess, never ncclInProgress. The CTA, CGA, net, split-share, traffic
-// class, collnet and NVLS fields are validated as NCCL validates them and
-// otherwise ignored: ringo takes its channel count and protocol from
-// NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS and NCCL_PROTO.
+// magic, fields newer than its version reset) and never written. blocking
+// = 0 makes a non-blocking communicator, and NCCL_COMM_BLOCKING overrides
+// it, as in NCCL (# Non-blocking communicators). The CTA, CGA, net,
+// split-share, traffic class, collnet and NVLS fields are validated as NCCL
+// validates them and otherwise ignored: ringo takes its channel count and
+// protocol from NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS and NCCL_PROTO.
 //
 // # Errors
 //

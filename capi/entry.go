@@ -95,6 +95,15 @@ type commEntry struct {
 	// by registry.mu.
 	creation *creation
 
+	// pending counts the background work of non-blocking calls that uses
+	// this communicator (nonblocking.go): while there is any,
+	// ncclCommGetAsyncError says ncclInProgress and other calls are refused.
+	pending atomic.Int32
+	// bgErr is the first failure of such work that is not the failure to
+	// make it (its group's sends and receives): ncclCommGetAsyncError
+	// reports it from then on, as NCCL's ncclCommSetAsyncError.
+	bgErr atomic.Pointer[error]
+
 	// shrunk: a ncclCommShrink of this communicator succeeded. Its async
 	// state is ncclSuccess from then on, as NCCL's (whose NCCL_SHRINK_ABORT
 	// clears the parent's abort flags again): the failure that led to the
@@ -112,16 +121,46 @@ type entryState struct {
 func (e *commEntry) ready(c rankComm) { e.state.Store(&entryState{comm: c}) }
 func (e *commEntry) fail(err error)   { e.state.Store(&entryState{err: err}) }
 
-// get returns the entry's communicator, or why there is none.
-func (e *commEntry) get(fn string) (*entryState, error) {
+// made returns the entry's communicator, or why there is none.
+func (e *commEntry) made(fn string) (*entryState, error) {
 	st := e.state.Load()
 	switch {
 	case st == nil:
-		return nil, invalidArg("%s: comm %p is still being initialised (call ncclGroupEnd first)", fn, e.handle)
+		return nil, invalidArg("%s: comm %p is still being initialised (its ncclGroupEnd has not run, or it is non-blocking and ncclCommGetAsyncError says ncclInProgress)", fn, e.handle)
 	case st.err != nil:
 		return nil, fmt.Errorf("%s: comm %p failed to initialise: %w", fn, e.handle, st.err)
 	}
 	return st, nil
+}
+
+// get is made, refusing also a communicator that background work of a
+// non-blocking call still uses, as NCCL's ncclCommEnsureReady does.
+func (e *commEntry) get(fn string) (*entryState, error) {
+	st, err := e.made(fn)
+	if err == nil && e.pending.Load() > 0 {
+		return nil, invalidArg("%s: comm %p is busy with a non-blocking call (ncclCommGetAsyncError says ncclInProgress until it is done)", fn, e.handle)
+	}
+	return st, err
+}
+
+// async is ncclCommGetAsyncError's answer, as an error: errInProgress
+// while the communicator is being made or background work uses it; then
+// why it could not be made, the first failure of such work, or its
+// communicator's error — none once a shrink replaced it (shrunk).
+func (e *commEntry) async() error {
+	st := e.state.Load()
+	switch {
+	case st == nil || e.pending.Load() > 0:
+		return errInProgress
+	case st.err != nil:
+		return st.err
+	case e.shrunk.Load():
+		return nil
+	}
+	if err := e.bgErr.Load(); err != nil {
+		return *err
+	}
+	return st.comm.Err()
 }
 
 // launch enqueues call on c, the entry's communicator, on the stream with

@@ -15,10 +15,11 @@ import (
 // lib is the library the exports drive.
 var lib = newLibrary()
 
-// finish returns err's result, recording it.
+// finish returns err's result, recording it unless it is ncclSuccess or
+// ncclInProgress.
 func finish(err error) int32 {
-	if err == nil {
-		return int32(ncclSuccess)
+	if err == nil || err == errInProgress {
+		return int32(resultOf(err))
 	}
 	return int32(lib.record(err))
 }
@@ -28,7 +29,7 @@ func finish(err error) int32 {
 func guard(fn string, res *int32) {
 	if p := recover(); p != nil {
 		lib.log.warnf(-1, "%s: panic: %v\n%s", fn, p, debug.Stack())
-		*res = int32(lib.record(apiErrorf(ncclInternalError, "%s: internal error in ringo (Go panic): %v", fn, p)))
+		*res = int32(lib.record(panicError(fn, p)))
 	}
 }
 

@@ -9,23 +9,44 @@ import (
 func (l *library) groupStart(tid uint64) { l.reg.groupStart(tid) }
 
 // groupEnd is ncclGroupEnd. Closing thread tid's outermost group runs what
-// it deferred: first the creations of communicators, concurrently, then —
-// once they are made — the sends and receives, all of them, on every
-// communicator, as one ringo.SendRecv (runP2P), as NCCL launches a group's
-// operations together. It returns the first failure: a creation's, else the
-// argument error of a send or receive of the group (whose sends and
-// receives then do not run, as in NCCL), else the sends' and receives'.
+// it deferred (runGroup). A group of non-blocking creations runs in the
+// background (nonblocking.go): the end returns ncclInProgress at once, or
+// the group's error when one of its calls failed. Otherwise the end blocks
+// and returns the first failure: a creation's, else the argument error of a
+// call of the group (whose sends and receives then do not run, as in NCCL),
+// else the sends' and receives'.
 func (l *library) groupEnd(tid uint64) error {
 	g, err := l.reg.closeGroup(tid)
 	if g == nil {
 		return err
 	}
-	err = l.reg.run(g.deferred)
-	switch {
-	case g.err != nil:
-		return cmp.Or(err, fmt.Errorf("ncclGroupEnd: none of the group's %d sends and receives ran, because an earlier call of the group failed: %w", len(g.p2p), g.err))
-	case len(g.p2p) > 0:
-		err = cmp.Or(err, l.runP2P("ncclGroupEnd", g.p2p))
+	if g.mode == groupNonblocking && len(g.deferred) > 0 {
+		l.background(g)
+		return cmp.Or(g.failure(), errInProgress)
 	}
-	return err
+	created, sent := l.runGroup(g)
+	return cmp.Or(created, g.failure(), sent)
+}
+
+// runGroup runs what group g deferred: first the creations of
+// communicators, concurrently, then — once they are made, and unless a call
+// of the group failed — the sends and receives, all of them, on every
+// communicator, as one ringo.SendRecv (runP2P), as NCCL launches a group's
+// operations together. It returns the creations' first error and the
+// sends' and receives'.
+func (l *library) runGroup(g *groupState) (created, sent error) {
+	created = l.reg.run(g.deferred)
+	if g.err == nil && len(g.p2p) > 0 {
+		sent = l.runP2P("ncclGroupEnd", g.p2p)
+	}
+	return created, sent
+}
+
+// failure is the error a group's end reports for the failed call of the
+// group (g.err), or nil.
+func (g *groupState) failure() error {
+	if g.err == nil {
+		return nil
+	}
+	return fmt.Errorf("ncclGroupEnd: none of the group's %d sends and receives ran, because an earlier call of the group failed: %w", len(g.p2p), g.err)
 }

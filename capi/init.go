@@ -15,8 +15,9 @@ import (
 // ncclCommInitRankScalable with one id: the calling thread's current device
 // becomes rank rank of the nranks-rank communicator of the 128-byte id at
 // idp, whose other ranks may be in this process or in others. Outside a
-// group it blocks until all nranks ranks have joined; inside one it returns
-// the handle at once, and the group's end makes the rank.
+// group it blocks until all nranks ranks have joined (a non-blocking one
+// returns ncclInProgress at once and joins in the background); inside one
+// it returns the handle at once, and the group's end makes the rank.
 func (l *library) initRank(fn string, tid uint64, out unsafe.Pointer, nranks, rank int32, idp, cfgp unsafe.Pointer) error {
 	if out == nil {
 		return invalidArg("%s: comm (the ncclComm_t* to fill) is NULL", fn)
@@ -31,12 +32,9 @@ func (l *library) initRank(fn string, tid uint64, out unsafe.Pointer, nranks, ra
 	if rank < 0 || rank >= nranks {
 		return invalidArg("%s: rank %d is outside [0, %d)", fn, rank, nranks)
 	}
-	cfg := defaultConfig()
-	if cfgp != nil {
-		var err error
-		if cfg, err = parseConfig(fn, readConfig(cfgp), configString(cfgp)); err != nil {
-			return err
-		}
+	cfg, err := newConfig(fn, defaultConfig(), cfgp)
+	if err != nil {
+		return err
 	}
 	dev, err := l.device()
 	if err != nil {
@@ -48,7 +46,7 @@ func (l *library) initRank(fn string, tid uint64, out unsafe.Pointer, nranks, ra
 	e := &commEntry{dev: dev, cfg: cfg}
 	h := l.handles.add(e)
 	l.log.infof(dev, env.SubInit, "%s comm %p rank %d nranks %d cudaDev %d commId %#x - Init START", fn, h, rank, nranks, dev, idHash(id))
-	c := &creation{fn: fn, entry: e, init: &idRank{id: id, nranks: int(nranks), rank: int(rank)}}
+	c := &creation{fn: fn, entry: e, init: &idRank{id: id, nranks: int(nranks), rank: int(rank)}, nonblocking: cfg.nonblocking()}
 	c.run = func(ctx context.Context) (rankComm, error) {
 		comm, err := l.join(ctx, id, int(nranks), int(rank), dev, cfg.ringo())
 		if err != nil {
@@ -58,12 +56,37 @@ func (l *library) initRank(fn string, tid uint64, out unsafe.Pointer, nranks, ra
 		l.logComplete(e, comm, fmt.Sprintf("commId %#x", idHash(id)))
 		return comm, nil
 	}
-	if _, err := l.reg.enroll(tid, c); err != nil {
-		l.handles.remove(fn, h)
+	return l.create(tid, c, out)
+}
+
+// create enrolls c and, once it is accepted, writes its handle (none for
+// NCCL_SPLIT_NOCOLOR) at out. Inside a group c waits for the group's end;
+// outside one a blocking c is made before create returns (its handle is
+// removed if that fails), a non-blocking one in the background: create
+// then returns its handle's async state, ncclInProgress while it runs.
+func (l *library) create(tid uint64, c *creation, out unsafe.Pointer) error {
+	deferred, err := l.reg.enroll(tid, c)
+	now := err == nil && !deferred
+	if now && !c.nonblocking {
+		err = l.reg.run([]*creation{c})
+	}
+	if err != nil {
+		if c.entry != nil {
+			l.handles.remove(c.fn, c.entry.handle)
+		}
 		return err
 	}
-	putPtr(out, h) // inside a group: now, as NCCL does; the group's end fills it
-	return nil
+	if c.entry != nil {
+		putPtr(out, c.entry.handle) // inside a group: now, as NCCL does; the group's end fills it
+	}
+	if !now || !c.nonblocking {
+		return nil
+	}
+	l.background(&groupState{deferred: []*creation{c}})
+	if c.entry == nil {
+		return nil // NCCL_SPLIT_NOCOLOR: the parent says when it is done
+	}
+	return c.entry.async()
 }
 
 // creationError describes the failure of making what, one rank, because of
@@ -141,10 +164,14 @@ func (l *library) initAll(out unsafe.Pointer, ndev int32, devlist unsafe.Pointer
 	if err != nil {
 		return apiErrorf(ncclSystemError, "%s: making a unique id: %v", fn, err)
 	}
+	cfg, err := newConfig(fn, defaultConfig(), nil)
+	if err != nil {
+		return err
+	}
 	l.log.version(devs[0], 0)
 	cs := make([]*creation, ndev)
 	for r, d := range devs {
-		cs[r] = &creation{fn: fn, entry: &commEntry{dev: d, cfg: defaultConfig()}}
+		cs[r] = &creation{fn: fn, entry: &commEntry{dev: d, cfg: cfg}}
 		cs[r].run = func(ctx context.Context) (rankComm, error) {
 			comm, err := l.join(ctx, id, len(devs), r, d, nil)
 			if err != nil {
@@ -170,8 +197,10 @@ func (l *library) initAll(out unsafe.Pointer, ndev int32, devlist unsafe.Pointer
 
 // split is ncclCommSplit: the parent rank's part in ringo's split, which
 // every rank of the parent communicator (in any process) takes. Outside a
-// group it blocks until all have; inside one it returns the handle at once,
-// and the group's end makes the rank. NCCL_SPLIT_NOCOLOR gets NULL.
+// group it blocks until all have (a non-blocking one returns
+// ncclInProgress at once and splits in the background); inside one it
+// returns the handle at once, and the group's end makes the rank.
+// NCCL_SPLIT_NOCOLOR gets NULL.
 func (l *library) split(tid uint64, parent unsafe.Pointer, color, key int32, out, cfgp unsafe.Pointer) error {
 	const fn = "ncclCommSplit"
 	pe, err := l.handles.lookup(fn, parent)
@@ -189,18 +218,15 @@ func (l *library) split(tid uint64, parent unsafe.Pointer, color, key int32, out
 	if err != nil {
 		return err
 	}
-	cfg := pe.cfg // NCCL: a split without a config inherits the parent's
-	if cfgp != nil {
-		if cfg, err = parseConfig(fn, readConfig(cfgp), configString(cfgp)); err != nil {
-			return err
-		}
+	cfg, err := newConfig(fn, pe.cfg, cfgp)
+	if err != nil {
+		return err
 	}
 	pc := pst.comm
-	c := &creation{fn: fn}
-	var h unsafe.Pointer
+	c := &creation{fn: fn, parent: pe, nonblocking: cfg.nonblocking()}
 	if color != ncclSplitNoColor {
 		c.entry = &commEntry{dev: pc.GPU(), cfg: cfg}
-		h = l.handles.add(c.entry)
+		l.handles.add(c.entry)
 	}
 	c.run = func(ctx context.Context) (rankComm, error) {
 		kid, err := pe.split(ctx, pc, int(color), int(key), cfg.ringo())
@@ -217,26 +243,20 @@ func (l *library) split(tid uint64, parent unsafe.Pointer, color, key int32, out
 		l.logComplete(c.entry, kid, fmt.Sprintf("split of %p color %d key %d", parent, color, key))
 		return kid, nil
 	}
-	if _, err := l.reg.enroll(tid, c); err != nil {
-		if h != nil {
-			l.handles.remove(fn, h)
-		}
-		return err
-	}
-	putPtr(out, h)
-	return nil
+	return l.create(tid, c, out)
 }
 
 // release takes handle h out of use: its operators and registrations go,
-// and a creation deferred for it is dropped (one under way is waited for).
-func (l *library) release(fn string, h unsafe.Pointer) (*commEntry, error) {
+// and a creation deferred for it is dropped (one under way is waited for;
+// with abort, cut short first).
+func (l *library) release(fn string, h unsafe.Pointer, abort bool) (*commEntry, error) {
 	e, err := l.handles.remove(fn, h)
 	if err != nil {
 		return nil, err
 	}
 	l.ops.drop(e)
 	l.regs.drop(e)
-	if wait := l.reg.withdraw(e); wait != nil {
+	if wait := l.reg.withdraw(e, abort); wait != nil {
 		<-wait // under way: the entry gets its communicator, closed below
 	}
 	return e, nil
@@ -262,7 +282,7 @@ func (l *library) end(fn, what string, h unsafe.Pointer, abort bool) error {
 	if h == nil {
 		return nil
 	}
-	e, err := l.release(fn, h)
+	e, err := l.release(fn, h, abort)
 	if err != nil {
 		return err
 	}

@@ -55,15 +55,19 @@ func (m *p2pMsg) bytes() int64 { return m.count * int64(m.dt.Size()) }
 // and ncclRecv's peer, or ncclGather's and ncclScatter's root; send and
 // recv are the call's buffers (ncclSend's in send, ncclRecv's in recv).
 // Inside a group its ops are deferred to the group's end, and an argument
-// error also fails the group's end, as in NCCL.
+// error, or a communicator of the other mode (blocking or not) than the
+// group's, also fails the group's end, as in NCCL.
 func (l *library) p2p(tid uint64, api int32, send, recv unsafe.Pointer, count uint64, dt, peer int32, h, stream unsafe.Pointer) error {
 	ops, err := l.p2pOps(api, send, recv, count, dt, peer, h, stream)
 	if err != nil {
 		l.reg.failP2P(tid, err)
 		return err
 	}
-	if len(ops) == 0 || l.reg.deferP2P(tid, ops...) {
+	if len(ops) == 0 {
 		return nil
+	}
+	if deferred, err := l.reg.deferP2P(tid, ops...); deferred || err != nil {
+		return err
 	}
 	return l.runP2P(ops[0].fn, ops)
 }

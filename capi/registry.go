@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -13,15 +14,18 @@ import (
 // every rank of the communicator — in this process or in others — has
 // joined, so the creations of one process run concurrently.
 type creation struct {
-	fn    string     // the API, for messages
-	entry *commEntry // the handle it fills; nil for a split's NCCL_SPLIT_NOCOLOR
-	init  *idRank    // for ncclCommInitRank*: the rank of a unique id it makes
-	run   func(ctx context.Context) (rankComm, error)
+	fn          string     // the API, for messages
+	entry       *commEntry // the handle it fills; nil for a split's NCCL_SPLIT_NOCOLOR
+	parent      *commEntry // the communicator split, shrunk or grown; nil for an init
+	init        *idRank    // for ncclCommInitRank*: the rank of a unique id it makes
+	nonblocking bool       // its communicator's config.blocking is 0 (nonblocking.go)
+	run         func(ctx context.Context) (rankComm, error)
 
 	// Guarded by registry.mu.
-	running   bool          // run has started
-	withdrawn bool          // its handle was destroyed before it started: it never runs
-	finished  chan struct{} // made when it starts; closed once its entry holds the outcome
+	running   bool               // run has started
+	withdrawn bool               // its handle was destroyed before it started: it never runs
+	finished  chan struct{}      // made when it starts; closed once its entry holds the outcome
+	cancel    context.CancelFunc // set when it starts: ends run's context (ncclCommAbort)
 
 	err error // the outcome, set before finished is closed
 }
@@ -46,9 +50,42 @@ const ncclSplitNoColor = -1
 // sends and receives, as one ringo.SendRecv (group.go).
 type groupState struct {
 	depth    int
+	mode     groupMode   // the kind of the communicators of its creations, sends and receives
 	deferred []*creation // enrolled inside the group, run at its end
 	p2p      []p2pOp     // ncclSend, ncclRecv and the calls made of them, in order
-	err      error       // the first sends' or receives' argument error: the end reports it and runs none of them
+	err      error       // the first failure that fails the group (a send's or receive's argument error, a communicator of the other mode): the end reports it and runs none of its sends and receives
+}
+
+// groupMode is the kind of communicators a group holds: NCCL refuses
+// blocking and non-blocking ones in one group.
+type groupMode uint8
+
+const (
+	groupUnset groupMode = iota // none yet
+	groupBlocking
+	groupNonblocking
+)
+
+var groupModes = [...]string{"unset", "blocking", "non-blocking"}
+
+// join admits a creation, send or receive of fn on a communicator that is
+// non-blocking or not into g. The first sets g's mode; one of the other
+// mode is refused, as NCCL refuses it, and fails the group (g.err).
+func (g *groupState) join(fn string, nonblocking bool) error {
+	mode := groupBlocking
+	if nonblocking {
+		mode = groupNonblocking
+	}
+	switch g.mode {
+	case groupUnset:
+		g.mode = mode
+	case mode:
+	default:
+		err := invalidArg("%s: Blocking and nonblocking communicators are not allowed in the same group (this communicator is %s, the group's are %s)", fn, groupModes[mode], groupModes[g.mode])
+		g.err = cmp.Or(g.err, err)
+		return err
+	}
+	return nil
 }
 
 // registry holds the threads' groups and the creations deferred to their
@@ -102,17 +139,22 @@ func (r *registry) closeGroup(tid uint64) (*groupState, error) {
 	return g, nil
 }
 
-// deferP2P records ops in thread tid's group and reports true, or reports
-// false when the thread has no group open (the caller runs them).
-func (r *registry) deferP2P(tid uint64, ops ...p2pOp) bool {
+// deferP2P records ops, of one call on one communicator, in thread tid's
+// group and reports true, or reports false when the thread has no group
+// open (the caller runs them). A communicator of the other mode than the
+// group's is refused (groupState.join).
+func (r *registry) deferP2P(tid uint64, ops ...p2pOp) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	g := r.groups[tid]
 	if g == nil {
-		return false
+		return false, nil
+	}
+	if err := g.join(ops[0].fn, ops[0].entry.cfg.nonblocking()); err != nil {
+		return true, err
 	}
 	g.p2p = append(g.p2p, ops...)
-	return true
+	return true, nil
 }
 
 // failP2P records err, a send's or receive's argument error, in thread
@@ -126,63 +168,68 @@ func (r *registry) failP2P(tid uint64, err error) {
 	}
 }
 
-// enroll takes c. Inside a group of thread tid it is only recorded
-// (deferred = true) and runs at the group's end; otherwise enroll runs it
-// and returns its error. An ncclCommInitRank* creation is refused when this
+// enroll takes c. Inside a group of thread tid it is recorded (deferred =
+// true) to run at the group's end; otherwise the caller runs it
+// (library.create). An ncclCommInitRank* creation is refused when this
 // process is already making the same rank of its unique id, or when its
-// nranks differs from that of the id's other ranks being made here.
+// nranks differs from that of the id's other ranks being made here; one of
+// the other mode than its group's is refused (groupState.join).
 func (r *registry) enroll(tid uint64, c *creation) (deferred bool, err error) {
 	r.mu.Lock()
-	if k := c.init; k != nil {
-		ir := r.inits[k.id]
+	defer r.mu.Unlock()
+	k := c.init
+	var ir *idRanks // this process's other ranks of k's id
+	if k != nil {
+		ir = r.inits[k.id]
+	}
+	switch {
+	case ir != nil && ir.nranks != k.nranks:
+		return false, invalidArg("%s: nranks %d differs from the %d ranks another call in this process gave with the same ncclUniqueId", c.fn, k.nranks, ir.nranks)
+	case ir != nil && ir.ranks[k.rank] != nil:
+		return false, invalidArg("%s: rank %d of ncclUniqueId %#x is already being initialised by another call", c.fn, k.rank, idHash(k.id))
+	}
+	g := r.groups[tid]
+	if g != nil {
+		if err := g.join(c.fn, c.nonblocking); err != nil {
+			return false, err
+		}
+		g.deferred = append(g.deferred, c)
+	}
+	if k != nil {
 		if ir == nil {
 			ir = &idRanks{nranks: k.nranks, ranks: map[int]*creation{}}
 			r.inits[k.id] = ir
-		}
-		switch {
-		case ir.nranks != k.nranks:
-			r.mu.Unlock()
-			return false, invalidArg("%s: nranks %d differs from the %d ranks another call in this process gave with the same ncclUniqueId", c.fn, k.nranks, ir.nranks)
-		case ir.ranks[k.rank] != nil:
-			r.mu.Unlock()
-			return false, invalidArg("%s: rank %d of ncclUniqueId %#x is already being initialised by another call", c.fn, k.rank, idHash(k.id))
 		}
 		ir.ranks[k.rank] = c
 	}
 	if c.entry != nil {
 		c.entry.creation = c
 	}
-	if g := r.groups[tid]; g != nil {
-		g.deferred = append(g.deferred, c)
-		r.mu.Unlock()
-		return true, nil
-	}
-	r.mu.Unlock()
-	return false, r.run([]*creation{c})
+	return g != nil, nil
 }
 
 // run runs the creations of cs that were not withdrawn, each on a
 // goroutine of its own — they wait for each other in ringo's bootstrap —
-// under one context bounded by the timeout, and waits for them all. It
-// returns the first one's error.
+// under one context bounded by the timeout (each may be cancelled alone:
+// withdraw), and waits for them all. It returns the first one's error.
 func (r *registry) run(cs []*creation) error {
+	ctx, cancel := r.context()
+	defer cancel()
 	var live []*creation
+	var ctxs []context.Context
 	r.mu.Lock()
 	for _, c := range cs {
 		if !c.withdrawn {
 			c.running, c.finished = true, make(chan struct{})
-			live = append(live, c)
+			cctx, stop := context.WithCancel(ctx)
+			c.cancel = stop
+			live, ctxs = append(live, c), append(ctxs, cctx)
 		}
 	}
 	r.mu.Unlock()
-	if len(live) == 0 {
-		return nil
-	}
-	ctx, cancel := r.context()
-	defer cancel()
 	var wg sync.WaitGroup
-	for _, c := range live {
-		wg.Go(func() { r.do(ctx, c) })
+	for i, c := range live {
+		wg.Go(func() { r.do(ctxs[i], c) })
 	}
 	wg.Wait()
 	for _, c := range live {
@@ -207,7 +254,7 @@ func (r *registry) do(ctx context.Context, c *creation) {
 	comm, err := func() (comm rankComm, err error) {
 		defer func() {
 			if p := recover(); p != nil {
-				comm, err = nil, apiErrorf(ncclInternalError, "%s: internal error in ringo (Go panic): %v", c.fn, p)
+				comm, err = nil, panicError(c.fn, p)
 			}
 		}()
 		return c.run(ctx)
@@ -264,8 +311,9 @@ func (r *registry) waiting(id [128]byte) []int {
 // withdraw takes a handle being destroyed out of its creation. A creation
 // that has not started never will (its group's end skips it); for one under
 // way it returns a channel closed once it is finished, after which the entry
-// holds its outcome.
-func (r *registry) withdraw(e *commEntry) <-chan struct{} {
+// holds its outcome — with abort, once ringo has given up, as its context
+// is cancelled.
+func (r *registry) withdraw(e *commEntry, abort bool) <-chan struct{} {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := e.creation
@@ -273,6 +321,9 @@ func (r *registry) withdraw(e *commEntry) <-chan struct{} {
 	case c == nil:
 		return nil
 	case c.running:
+		if abort {
+			c.cancel()
+		}
 		return c.finished
 	}
 	c.withdrawn = true

@@ -466,6 +466,28 @@ func TestDestroyWhileCreating(t *testing.T) {
 	}
 }
 
+// Aborting a handle while its rank is being made cancels the creation:
+// the abort returns without waiting for the rank that never comes, and the
+// group's end waiting for it fails.
+func TestAbortWhileCreating(t *testing.T) {
+	tl := newTestLib(t)
+	tl.setTimeout(0)
+	joined := make(chan struct{}, 1)
+	tl.fc.arrived = func([128]byte, int) { joined <- struct{}{} }
+	tl.groupStart(1)
+	h, err := tl.initRank(1, 2, 0, id(34))
+	require.NoError(t, err)
+	ended := make(chan error, 1)
+	go func() { ended <- tl.groupEnd(1) }()
+	<-joined // rank 0 waits in join for rank 1, which never comes
+	require.NoError(t, within(t, "ncclCommAbort", func() error { return tl.abort(h) }))
+	err = within(t, "ncclGroupEnd", func() error { return <-ended })
+	wantResult(t, "the group's end", err, ncclSystemError)
+	assert.ErrorContains(t, err, "ranks [1] never joined")
+	assert.Zero(t, tl.handles.live())
+	assert.Zero(t, tl.reg.pendingCount())
+}
+
 // Destroying a handle whose group never ended withdraws it.
 func TestDestroyPending(t *testing.T) {
 	tl := newTestLib(t)

@@ -56,27 +56,25 @@ func (l *library) shrink(tid uint64, parent, excl unsafe.Pointer, nExcl int32, o
 	if err := checkExclude(pc.Rank(), pc.Size(), exclude); err != nil {
 		return invalidArg("%s: %v", fn, err)
 	}
-	cfg := pe.cfg // as a split: without a config, the parent's
-	if cfgp != nil {
-		if cfg, err = parseConfig(fn, readConfig(cfgp), configString(cfgp)); err != nil {
-			return err
-		}
+	cfg, err := newConfig(fn, pe.cfg, cfgp) // as a split: without a config, the parent's
+	if err != nil {
+		return err
 	}
 	abort := flags == ncclShrinkAbort
 	what := fmt.Sprintf("rank %d of communicator %p (excluding ranks %v)", pc.Rank(), parent, exclude)
-	return l.remake(tid, fn, out, pc, cfg, what, func(ctx context.Context) (rankComm, error) {
+	return l.remake(tid, fn, out, pe, pc, cfg, what, func(ctx context.Context) (rankComm, error) {
 		return pe.shrink(ctx, pc, exclude, cfg.ringo(), abort)
 	})
 }
 
 // remake enrolls the creation of fn's new communicator from pc, this
-// rank's parent, made by make (what names the rank, in errors and the log),
-// and puts its handle at out: at once inside a group, when it is made
-// outside one.
-func (l *library) remake(tid uint64, fn string, out unsafe.Pointer, pc rankComm, cfg commConfig, what string,
+// rank's parent (of handle entry pe), made by make (what names the rank, in
+// errors and the log), and puts its handle at out: at once inside a group
+// or when it is non-blocking, when it is made otherwise (library.create).
+func (l *library) remake(tid uint64, fn string, out unsafe.Pointer, pe *commEntry, pc rankComm, cfg commConfig, what string,
 	make func(ctx context.Context) (rankComm, error)) error {
-	c := &creation{fn: fn, entry: &commEntry{dev: pc.GPU(), cfg: cfg}}
-	h := l.handles.add(c.entry)
+	c := &creation{fn: fn, entry: &commEntry{dev: pc.GPU(), cfg: cfg}, parent: pe, nonblocking: cfg.nonblocking()}
+	l.handles.add(c.entry)
 	c.run = func(ctx context.Context) (rankComm, error) {
 		kid, err := make(ctx)
 		if err != nil {
@@ -85,12 +83,7 @@ func (l *library) remake(tid uint64, fn string, out unsafe.Pointer, pc rankComm,
 		l.logComplete(c.entry, kid, fmt.Sprintf("%s of %s", fn, what))
 		return kid, nil
 	}
-	if _, err := l.reg.enroll(tid, c); err != nil {
-		l.handles.remove(fn, h)
-		return err
-	}
-	putPtr(out, h)
-	return nil
+	return l.create(tid, c, out)
 }
 
 // checkExclude is ncclCommShrink's check of the excluded ranks of rank,
@@ -125,7 +118,7 @@ func (l *library) revoke(h unsafe.Pointer, flags int32) error {
 	if flags != ncclRevokeDefault {
 		return invalidArg("%s: revokeFlags %d: must be NCCL_REVOKE_DEFAULT (0)", fn, flags)
 	}
-	st, err := e.get(fn)
+	st, err := e.made(fn) // even while background work uses it: that is what it is for
 	if err != nil {
 		return err
 	}
@@ -199,14 +192,12 @@ func (l *library) grow(tid uint64, parent unsafe.Pointer, nranks int32, idp unsa
 		id = new(ringo.UniqueID)
 		copy(id[:], unsafe.Slice((*byte)(idp), len(id)))
 	}
-	cfg := pe.cfg
-	if cfgp != nil {
-		if cfg, err = parseConfig(fn, readConfig(cfgp), configString(cfgp)); err != nil {
-			return err
-		}
+	cfg, err := newConfig(fn, pe.cfg, cfgp)
+	if err != nil {
+		return err
 	}
 	what := fmt.Sprintf("rank %d of communicator %p growing to %d ranks", pc.Rank(), parent, nranks)
-	return l.remake(tid, fn, out, pc, cfg, what, func(ctx context.Context) (rankComm, error) {
+	return l.remake(tid, fn, out, pe, pc, cfg, what, func(ctx context.Context) (rankComm, error) {
 		return pe.grow(ctx, pc, int(nranks), id, cfg.ringo())
 	})
 }

@@ -33,7 +33,9 @@ func DestroyStream(dev int, h uintptr) error { return destroyStream(dev, h) }
 func SyncStream(dev int, h uintptr) error { return syncStream(dev, h) }
 
 // BeginCapture starts capturing the work enqueued on stream h of GPU dev
-// into a CUDA graph (global mode, as PyTorch captures).
+// into a CUDA graph, in relaxed mode: no CUDA call of another goroutine —
+// another rank's, on whatever OS thread — breaks the capture or is refused
+// because of it.
 func BeginCapture(dev int, h uintptr) error { return beginCapture(dev, h) }
 
 // EndCapture stops capturing stream h and instantiates what was captured:

@@ -109,7 +109,7 @@ func beginCapture(dev int, h uintptr) error {
 	if err != nil {
 		return err
 	}
-	return d.BeginCapture(cuda.Stream(h))
+	return d.BeginCapture(cuda.Stream(h), cuda.CaptureRelaxed)
 }
 
 func endCapture(dev int, h uintptr) (uintptr, error) {
