@@ -23,8 +23,12 @@ type span struct{ base, size uintptr }
 func NewChecker(dev int) *Checker { return &Checker{dev: dev} }
 
 // Ptr verifies that [p, p+n) lies in memory of the rank's GPU, querying
-// the driver only for allocations it has not seen.
-func (c *Checker) Ptr(p uintptr, n int64) error {
+// the driver only for allocations it has not seen. A buffer of a call on
+// stream h while h is being captured into a graph passes unverified when
+// the driver cannot place it: memory that the capture itself allocated
+// (cuMemAllocAsync, as the C ABI's scratch for receives in place) exists
+// only when the graph runs.
+func (c *Checker) Ptr(p uintptr, n int64, h uintptr) error {
 	for _, k := range c.known {
 		if k.size > 0 && p >= k.base && uint64(p-k.base)+uint64(n) <= uint64(k.size) {
 			return nil
@@ -32,6 +36,9 @@ func (c *Checker) Ptr(p uintptr, n int64) error {
 	}
 	base, size, err := CheckPtr(c.dev, p, n)
 	if err != nil {
+		if capturing, cerr := StreamCapturing(c.dev, h); cerr == nil && capturing {
+			return nil
+		}
 		return err
 	}
 	c.known[c.nextKnown] = span{base, size}

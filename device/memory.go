@@ -48,6 +48,10 @@ func LaunchGraph(dev int, g, h uintptr) error { return launchGraph(dev, g, h) }
 // DestroyGraph releases graph g.
 func DestroyGraph(dev int, g uintptr) error { return destroyGraph(dev, g) }
 
+// StreamCapturing reports whether stream h of GPU dev is being captured
+// into a graph.
+func StreamCapturing(dev int, h uintptr) (bool, error) { return streamCapturing(dev, h) }
+
 // StreamOwned reports whether stream h belongs to GPU dev's primary
 // context.
 func StreamOwned(dev int, h uintptr) (bool, error) { return streamOwned(dev, h) }

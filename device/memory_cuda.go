@@ -136,3 +136,11 @@ func destroyGraph(dev int, g uintptr) error {
 	}
 	return d.DestroyGraph(cuda.Graph(g))
 }
+
+func streamCapturing(dev int, h uintptr) (bool, error) {
+	d, err := open(dev)
+	if err != nil {
+		return false, err
+	}
+	return d.Capturing(cuda.Stream(h))
+}

@@ -50,4 +50,5 @@ func beginCapture(int, uintptr) error                        { return noCUDA() }
 func endCapture(int, uintptr) (uintptr, error)               { return 0, noCUDA() }
 func launchGraph(int, uintptr, uintptr) error                { return noCUDA() }
 func destroyGraph(int, uintptr) error                        { return noCUDA() }
+func streamCapturing(int, uintptr) (bool, error)             { return false, noCUDA() }
 func checkPtr(int, uintptr, int64) (uintptr, uintptr, error) { return 0, 0, noCUDA() }

@@ -18,6 +18,6 @@ func TestNoCUDA(t *testing.T) {
 	_, err := Alloc(0, 8)
 	require.ErrorIs(t, err, errs.ErrNotSupported)
 	assert.ErrorIs(t, err, cuda.ErrNoCUDA)
-	assert.ErrorIs(t, NewChecker(0).Ptr(0x1000, 8), errs.ErrNotSupported)
+	assert.ErrorIs(t, NewChecker(0).Ptr(0x1000, 8, 0), errs.ErrNotSupported)
 	assert.ErrorContains(t, NewChecker(0).Stream(1, 0), "stream of GPU 1 given to a rank on GPU 0")
 }

@@ -52,7 +52,8 @@ func (a *Args) OpName() string {
 // DeviceCheck checks a device call's buffers and stream against the
 // rank's GPU (device.Checker).
 type DeviceCheck interface {
-	Ptr(p uintptr, n int64) error
+	// Ptr checks n bytes at p, a buffer of a call on stream h.
+	Ptr(p uintptr, n int64, h uintptr) error
 	Stream(gpu int, h uintptr) error
 }
 
@@ -151,7 +152,7 @@ func (a *Args) checkBuf(i int, need int64, dev DeviceCheck) error {
 	case need == 0:
 		return nil
 	case a.Device:
-		if err := dev.Ptr(a.Dev[i], need); err != nil {
+		if err := dev.Ptr(a.Dev[i], need, a.Stream); err != nil {
 			return fmt.Errorf("%s buffer: %v", name, err)
 		}
 		return nil

@@ -56,7 +56,7 @@ func (a *Args) checkP2P(rank, size int, dev DeviceCheck) error {
 		case !a.Device:
 			err = checkHost(m.Buf, m.Bytes(), m.Type)
 		case m.Bytes() > 0:
-			err = dev.Ptr(m.Dev, m.Bytes())
+			err = dev.Ptr(m.Dev, m.Bytes(), a.Stream)
 		}
 		if err != nil {
 			return fmt.Errorf("message %d (%v): %v", i, m, err)

@@ -74,6 +74,13 @@ func (d *Device) Query(s Stream) (bool, error) {
 	return done, err
 }
 
+// Capturing reports whether s is being captured into a graph.
+func (d *Device) Capturing(s Stream) (bool, error) {
+	var st C.CUstreamCaptureStatus
+	err := d.Do(func() error { return check("stream capture status", C.cuStreamIsCapturing(s.c(), &st)) })
+	return st != C.CU_STREAM_CAPTURE_STATUS_NONE, err
+}
+
 // Sync waits for all work on s.
 func (d *Device) Sync(s Stream) error {
 	return d.Do(func() error { return check("synchronize stream", C.cuStreamSynchronize(s.c())) })
