@@ -120,6 +120,24 @@ __device__ __forceinline__ bool p2pRecvFlagged(const R& r, P2PEnds& e, char* out
   return true;
 }
 
+// p2pHalf moves unit k of a step's send half (Send: from buf, a const
+// char*) or receive half (to buf, a char*) of n bytes with protocol proto.
+template <typename T, typename R, bool Send, typename Buf>
+__device__ __forceinline__ bool p2pHalf(const R& r, P2PEnds& e, uint32_t proto, Buf buf, int64_t n, uint32_t slot,
+                                        int64_t slice, int k, RingoGeom g, const volatile uint32_t* abortFlag) {
+  switch (proto) {
+    case RINGO_PROTO_LL:
+      if constexpr (Send) return p2pSendFlagged<T, R, ProtoLL>(r, e, buf, n, slot, abortFlag);
+      else return p2pRecvFlagged<T, R, ProtoLL>(r, e, buf, n, slot, abortFlag);
+    case RINGO_PROTO_LL128:
+      if constexpr (Send) return p2pSendFlagged<T, R, ProtoLL128>(r, e, buf, n, slot, abortFlag);
+      else return p2pRecvFlagged<T, R, ProtoLL128>(r, e, buf, n, slot, abortFlag);
+    default:
+      if constexpr (Send) return p2pSendSimple<T, R>(r, e, buf, n, slice, k, g, abortFlag);
+      else return p2pRecvSimple<T, R>(r, e, buf, n, slice, k, g, abortFlag);
+  }
+}
+
 // runP2P runs one channel's point-to-point program. The plan's geometry g
 // is its protocol's; llSlotBytes is an LL slot's, for the LL halves of a
 // plan of another protocol.
@@ -169,32 +187,8 @@ __device__ void runP2P(const R& r, const RingoConn* conns, const RingoStep* step
     const uint32_t sSlot = sp == g.proto ? g.slotBytes : llSlotBytes, rSlot = rp == g.proto ? g.slotBytes : llSlotBytes;
     bool ok = true;
     for (int k = 0; ok && k < max(ns, nr); k++) {
-      if (k < ns) {
-        const char* src = in + s.inOff;
-        switch (sp) {
-          case RINGO_PROTO_LL:
-            ok = p2pSendFlagged<T, R, ProtoLL>(r, e, src, sendBytes, sSlot, abortFlag);
-            break;
-          case RINGO_PROTO_LL128:
-            ok = p2pSendFlagged<T, R, ProtoLL128>(r, e, src, sendBytes, sSlot, abortFlag);
-            break;
-          default:
-            ok = p2pSendSimple<T, R>(r, e, src, sendBytes, slice, k, g, abortFlag);
-        }
-      }
-      if (ok && k < nr) {
-        char* dst = out + s.outOff;
-        switch (rp) {
-          case RINGO_PROTO_LL:
-            ok = p2pRecvFlagged<T, R, ProtoLL>(r, e, dst, recvBytes, rSlot, abortFlag);
-            break;
-          case RINGO_PROTO_LL128:
-            ok = p2pRecvFlagged<T, R, ProtoLL128>(r, e, dst, recvBytes, rSlot, abortFlag);
-            break;
-          default:
-            ok = p2pRecvSimple<T, R>(r, e, dst, recvBytes, slice, k, g, abortFlag);
-        }
-      }
+      if (k < ns) ok = p2pHalf<T, R, true>(r, e, sp, in + s.inOff, sendBytes, sSlot, slice, k, g, abortFlag);
+      if (ok && k < nr) ok = p2pHalf<T, R, false>(r, e, rp, out + s.outOff, recvBytes, rSlot, slice, k, g, abortFlag);
     }
     if (!ok) return;
     tc.end();
