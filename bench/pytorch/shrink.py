@@ -49,6 +49,9 @@ How it works, and why:
   ncclAllReduce on the tensors' memory and the current stream, after rank
   0 broadcasts the weights to the newcomer (ncclBroadcast). A library
   without ncclCommGrow (NCCL before 2.29) skips the grow, said in a line.
+- With TORCH_NCCL_USE_COMM_NONBLOCKING=1 PyTorch makes its communicators
+  non-blocking, and so are those grown from them: the ctypes calls then
+  wait out ncclInProgress on the new communicator's ncclCommGetAsyncError.
 - Every rank's device is LOCAL_RANK modulo the GPUs it sees: on one GPU the
   4 ranks share it, which ringo allows and NCCL refuses ("Duplicate GPU").
 
@@ -108,6 +111,7 @@ def nccl():
         "ncclCommDestroy": [p],
         "ncclGetErrorString": [i],
         "ncclGetLastError": [p],
+        "ncclCommGetAsyncError": [p, p],
     }.items():
         getattr(lib, name).argtypes = args
     lib.ncclGetErrorString.restype = ctypes.c_char_p
@@ -115,7 +119,20 @@ def nccl():
     return lib
 
 
-def check(lib, what, res, comm=None):
+NCCL_IN_PROGRESS = 7  # nccl.h's ncclInProgress
+
+
+def check(lib, what, res, comm=None, timeout=60):
+    """Raises on a failed call; a non-blocking communicator's ncclInProgress
+    (TORCH_NCCL_USE_COMM_NONBLOCKING=1) is waited out on comm's state."""
+    deadline = time.monotonic() + timeout
+    while res == NCCL_IN_PROGRESS and comm is not None and time.monotonic() < deadline:
+        state = ctypes.c_int(NCCL_IN_PROGRESS)
+        if lib.ncclCommGetAsyncError(comm, ctypes.byref(state)) != 0:
+            break
+        res = state.value
+        if res == NCCL_IN_PROGRESS:
+            time.sleep(0.001)
     if res != 0:
         raise RuntimeError(f"{what}: {lib.ncclGetErrorString(res).decode()}: {lib.ncclGetLastError(comm).decode()}")
 
@@ -285,7 +302,7 @@ def worker(args):
             store.set("grow/id", bytes(uid.internal))
             idp = ctypes.byref(uid)
         new = ctypes.c_void_p()
-        check(lib, "ncclCommGrow", lib.ncclCommGrow(comm, WORLD, idp, -1, ctypes.byref(new), None), comm)
+        check(lib, "ncclCommGrow", lib.ncclCommGrow(comm, WORLD, idp, -1, ctypes.byref(new), None), new)
         grown = Grown(lib, new)
         grown.broadcast(w, 0)
         train(args, x, y, w, step, me, WORLD, grown.all_reduce, grown_at=started)
@@ -312,7 +329,7 @@ def replacement(args):
     uid = UniqueId.from_buffer_copy(idb)
     new = ctypes.c_void_p()
     called, started = time.time(), time.monotonic()
-    check(lib, "ncclCommGrow", lib.ncclCommGrow(None, WORLD, ctypes.byref(uid), WORLD - 1, ctypes.byref(new), None))
+    check(lib, "ncclCommGrow", lib.ncclCommGrow(None, WORLD, ctypes.byref(uid), WORLD - 1, ctypes.byref(new), None), new)
     print(f"replacement: rank {WORLD - 1} of {WORLD} from step {step}: ncclCommGrow called at t {called:.3f}, "
           f"took {(time.monotonic() - started) * 1e3:.1f} ms", flush=True)
     x, y = data(args.seed, dev)
