@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -211,23 +212,46 @@ func gpuShrinkThenGrow(ctx context.Context, gpu int, s ringo.Stream, fail func(i
 	return gc, 0
 }
 
+// checkCounts are the sizes checkEveryDevice runs: LL's and Simple's.
+var checkCounts = []int{13, 1<<16 + 3}
+
 // checkEveryDevice runs every collective on c, rank r's data r+1+i%7 at
-// two sizes (LL's and Simple's), and checks the results exactly.
+// checkCounts' sizes, and checks the results exactly, in buffers it
+// allocates on GPU gpu.
 func checkEveryDevice(ctx context.Context, c *ringo.Comm, gpu int, s ringo.Stream) error {
+	send, recv, err := checkBuffers(gpu, c.Size())
+	if err != nil {
+		return err
+	}
+	defer send.Free()
+	defer recv.Free()
+	return checkEveryIn(ctx, c, s, send, recv)
+}
+
+// checkBuffers allocates checkEveryIn's buffers for n ranks on GPU gpu.
+func checkBuffers(gpu, n int) (send, recv ringo.DevPtr[float32], err error) {
+	most := slices.Max(checkCounts)
+	if send, err = ringo.DeviceAlloc[float32](gpu, n*most); err != nil {
+		return send, recv, err
+	}
+	if recv, err = ringo.DeviceAlloc[float32](gpu, n*most); err != nil {
+		send.Free()
+	}
+	return send, recv, err
+}
+
+// checkEveryIn is checkEveryDevice in buffers send and recv of
+// checkBuffers. Ranks of one process sharing a GPU allocate them all
+// first and free them once all are done: a rank's cuMemFree waits for
+// every kernel on the GPU, a peer's among them, which waits for the
+// freeing rank's next launch (seen on one H200: TestGPULocalShrinkSplitGrow
+// hung so).
+func checkEveryIn(ctx context.Context, c *ringo.Comm, s ringo.Stream, send, recv ringo.DevPtr[float32]) error {
 	n, rank := c.Size(), c.Rank()
 	val := func(r, i int) float32 { return float32(r + 1 + i%7) }
 	sum := func(i int) float32 { return float32(n*(n+1)/2 + n*(i%7)) }
-	for _, count := range []int{13, 1<<16 + 3} {
-		send, err := ringo.DeviceAlloc[float32](gpu, n*count)
-		if err != nil {
-			return err
-		}
-		recv, err := ringo.DeviceAlloc[float32](gpu, n*count)
-		if err != nil {
-			send.Free()
-			return err
-		}
-		err = checkCollectives(ctx, c, s, send, recv, count, func(coll string, got []float32) error {
+	for _, count := range checkCounts {
+		err := checkCollectives(ctx, c, s, send.Slice(0, n*count), recv.Slice(0, n*count), count, func(coll string, got []float32) error {
 			for i, v := range got {
 				var want float32
 				switch coll {
@@ -246,8 +270,6 @@ func checkEveryDevice(ctx context.Context, c *ringo.Comm, gpu int, s ringo.Strea
 			}
 			return nil
 		}, val)
-		send.Free()
-		recv.Free()
 		if err != nil {
 			return err
 		}
@@ -312,15 +334,24 @@ func TestGPULocalShrinkSplitGrow(t *testing.T) {
 	comms := localGPUs(t, gpus, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	// Every rank's buffers and stream exist before any collective and go
+	// after the last (checkEveryIn says why).
 	checkAll := func(t *testing.T, cs []*ringo.Comm) {
 		t.Helper()
+		streams := make([]ringo.Stream, len(cs))
+		sends, recvs := make([]ringo.DevPtr[float32], len(cs)), make([]ringo.DevPtr[float32], len(cs))
+		for r, c := range cs {
+			var err error
+			streams[r], err = ringo.NewStream(c.GPU())
+			require.NoError(t, err)
+			defer streams[r].Close()
+			sends[r], recvs[r], err = checkBuffers(c.GPU(), c.Size())
+			require.NoError(t, err)
+			defer sends[r].Free()
+			defer recvs[r].Free()
+		}
 		noErrors(t, each(cs, func(r int, c *ringo.Comm) error {
-			s, err := ringo.NewStream(c.GPU())
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			return checkEveryDevice(ctx, c, c.GPU(), s)
+			return checkEveryIn(ctx, c, streams[r], sends[r], recvs[r])
 		}))
 	}
 
