@@ -28,10 +28,11 @@ import (
 // on 4 ranks again.
 
 // TestGPUProcessesShrink: the above, on RINGO_TEST_GPUS's GPUs in turn
-// (ranks share a GPU when there are fewer than 4), over CUDA IPC and over
-// sockets; every process gives back what it took of its GPU.
+// (ranks share a GPU when there are fewer than 4), over CUDA IPC, host
+// shared memory and sockets; every process gives back what it took of its
+// GPU.
 func TestGPUProcessesShrink(t *testing.T) {
-	for name, env := range ipcAndNet {
+	for name, env := range allTransports {
 		t.Run(name, func(t *testing.T) {
 			for _, kv := range env {
 				k, v, _ := strings.Cut(kv, "=")
