@@ -190,6 +190,15 @@
 // other's data — a send of what a receive of the same group brings — get
 // no such order, in NCCL or here.
 //
+// Every call may be captured into a CUDA graph (nccl-tests' -G, PyTorch's
+// graphs): launches, stream joins, the scratch memory (a capture's
+// cuMemAllocAsync is placed only when the graph runs, so ringo's argument
+// check lets a buffer of a call on a capturing stream pass when the driver
+// cannot place it) and the copies are recorded; each collective's plan is
+// uploaded outside the capture when first seen and kept while a graph may
+// launch it. nccl-tests' eleven binaries with -G 3 -d all: 0 wrong on one
+// H200.
+//
 // # Configuration
 //
 // ncclConfig_t is read as NCCL reads it (size first, at most our 72 bytes,
