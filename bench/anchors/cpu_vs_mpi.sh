@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# cpu_vs_mpi.sh: ringo's CPU all-reduce next to Open MPI's MPI_Allreduce.
+# cpu_vs_mpi.sh: ringo's CPU all-reduce next to Open MPI's MPI_Allreduce and
+# Gloo's (PyTorch's CPU backend).
 #
 #   bench/anchors/cpu_vs_mpi.sh [-b 8 -e 128M -f 2 -n 20 -w 5 -c 1 ...]
-#   bench/anchors/cpu_vs_mpi.sh --deps     only install Open MPI if missing
+#   bench/anchors/cpu_vs_mpi.sh --deps     only install Open MPI and PyTorch if missing
 #
 # Installs Open MPI (Debian: openmpi-bin, libopenmpi-dev) when its wrapper,
-# header or launcher is missing, builds mpi_allreduce.c with mpicc.openmpi
-# into build/anchors/, runs it under mpirun.openmpi with NP ranks, then runs ringo's benchmark with the
-# same flags, saves both outputs in build/anchors/ and prints both tables and
-# a comparison of their out-of-place columns, matched by size.
+# header or launcher is missing and Debian's python3-torch when no python3
+# imports torch, builds mpi_allreduce.c with mpicc.openmpi into
+# build/anchors/, runs it under mpirun.openmpi with NP ranks, then
+# gloo_allreduce.py with NP ranks, then ringo's benchmark, all with the same
+# flags, saves the outputs in build/anchors/ and prints the tables and the
+# comparisons of their out-of-place columns (ringo against each), matched
+# by size. GLOO=0 leaves Gloo out.
 #
 # Environment:
 #   NP               ranks for both benchmarks (default 2)
 #   RINGO_BENCH_CMD  ringo's benchmark command, the flags are appended
 #                    (default: bin/ringo bench --ranks $NP)
 #   MPIRUN_ARGS      extra mpirun arguments (default: none)
+#   GLOO             0: no Gloo run (default 1)
 #
 # Exit status: non-zero when either benchmark fails (including #wrong > 0);
 # the comparison is still printed from whatever rows both produced.
@@ -25,6 +30,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 NP=${NP:-2}
 RINGO_BENCH_CMD=${RINGO_BENCH_CMD:-"bin/ringo bench --ranks $NP"}
 MPIRUN_ARGS=${MPIRUN_ARGS:-}
+GLOO=${GLOO:-1}
 OUT=build/anchors
 
 # Open MPI's own wrapper and launcher: plain mpicc and mpirun are Debian
@@ -66,8 +72,38 @@ ensure_mpi() {
 	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openmpi-bin libopenmpi-dev
 }
 
+# torch_python prints a python3 that imports torch (the PATH's, else
+# Debian's /usr/bin/python3, where python3-torch installs), or nothing.
+torch_python() {
+	local py
+	for py in python3 /usr/bin/python3; do
+		if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import torch.distributed' >/dev/null 2>&1; then
+			command -v "$py"
+			return 0
+		fi
+	done
+}
+
+# ensure_torch installs Debian's python3-torch (Gloo's side) when no python3
+# imports torch.
+ensure_torch() {
+	if [ -n "$(torch_python)" ]; then
+		return 0
+	fi
+	local sudo=()
+	if [ "$(id -u)" -ne 0 ]; then
+		command -v sudo >/dev/null 2>&1 || { echo "cpu_vs_mpi: no python3 imports torch; install python3-torch (needs root or sudo), or GLOO=0" >&2; return 1; }
+		sudo=(sudo)
+	fi
+	command -v apt-get >/dev/null 2>&1 || { echo "cpu_vs_mpi: no python3 imports torch and no apt-get; install PyTorch by hand, or GLOO=0" >&2; return 1; }
+	echo "cpu_vs_mpi: installing Debian's python3-torch (Gloo)" >&2
+	"${sudo[@]}" apt-get update -qq
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-torch
+}
+
 if [ "${1:-}" = "--deps" ]; then
 	ensure_mpi
+	[ "$GLOO" = 0 ] || ensure_torch
 	exit 0
 fi
 
@@ -99,16 +135,29 @@ $MPIRUN --allow-run-as-root --oversubscribe -np "$NP" $MPIRUN_ARGS "$OUT/mpi_all
 	tee "$mpi_out" || mpi_rc=$?
 echo
 
+gloo_out=$OUT/gloo_allreduce.out
+gloo_rc=0
+if [ "$GLOO" != 0 ]; then
+	ensure_torch
+	py=$(torch_python)
+	echo "# === Gloo: $py bench/anchors/gloo_allreduce.py --np $NP ${flags[*]}"
+	"$py" bench/anchors/gloo_allreduce.py --np "$NP" "${flags[@]}" | tee "$gloo_out" || gloo_rc=$?
+	echo
+fi
+
 echo "# === ringo: $RINGO_BENCH_CMD ${flags[*]}"
 # The command is a shell fragment (it may set variables or use a wrapper).
 bash -c "$RINGO_BENCH_CMD \"\$@\"" ringo-bench "${flags[@]}" | tee "$ringo_out" || ringo_rc=$?
 echo
 
-# The comparison: data rows are the lines that start with a number; fields
-# 1 size, 3 type, 6 time, 8 busbw (out-of-place). Ratios ringo/MPI: busbw
-# above 1 means ringo is faster, time below 1 means ringo is faster. A busbw
-# printed as 0.00 gives no ratio; the time ratio is the one to read there.
-awk -v np="$NP" -v mpi_rc="$mpi_rc" -v ringo_rc="$ringo_rc" '
+# compare NAME OUT RC prints ringo against library NAME (its output OUT,
+# its exit status RC). Data rows are the lines that start with a number;
+# fields 1 size, 3 type, 6 time, 8 busbw (out-of-place). Ratios ringo/NAME:
+# busbw above 1 means ringo is faster, time below 1 means ringo is faster.
+# A busbw printed as 0.00 gives no ratio; the time ratio is the one to read
+# there.
+compare() {
+awk -v np="$NP" -v name="$1" -v mpi_rc="$3" -v ringo_rc="$ringo_rc" '
 function ratio(a, b) { return (b > 0 && a > 0) ? sprintf("%.2f", a / b) : "-" }
 function row(f) { return f ~ /^[0-9]+$/ && NF >= 9 }
 FILENAME == ARGV[1] && row($1) { if (!($1 in mtime)) { msize[++nm] = $1; mtype[$1] = $3 } mtime[$1] = $6; mbw[$1] = $8 }
@@ -119,8 +168,8 @@ END {
 	for (i = 1; i <= nm; i++) order[++n] = msize[i]
 	for (i = 1; i <= nr; i++) if (!(rsize[i] in mtime)) order[++n] = rsize[i]
 	type = nm ? mtype[msize[1]] : (nr ? rtype[rsize[1]] : "?")
-	printf "# === ringo vs MPI_Allreduce: out-of-place, %s sum, %d ranks (ratio ringo/MPI: busbw > 1 or time < 1 means ringo is faster)\n", type, np
-	printf "#%13s%12s%12s%8s%12s%12s%8s\n", "size", "MPI busbw", "ringo busbw", "ratio", "MPI time", "ringo time", "ratio"
+	printf "# === ringo vs %s: out-of-place, %s sum, %d ranks (ratio ringo/%s: busbw > 1 or time < 1 means ringo is faster)\n", name, type, np, name
+	printf "#%13s%12s%12s%8s%12s%12s%8s\n", "size", name " busbw", "ringo busbw", "ratio", name " time", "ringo time", "ratio"
 	printf "#%13s%12s%12s%8s%12s%12s%8s\n", "(B)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", ""
 	lbw = 0; lt = 0; kbw = 0; kt = 0
 	for (i = 1; i <= n; i++) {
@@ -134,13 +183,20 @@ END {
 		if (bwr != "-") { lbw += log(rb / mb); kbw++ }
 		if (tr != "-") { lt += log(rt / mt); kt++ }
 	}
-	if (kbw) printf "# geometric mean of busbw ratio ringo/MPI : %.2f (%d sizes)\n", exp(lbw / kbw), kbw
-	if (kt) printf "# geometric mean of time ratio ringo/MPI  : %.2f (%d sizes)\n", exp(lt / kt), kt
-	if (mpi_rc != 0) printf "# MPI benchmark exited with status %d\n", mpi_rc
+	if (kbw) printf "# geometric mean of busbw ratio ringo/%s : %.2f (%d sizes)\n", name, exp(lbw / kbw), kbw
+	if (kt) printf "# geometric mean of time ratio ringo/%s  : %.2f (%d sizes)\n", name, exp(lt / kt), kt
+	if (mpi_rc != 0) printf "# %s benchmark exited with status %d\n", name, mpi_rc
 	if (ringo_rc != 0) printf "# ringo benchmark exited with status %d\n", ringo_rc
-}' "$mpi_out" "$ringo_out" | tee "$OUT/compare.out"
+}' "$2" "$ringo_out"
+}
 
-echo "# outputs: $mpi_out $ringo_out $OUT/compare.out"
-if [ "$mpi_rc" -ne 0 ] || [ "$ringo_rc" -ne 0 ]; then
+compare MPI "$mpi_out" "$mpi_rc" | tee "$OUT/compare.out"
+if [ "$GLOO" != 0 ]; then
+	echo
+	compare Gloo "$gloo_out" "$gloo_rc" | tee -a "$OUT/compare.out"
+fi
+
+echo "# outputs: $mpi_out $([ "$GLOO" != 0 ] && echo "$gloo_out ")$ringo_out $OUT/compare.out"
+if [ "$mpi_rc" -ne 0 ] || [ "$gloo_rc" -ne 0 ] || [ "$ringo_rc" -ne 0 ]; then
 	exit 1
 fi
