@@ -20,9 +20,10 @@
 #   make bench      the CPU benchmark: ringo bench, one process per rank over shared memory
 #   make bench-net  the socket transport between two network namespaces next to raw
 #                   TCP (iperf3) between them, same run (root; installs iperf3)
-#   make bench-cpu-vs-mpi  ringo bench next to Open MPI's MPI_Allreduce, same sizes,
-#                   and a ratio table (installs Open MPI if missing; bench/anchors/)
-#   make mpi-deps   install Open MPI (openmpi-bin, libopenmpi-dev) if its wrapper or header is missing
+#   make bench-cpu-vs-mpi  ringo bench next to Open MPI's MPI_Allreduce and Gloo's all-reduce,
+#                   same sizes, and ratio tables (installs Open MPI and python3-torch if missing;
+#                   GLOO=0 leaves Gloo out; bench/anchors/)
+#   make mpi-deps   install Open MPI (openmpi-bin, libopenmpi-dev) and python3-torch if missing
 #   make fuzz       every fuzz target for FUZZTIME each
 #   make generate   regenerate generated code (stringer)
 
