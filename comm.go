@@ -83,7 +83,7 @@ func NewLocal(n int, cfg *Config) ([]*Comm, error) {
 	if n < 1 {
 		return nil, errs.Invalid("init", -1, "communicator of %d ranks, need at least 1", n)
 	}
-	s, err := resolve(cfg, n, config.Host)
+	s, err := resolve(cfg, n, config.LocalHost)
 	if err != nil {
 		return nil, errs.At("init", -1, err)
 	}

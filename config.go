@@ -24,7 +24,8 @@ type Config struct {
 	Protocol string
 
 	// BuffSize is the Simple FIFO of each connection in bytes (all 8
-	// slots). 0: NCCL_BUFFSIZE, else DefaultBuffSize.
+	// slots). 0: NCCL_BUFFSIZE, else DefaultBuffSize (DefaultLocalBuffSize
+	// for NewLocal's ranks, DefaultGPUBuffSize for GPU ranks).
 	BuffSize int
 
 	// LLBuffSize is the LL FIFO of each connection in bytes. 0:
@@ -80,6 +81,7 @@ type Config struct {
 // Defaults for host communicators; GPU communicators take NCCL's.
 const (
 	DefaultBuffSize      = config.DefaultBuffSize
+	DefaultLocalBuffSize = config.DefaultLocalBuffSize // NewLocal's: heap, not /dev/shm
 	DefaultLLBuffSize    = config.DefaultLLBuffSize
 	DefaultGPUBuffSize   = config.DefaultGPUBuffSize   // NCCL_BUFFSIZE's default
 	DefaultGPULLBuffSize = config.DefaultGPULLBuffSize // NCCL_LL_BUFFSIZE's default

@@ -270,7 +270,7 @@ func TestSendRecvNoComm(t *testing.T) {
 // that never called it.
 func TestSendTimesOut(t *testing.T) {
 	comms := newComms(t, 2, &ringo.Config{Timeout: 200 * time.Millisecond})
-	err := ringo.Send(bg, comms[0], make([]float32, 1<<20), 1)
+	err := ringo.Send(bg, comms[0], make([]float32, ringo.DefaultLocalBuffSize/2), 1) // twice the FIFO: it cannot all go ahead
 	wantErr(t, err, ringo.ErrTimeout, "send rank 0", "waiting for credit (peer rank 1)")
 
 	comms = newComms(t, 3, &ringo.Config{Timeout: 200 * time.Millisecond})

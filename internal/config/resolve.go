@@ -41,7 +41,12 @@ type Request struct {
 // Defaults of the settings; the root package exports them under the same
 // names.
 const (
-	DefaultBuffSize         = 1 << 20
+	DefaultBuffSize = 1 << 20
+	// DefaultLocalBuffSize is host ranks' of one process (NewLocal), whose
+	// FIFOs are heap memory, not /dev/shm: 4 MiB took 2 ranks' all-reduce
+	// busbw from 4.7–5.6 to 9.1–11.1 GB/s at 4–16 MiB, the same below
+	// (the 2-core VM; BENCHMARKS.md, issue 25).
+	DefaultLocalBuffSize    = 4 << 20
 	DefaultLLBuffSize       = 256 << 10
 	DefaultGPUBuffSize      = 4 << 20   // NCCL_BUFFSIZE's default
 	DefaultGPULLBuffSize    = 512 << 10 // NCCL_LL_BUFFSIZE's default
@@ -61,9 +66,12 @@ type Defaults struct {
 	gpu               bool    // choose with the tuner's cost model
 }
 
-// Host and GPU are the defaults of host and GPU communicators.
+// Host and GPU are the defaults of host and GPU communicators; LocalHost
+// is Host for ranks of one process, with larger Simple FIFOs.
 var (
 	Host = Defaults{channels: 1, simple: DefaultBuffSize, ll: DefaultLLBuffSize,
+		protos: [3]bool{ring.LL: true, ring.Simple: true}, what: "the host path"}
+	LocalHost = Defaults{channels: 1, simple: DefaultLocalBuffSize, ll: DefaultLLBuffSize,
 		protos: [3]bool{ring.LL: true, ring.Simple: true}, what: "the host path"}
 	GPU = Defaults{channels: DefaultGPUChannels, simple: DefaultGPUBuffSize, ll: DefaultGPULLBuffSize,
 		ll128: DefaultGPULL128BuffSize, protos: [3]bool{ring.LL: true, ring.LL128: true, ring.Simple: true},
