@@ -43,9 +43,11 @@ type Request struct {
 const (
 	DefaultBuffSize = 1 << 20
 	// DefaultLocalBuffSize is host ranks' of one process (NewLocal), whose
-	// FIFOs are heap memory, not /dev/shm: 4 MiB took 2 ranks' all-reduce
-	// busbw from 4.7–5.6 to 9.1–11.1 GB/s at 4–16 MiB, the same below
-	// (the 2-core VM; BENCHMARKS.md, issue 25).
+	// FIFOs are heap memory, not /dev/shm: 4 MiB took 2 such ranks'
+	// all-reduce busbw from 3.1–4.2 to 5.7–8.7 GB/s at 4–16 MiB, no
+	// clear change below (the 2-core VM; BENCHMARKS.md, issue 25). Ranks
+	// of separate processes gain as much but keep DefaultBuffSize: their
+	// FIFOs live in /dev/shm, which containers often cap at 64 MiB.
 	DefaultLocalBuffSize    = 4 << 20
 	DefaultLLBuffSize       = 256 << 10
 	DefaultGPUBuffSize      = 4 << 20   // NCCL_BUFFSIZE's default
