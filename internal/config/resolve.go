@@ -73,12 +73,17 @@ type Defaults struct {
 var (
 	Host = Defaults{channels: 1, simple: DefaultBuffSize, ll: DefaultLLBuffSize,
 		protos: [3]bool{ring.LL: true, ring.Simple: true}, what: "the host path"}
-	LocalHost = Defaults{channels: 1, simple: DefaultLocalBuffSize, ll: DefaultLLBuffSize,
-		protos: [3]bool{ring.LL: true, ring.Simple: true}, what: "the host path"}
-	GPU = Defaults{channels: DefaultGPUChannels, simple: DefaultGPUBuffSize, ll: DefaultGPULLBuffSize,
+	LocalHost = Host.withSimple(DefaultLocalBuffSize)
+	GPU       = Defaults{channels: DefaultGPUChannels, simple: DefaultGPUBuffSize, ll: DefaultGPULLBuffSize,
 		ll128: DefaultGPULL128BuffSize, protos: [3]bool{ring.LL: true, ring.LL128: true, ring.Simple: true},
 		what: "the GPU path", gpu: true}
 )
+
+// withSimple returns d with Simple FIFOs of bytes.
+func (d Defaults) withSimple(bytes int) Defaults {
+	d.simple = bytes
+	return d
+}
 
 // llMaxBytes is the largest message (bytes per rank buffer) for which the
 // automatic choice takes LL over Simple. On the host every LL word costs an
