@@ -21,21 +21,13 @@ func (c *Comm) usable(op string) error {
 }
 
 // local makes the ranks of a communicator of one process made from c's
-// (Shrink, Split): NewLocal's n host ranks, or NewLocalGPUs's on gpus for
-// a c of GPU ranks.
-func (c *Comm) local(n int, gpus []int, cfg *Config) ([]*Comm, error) {
+// (Shrink, Split), one per entry of gpus (the members' GPU(), -1 for host
+// ranks): NewLocalGPUs's for a c of GPU ranks, else NewLocal's.
+func (c *Comm) local(gpus []int, cfg *Config) ([]*Comm, error) {
 	if c.gpu != nil {
 		return NewLocalGPUs(gpus, cfg)
 	}
-	return NewLocal(n, cfg)
-}
-
-// gpuOrNone is c's GPU, -1 for a host rank.
-func (c *Comm) gpuOrNone() int {
-	if c.gpu == nil {
-		return -1
-	}
-	return c.gpu.dev
+	return NewLocal(len(gpus), cfg)
 }
 
 // rejoin makes this rank rank of the size-rank communicator of id, of c's

@@ -126,12 +126,12 @@ func survivorsOf(rank, size int, exclude []int) (survivors, excluded []int, err 
 // communicator — NewLocalGPUs's, each rank on its GPU, for GPU ranks —
 // with the first survivor's cfg.
 func (c *Comm) shrinkLocal(ctx context.Context, w *group.World, survivors []int, cfg *Config) (*Comm, error) {
-	got, err := w.Meet(ctx, "shrink", c.rank, survivors, localValue{cfg: cfg, gpu: c.gpuOrNone()}, func(values map[int]any) (map[int]any, error) {
+	got, err := w.Meet(ctx, "shrink", c.rank, survivors, localValue{cfg: cfg, gpu: c.GPU()}, func(values map[int]any) (map[int]any, error) {
 		gpus := make([]int, len(survivors))
 		for i, r := range survivors {
 			gpus[i] = values[r].(localValue).gpu
 		}
-		comms, err := c.local(len(survivors), gpus, values[survivors[0]].(localValue).cfg)
+		comms, err := c.local(gpus, values[survivors[0]].(localValue).cfg)
 		if err != nil {
 			return nil, err
 		}

@@ -62,7 +62,7 @@ func (c *Comm) splitLocal(ctx context.Context, w *group.World, color, key int, c
 	for r := range all {
 		all[r] = r
 	}
-	got, err := w.Meet(ctx, "split", c.rank, all, localValue{color: color, key: key, cfg: cfg, gpu: c.gpuOrNone()}, func(values map[int]any) (map[int]any, error) {
+	got, err := w.Meet(ctx, "split", c.rank, all, localValue{color: color, key: key, cfg: cfg, gpu: c.GPU()}, func(values map[int]any) (map[int]any, error) {
 		byColor := map[int][]int{}
 		for r := range c.size {
 			if v := values[r].(localValue); v.color >= 0 {
@@ -78,7 +78,7 @@ func (c *Comm) splitLocal(ctx context.Context, w *group.World, color, key int, c
 			for i, r := range members {
 				gpus[i] = values[r].(localValue).gpu
 			}
-			comms, err := c.local(len(members), gpus, values[members[0]].(localValue).cfg)
+			comms, err := c.local(gpus, values[members[0]].(localValue).cfg)
 			if err != nil {
 				for _, m := range made {
 					m.Close()

@@ -223,14 +223,7 @@ func (rr *rankRun) measure(coll Coll, t ringo.DataType, k reduce.OpKind, sh shap
 // plans). done releases the graph.
 func (rr *rankRun) timed(l *layout) (run func() error, calls int, done func(), err error) {
 	if rr.o.Graph == 0 {
-		return func() error {
-			for range rr.o.Iters {
-				if err := rr.t.run(l); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, rr.o.Iters, func() {}, nil
+		return func() error { return rr.runN(l, rr.o.Iters) }, rr.o.Iters, func() {}, nil
 	}
 	g, err := rr.capture(l, rr.o.Iters)
 	if err != nil {
@@ -268,20 +261,23 @@ func (rr *rankRun) checkOne(l *layout, k reduce.OpKind, seed uint64, e *errSums)
 	return rr.check(l, k, seed, e)
 }
 
+// runN enqueues (a GPU's) or runs n calls of l.
+func (rr *rankRun) runN(l *layout, n int) error {
+	for range n {
+		if err := rr.t.run(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // capture captures n calls of l into a CUDA graph on the rank's stream.
 func (rr *rankRun) capture(l *layout, n int) (*ringo.Graph, error) {
 	gt, ok := rr.t.(grapher)
 	if !ok {
 		return nil, fmt.Errorf("CUDA graphs (-G) on a target without them")
 	}
-	g, err := gt.capture(func() error {
-		for range n {
-			if err := rr.t.run(l); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	g, err := gt.capture(func() error { return rr.runN(l, n) })
 	if err != nil {
 		return nil, fmt.Errorf("capturing %d calls of %v into a CUDA graph: %w", n, l.coll, err)
 	}
