@@ -171,6 +171,10 @@ type gpuRank struct {
 	dev   int
 	exec  *device.Rank
 	check *device.Checker // the argument checks' memory of the GPU's allocations and stream
+	// direct: the communicator's ranks share this process, so a send may
+	// write into its receiver's buffer (ring.P2PSpec.Direct) unless
+	// NCCL_P2P_DIRECT_DISABLE says not to.
+	direct bool
 }
 
 // GPU returns the ordinal of the rank's GPU, or -1 for a host rank.

@@ -97,7 +97,7 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 			return fail(r, err)
 		}
 		comms[r], _ = newComm(r, n, s, w, nil)
-		comms[r].gpu = &gpuRank{dev: gpus[r], exec: exec, check: device.NewChecker(gpus[r])}
+		comms[r].gpu = &gpuRank{dev: gpus[r], exec: exec, check: device.NewChecker(gpus[r]), direct: !s.DirectOff}
 		comms[r].traceKernels()
 		w.GPUs = append(w.GPUs, exec)
 	}

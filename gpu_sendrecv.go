@@ -95,10 +95,12 @@ func (c *Comm) p2pDevice(ctx context.Context, pc *p2pCall) error {
 	}
 	// The plan's protocol for the large messages, LL for those of at most
 	// NCCL_P2P_LL_THRESHOLD bytes: both ends of a message choose alike.
+	// Ranks of one process send Simple messages straight into their
+	// receivers' buffers.
 	proto := c.cfg.Protocol(math.MaxInt64)
 	llMax, llBuff := c.cfg.P2PLL(proto)
 	spec := c.p2ps.start(ring.P2PSpec{Rank: c.rank, Size: c.size, EltSize: 1, Channels: p2pChannels(c.size, c.cfg.Channels),
-		Proto: proto, BuffSize: c.cfg.BuffSize(proto), LLMax: llMax, LLBuffSize: llBuff})
+		Proto: proto, BuffSize: c.cfg.BuffSize(proto), LLMax: llMax, LLBuffSize: llBuff, Direct: c.gpu.direct && proto == ring.Simple})
 	base := [2]uintptr{math.MaxUint, math.MaxUint} // sends', receives'
 	side := func(m *calls.Msg) int {
 		if m.Send {

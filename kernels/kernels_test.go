@@ -174,13 +174,13 @@ func TestGeomAndConns(t *testing.T) {
 	if uint32(g) != 524288 || byte(g>>32) != 2 || byte(g>>40) != 2 || byte(g>>48) != byte(ring.Simple) {
 		t.Fatalf("geom %#x", g)
 	}
-	b := EncodeConns(nil, []Conn{{RecvBuf: 1, SendHead: 6, SendLL: 9, SendLL128: 11}, {State: 7, Trace: 13}})
+	b := EncodeConns(nil, []Conn{{RecvBuf: 1, SendHead: 6, SendLL: 9, SendLL128: 11, SendPtrs: 15, RecvPtrs: 17}, {State: 7, Trace: 13}})
 	if binary.LittleEndian.Uint64(b[ConnBytes+ConnTraceOffset:]) != 13 {
 		t.Fatal("trace pointer not at ConnTraceOffset")
 	}
 	if len(b) != 2*ConnBytes || binary.LittleEndian.Uint64(b[40:]) != 6 || binary.LittleEndian.Uint64(b[64:]) != 9 ||
-		binary.LittleEndian.Uint64(b[88:]) != 11 ||
-		binary.LittleEndian.Uint64(b[ConnBytes+48:]) != 7 || !bytes.Equal(b[96:ConnBytes], make([]byte, ConnBytes-96)) {
+		binary.LittleEndian.Uint64(b[88:]) != 11 || binary.LittleEndian.Uint64(b[104:]) != 15 || binary.LittleEndian.Uint64(b[112:]) != 17 ||
+		binary.LittleEndian.Uint64(b[ConnBytes+48:]) != 7 || !bytes.Equal(b[120:ConnBytes], make([]byte, ConnBytes-120)) {
 		t.Fatalf("conn encoding % x", b)
 	}
 }
@@ -232,6 +232,19 @@ func TestPrimCodes(t *testing.T) {
 	}
 	assert.Equal(t, n, codes["NumPrims"], "NumPrims")
 	assert.Len(t, codes, n+1, "common.cuh has primitives ring does not: %v", codes)
+}
+
+// TestProtoCodes: common.cuh's RINGO_PROTO_ codes are ring.Protocol's
+// values, and its DIRECT code ProtoDirect.
+func TestProtoCodes(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("src", "common.cuh"))
+	require.NoError(t, err)
+	codes := map[string]uint32{}
+	for _, m := range regexp.MustCompile(`(?m)^#define RINGO_PROTO_(\w+) (\d+)`).FindAllStringSubmatch(string(src), -1) {
+		v, _ := strconv.Atoi(m[2])
+		codes[m[1]] = uint32(v)
+	}
+	assert.Equal(t, map[string]uint32{"LL": uint32(ring.LL), "LL128": uint32(ring.LL128), "SIMPLE": uint32(ring.Simple), "DIRECT": ProtoDirect}, codes)
 }
 
 // TestEncodeSendRecv: a SendRecv step carries its slice and received bytes

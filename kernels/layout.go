@@ -102,6 +102,11 @@ func Grid(p *ring.Plan) int {
 	return n
 }
 
+// ProtoDirect is a point-to-point half's protocol code when it moves
+// directly (ring.Plan.Direct; RINGO_PROTO_DIRECT), after ring.Protocol's
+// values.
+const ProtoDirect = uint32(ring.Simple) + 1
+
 // primWord is a step's prim word: its primitive and, in a point-to-point
 // plan, the protocols of its send and receive halves in the next two bytes
 // (prims_p2p.cuh).
@@ -111,8 +116,11 @@ func primWord(p *ring.Plan, st *ring.Step) uint32 {
 		return w
 	}
 	half := func(ll bool) uint32 {
-		if ll {
+		switch {
+		case ll:
 			return uint32(ring.LL)
+		case p.Direct(ll):
+			return ProtoDirect
 		}
 		return uint32(p.Spec.Proto)
 	}
@@ -151,13 +159,18 @@ type Conn struct {
 	RecvLL128 uint64 // local LL128 FIFO of the receive end's connection (0: LL128 off)
 	SendLL128 uint64 // remote LL128 FIFO of the send end's connection
 	Trace     uint64 // the channel's trace buffer (mapped host memory) when tracing; 0 otherwise
+	// SendPtrs (local) and RecvPtrs (remote, the sender's): a connection's
+	// mailbox for direct halves — the slots posted, then NSteps addresses
+	// in the receiver's output — by the head it sits beside.
+	SendPtrs uint64
+	RecvPtrs uint64
 }
 
 // EncodeConns appends the device encoding of conns.
 func EncodeConns(dst []byte, conns []Conn) []byte {
 	for _, c := range conns {
 		var b [ConnBytes]byte
-		for i, v := range []uint64{c.RecvBuf, c.RecvTail, c.RecvHead, c.SendBuf, c.SendTail, c.SendHead, c.State, c.RecvLL, c.SendLL, c.SendPosts, c.RecvLL128, c.SendLL128, c.Trace} {
+		for i, v := range []uint64{c.RecvBuf, c.RecvTail, c.RecvHead, c.SendBuf, c.SendTail, c.SendHead, c.State, c.RecvLL, c.SendLL, c.SendPosts, c.RecvLL128, c.SendLL128, c.Trace, c.SendPtrs, c.RecvPtrs} {
 			binary.LittleEndian.PutUint64(b[8*i:], v)
 		}
 		dst = append(dst, b[:]...)

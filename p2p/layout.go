@@ -16,7 +16,9 @@ import (
 //
 //	tail  (128 B)  steps produced into the entry's incoming connection;
 //	               on a net connection, the post entries follow it (postsOff)
-//	head  (128 B)  steps consumed from the entry's outgoing connection
+//	head  (128 B)  steps consumed from the entry's outgoing connection;
+//	               the mailbox of its direct halves follows it (ptrsOff:
+//	               slots posted, then NSteps addresses)
 //	state (128 B)  the entry's send and receive step (kept across launches)
 //	LL in          LL FIFO of the incoming connection
 //	LL128 in       LL128 FIFO of the incoming connection (none where LL128
@@ -38,6 +40,7 @@ const (
 	tailOff  = 0
 	postsOff = 8 // NSteps u64, inside the tail's line
 	headOff  = 128
+	ptrsOff  = headOff + 8 // 1 + NSteps u64, inside the head's line
 	stateOff = 256
 	llOff    = 384
 )
@@ -83,7 +86,7 @@ func (l Layout) conn(e kernels.Entry, own, from, to uint64) kernels.Conn {
 	simple, ll128 := uint64(l.simpleOff()), uint64(l.ll128Off())
 	k := kernels.Conn{State: own + stateOff}
 	if e.Recv >= 0 {
-		k.RecvBuf, k.RecvTail, k.RecvHead, k.RecvLL = own+simple, own+tailOff, from+headOff, own+llOff
+		k.RecvBuf, k.RecvTail, k.RecvHead, k.RecvLL, k.RecvPtrs = own+simple, own+tailOff, from+headOff, own+llOff, from+ptrsOff
 		if l.Read {
 			k.RecvBuf = from + simple
 		}
@@ -92,7 +95,7 @@ func (l Layout) conn(e kernels.Entry, own, from, to uint64) kernels.Conn {
 		}
 	}
 	if e.Send >= 0 {
-		k.SendBuf, k.SendTail, k.SendHead, k.SendLL = to+simple, to+tailOff, own+headOff, to+llOff
+		k.SendBuf, k.SendTail, k.SendHead, k.SendLL, k.SendPtrs = to+simple, to+tailOff, own+headOff, to+llOff, own+ptrsOff
 		if l.Read {
 			k.SendBuf = own + simple
 		}
@@ -125,6 +128,7 @@ func (l Layout) NetConns(entries []kernels.Entry, self, mirror uint64) []kernels
 		m := mirror + uint64(i)*stride
 		conns[i] = w.conn(e, self+uint64(i)*stride, m, m)
 		conns[i].RecvLL128, conns[i].SendLL128 = 0, 0
+		conns[i].RecvPtrs, conns[i].SendPtrs = 0, 0 // no direct halves through a proxy
 		if e.Send >= 0 {
 			conns[i].SendPosts = m + postsOff
 		}

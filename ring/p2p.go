@@ -44,6 +44,19 @@ import (
 // the skipped slots as credit), so the two stay equal. A FIFO holds NSteps
 // slots, and 2·ChunkSlots − 1 ≤ NSteps (7 ≤ 8).
 //
+// Direct halves. With Direct (ranks of one process, on the device), a
+// Simple half moves no data through the FIFO: at the start of a step whose
+// receive half is direct, the receiver posts where each of its units goes
+// in its output (a mailbox of NSteps addresses by the sender's head, and a
+// count of the slots posted); the sender's unit waits until its own is
+// posted, copies its slice there and advances the tail; the receiver's
+// unit waits for the tail and returns the credit. Counters and rounding
+// are a Simple half's, so protocols still mix on a connection, and the
+// mailbox always has room: a step's receive units span at most ChunkSlots
+// ≤ NSteps slots, and every earlier unit was taken. Unlike a FIFO's, a
+// direct send cannot finish before its receive has started: a send whose
+// receive is issued later, outside the group, waits for it (as NCCL's).
+//
 // Why it cannot deadlock, for any set of matched sends and receives. The
 // channels are independent (each runs on its own connections), so take one.
 // A connection a→b is used by one round only, d = b−a mod n, so the data in
@@ -56,7 +69,8 @@ import (
 //   - A rank x blocked on receive unit k of step i has an empty FIFO from
 //     w = x−d, which has not sent unit k of its step i. An empty FIFO never
 //     blocks a send (a unit and its rounding take at most SlotsPerSlice +
-//     ChunkSlots − 1 ≤ NSteps slots), so w is blocked on a receive too, at
+//     ChunkSlots − 1 ≤ NSteps slots), nor does a direct one (x, in step i,
+//     has posted its units up to step i's), so w is blocked on a receive too, at
 //     unit k' of step i', having sent its units up to k' of step i' (or its
 //     whole send half, if shorter). So (i', k') < (i, k), and around the
 //     cycle x, x−d, x−2d … the places would strictly decrease.
@@ -64,9 +78,10 @@ import (
 //     the slots of step i sent or skipped before the unit, at most
 //     (ChunkSlots − 1) + (ChunkSlots − SlotsPerSlice), and the unit's own
 //     leave y's credit short of the end of chunk i−1, so y is in a step
-//     before i. y is blocked, not on a receive (its FIFO from x holds data),
-//     so on a send at a step before i: around the cycle x, x+d … the steps
-//     would strictly decrease.
+//     before i — as it is when x's unit is direct and y has not posted it.
+//     y is blocked, not on a receive (x has moved all its data of earlier
+//     steps), so on a send at a step before i: around the cycle x, x+d …
+//     the steps would strictly decrease.
 //
 // So some rank can always move, and the
 // plans run to completion. VerifyP2P checks a given set of plans by
@@ -97,13 +112,19 @@ type P2PSpec struct {
 	// Proto.
 	LLMax      int64
 	LLBuffSize int
+	// Direct, with Proto Simple: the messages not sent by LL go straight
+	// from the sender's input into the receiver's output, one copy, at the
+	// addresses the receiver posts for each unit (the device executor, for
+	// ranks of one process, as NCCL's P2P direct); a FIFO slot's counters
+	// still pace them, but no data passes through it.
+	Direct bool
 }
 
 // Equal reports whether s and o are the same spec (their plans are the
 // same).
 func (s *P2PSpec) Equal(o *P2PSpec) bool {
 	return s.Rank == o.Rank && s.Size == o.Size && s.EltSize == o.EltSize && s.Channels == o.Channels &&
-		s.Proto == o.Proto && s.BuffSize == o.BuffSize && s.LLMax == o.LLMax && s.LLBuffSize == o.LLBuffSize && slices.Equal(s.Sends, o.Sends) && slices.Equal(s.Recvs, o.Recvs)
+		s.Proto == o.Proto && s.BuffSize == o.BuffSize && s.LLMax == o.LLMax && s.LLBuffSize == o.LLBuffSize && s.Direct == o.Direct && slices.Equal(s.Sends, o.Sends) && slices.Equal(s.Recvs, o.Recvs)
 }
 
 // Hash returns a 64-bit FNV-1a hash of s: specs that are Equal hash alike.
@@ -116,6 +137,9 @@ func (s *P2PSpec) Hash() uint64 {
 	}
 	for _, v := range [...]int64{int64(s.Rank), int64(s.Size), int64(s.EltSize), int64(s.Channels), int64(s.Proto), int64(s.BuffSize), s.LLMax, int64(s.LLBuffSize), int64(len(s.Sends))} {
 		mix(v)
+	}
+	if s.Direct {
+		mix(1)
 	}
 	for _, xs := range [2][]Xfer{s.Sends, s.Recvs} {
 		for _, x := range xs {
@@ -171,6 +195,8 @@ func (s *P2PSpec) Validate() error {
 		return bad("LL threshold of %d elements is negative", s.LLMax)
 	case s.LLMax > 0 && s.Proto != Simple:
 		return bad("an LL threshold (%d elements) under %v: only a Simple plan sends its small messages by LL", s.LLMax, s.Proto)
+	case s.Direct && s.Proto != Simple:
+		return bad("direct messages under %v: only a Simple plan moves its large messages directly", s.Proto)
 	case s.LLMax > 0 && s.llChunk() < 1:
 		return bad("LL FIFO of %d bytes holds no %d-byte element per slot", s.LLBuffSize, s.EltSize)
 	}
@@ -209,6 +235,10 @@ func (s *P2PSpec) Validate() error {
 // ll reports whether a message of count elements goes by LL under a plan
 // of another protocol.
 func (s *P2PSpec) ll(count int64) bool { return s.LLMax > 0 && count <= s.LLMax }
+
+// Direct reports whether a half moves directly (P2PSpec.Direct): a
+// point-to-point plan's half that is not by LL, when its spec says so.
+func (p *Plan) Direct(ll bool) bool { return p.P2P != nil && p.P2P.Direct && !ll }
 
 // llChunk is the most elements one LL slot carries, aligned down.
 func (s *P2PSpec) llChunk() int64 {

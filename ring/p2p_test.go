@@ -24,7 +24,9 @@ func p2pGeom(n, nch int, proto ring.Protocol, elt int) ring.P2PSpec {
 // TestP2PRandomGroupsVerify: every pattern of random groups — all-to-all,
 // all-to-allv with zeros, gather, scatter, random pairs with several
 // messages to one peer and to itself — on 1 to 6 ranks, 1 to 3 channels,
-// Simple, LL, and Simple with the small messages by LL, with messages from empty to many chunks long, runs to
+// Simple, LL, and Simple with the small messages by LL, each Simple one
+// also direct (the receiver posting its output's addresses, the sender
+// waiting for them), with messages from empty to many chunks long, runs to
 // completion and delivers every message to its receive (Verify).
 func TestP2PRandomGroupsVerify(t *testing.T) {
 	rng := rand.New(rand.NewPCG(20, 1))
@@ -35,6 +37,7 @@ func TestP2PRandomGroupsVerify(t *testing.T) {
 		if g.Proto == ring.Simple && rng.IntN(2) == 0 { // small messages by LL, the rest by Simple
 			g.LLMax, g.LLBuffSize = []int64{1, 20, 200}[rng.IntN(3)], 8*256
 		}
+		g.Direct = g.Proto == ring.Simple && rng.IntN(2) == 0
 		sends, recvs := ringtest.P2PGroup(rng, n, pattern, []int64{3, 100, 2000}[rng.IntN(3)])
 		plans, err := ringtest.P2PPlans(g, sends, recvs)
 		require.NoError(t, err, "trial %d", trial)
@@ -112,6 +115,19 @@ func TestP2PLLHalves(t *testing.T) {
 	plans[1].Channels[0].Steps[0].RecvLL = false
 	assert.ErrorContains(t, ring.Verify(plans), "receives a unit of")
 
+	// So is one end thinking a Simple message goes directly: the sender
+	// waits for addresses never posted (a deadlock), or the receiver meets
+	// a unit through the FIFO.
+	for r := range plans {
+		direct := g
+		direct.Direct = true
+		plans, err := ringtest.P2PPlans(direct, sends, recvs)
+		require.NoError(t, err)
+		require.NoError(t, ring.Verify(plans), "both ends direct")
+		plans[r].P2P.Direct = false
+		assert.Error(t, ring.Verify(plans), "rank %d not direct", r)
+	}
+
 	for _, tc := range []struct {
 		change func(s *ring.P2PSpec)
 		want   string
@@ -119,6 +135,7 @@ func TestP2PLLHalves(t *testing.T) {
 		{func(s *ring.P2PSpec) { s.LLMax = -1 }, "LL threshold of -1 elements is negative"},
 		{func(s *ring.P2PSpec) { s.Proto, s.BuffSize = ring.LL, 8*256 }, "only a Simple plan sends its small messages by LL"},
 		{func(s *ring.P2PSpec) { s.LLBuffSize = 0 }, "LL FIFO of 0 bytes holds no 4-byte element per slot"},
+		{func(s *ring.P2PSpec) { s.Proto, s.BuffSize, s.LLMax, s.Direct = ring.LL, 8*256, 0, true }, "only a Simple plan moves its large messages directly"},
 	} {
 		bad := g
 		tc.change(&bad)
@@ -288,6 +305,7 @@ func TestP2PSpecEqualHash(t *testing.T) {
 		func(s *ring.P2PSpec) { s.Sends[1].Off = 11 }, func(s *ring.P2PSpec) { s.Recvs[0].Peer = 3 },
 		func(s *ring.P2PSpec) { s.Recvs = append(s.Recvs, s.Sends[1]); s.Sends = s.Sends[:1] },
 		func(s *ring.P2PSpec) { s.LLMax = 16 }, func(s *ring.P2PSpec) { s.LLBuffSize = 1 << 16 },
+		func(s *ring.P2PSpec) { s.Direct = true },
 	}
 	for i, change := range changes {
 		c := base()

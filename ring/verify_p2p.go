@@ -4,20 +4,21 @@ import "fmt"
 
 // queue is one connection's FIFO as the device executor keeps it: the
 // units in flight, and the sender's and the receiver's counters in slots
-// (the receiver's is its credit, the head). A send of w slots at counter
-// at needs at+w−taken ≤ NSteps.
+// (the receiver's is its credit, the head), and the slots the receiver has
+// posted its output's addresses for (direct halves). A send of w slots at
+// counter at needs at+w−taken ≤ NSteps, and a direct one at+w ≤ posted.
 type queue struct {
-	units       []unit
-	sent, taken int64
+	units               []unit
+	sent, taken, posted int64
 }
 
-// unit is what one send unit put in a FIFO: its elements, the counter it
-// started at, its slots, and whether it went by LL under a plan of another
-// protocol.
+// unit is what one send unit put in a FIFO (or, direct, into the
+// receiver's output): its elements, the counter it started at, its slots,
+// and whether it went by LL under a plan of another protocol, or directly.
 type unit struct {
-	data      []token
-	at, slots int64
-	ll        bool
+	data       []token
+	at, slots  int64
+	ll, direct bool
 }
 
 func (v *verifier) queue(k connKey) *queue {
@@ -50,8 +51,10 @@ func (q *queue) pop() unit {
 // slots, one by LL (SendLL, RecvLL) a single unit of one slot; send unit k
 // runs before receive unit k. In a point-to-point plan of Simple, a Simple
 // half starts its connection's counter on a multiple of a chunk's slots,
-// on both ends (the receiver returning the slots skipped as credit); a
-// receiver that meets a unit started at another counter, or of the other
+// on both ends (the receiver returning the slots skipped as credit). A
+// direct receive half (Plan.Direct) posts all its units as its step
+// starts, and a direct send unit waits for its own to be posted. A
+// receiver that meets a unit started at another counter, or of another
 // protocol, is an error naming both.
 func (v *verifier) halves(r, c int, st *Step, cur *cursor, where func(string, ...any) error) (ok, done bool, err error) {
 	p := v.plans[r]
@@ -82,10 +85,17 @@ func (v *verifier) halves(r, c int, st *Step, cur *cursor, where func(string, ..
 		nr = units(st.RecvLL)
 	}
 	k := cur.slice
+	if k == 0 && !cur.sent && nr > 0 && p.Direct(st.RecvLL) {
+		q := v.queue(connKey{int(st.RecvPeer), r, c})
+		if end := start(q.taken, 0, false) + int64(nr)*slots(false); end > q.posted {
+			q.posted = end
+			return true, false, nil // progress: a sender may go on
+		}
+	}
 	if !cur.sent && k < ns {
 		q := v.queue(connKey{r, int(st.SendPeer), c})
 		at, w := start(q.sent, k, st.SendLL), slots(st.SendLL)
-		if !q.room(at, w) {
+		if !q.room(at, w) || p.Direct(st.SendLL) && at+w > q.posted {
 			return false, false, nil
 		}
 		off, cnt := st.Slice(k)
@@ -96,7 +106,7 @@ func (v *verifier) halves(r, c int, st *Step, cur *cursor, where func(string, ..
 		if lo < 0 || hi > int64(len(v.in[r])) {
 			return false, false, where("reads input [%d, %d) outside [0, %d)", lo, hi, len(v.in[r]))
 		}
-		q.push(unit{data: append([]token(nil), v.in[r][lo:hi]...), at: at, slots: w, ll: st.SendLL})
+		q.push(unit{data: append([]token(nil), v.in[r][lo:hi]...), at: at, slots: w, ll: st.SendLL, direct: p.Direct(st.SendLL)})
 		cur.sent = true
 		return true, false, nil
 	}
@@ -106,9 +116,9 @@ func (v *verifier) halves(r, c int, st *Step, cur *cursor, where func(string, ..
 			return false, false, nil
 		}
 		at, w := start(q.taken, k, st.RecvLL), slots(st.RecvLL)
-		if u := q.units[0]; u.ll != st.RecvLL || u.at != at || u.slots != w {
-			return false, false, where("receives a unit of %d slots at counter %d (LL %v) from rank %d, which sent one of %d at %d (LL %v)",
-				w, at, st.RecvLL, st.RecvPeer, u.slots, u.at, u.ll)
+		if u := q.units[0]; u.ll != st.RecvLL || u.direct != p.Direct(st.RecvLL) || u.at != at || u.slots != w {
+			return false, false, where("receives a unit of %d slots at counter %d (LL %v, direct %v) from rank %d, which sent one of %d at %d (LL %v, direct %v)",
+				w, at, st.RecvLL, p.Direct(st.RecvLL), st.RecvPeer, u.slots, u.at, u.ll, u.direct)
 		}
 		data := q.pop().data
 		off, cnt := st.RecvSlice(k)

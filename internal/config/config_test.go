@@ -237,6 +237,8 @@ func TestResolveEnv(t *testing.T) {
 		{name: "NCCL_SHM_DISABLE", value: "2", err: flag},
 		{name: "NCCL_P2P_READ_ENABLE", value: "true", err: flag},
 		{name: "NCCL_P2P_READ_ENABLE", value: "1", gpu: true, check: func(t *testing.T, s Settings) { assert.True(t, s.Layout().Read) }},
+		{name: "NCCL_P2P_DIRECT_DISABLE", value: "yes", err: flag},
+		{name: "NCCL_P2P_DIRECT_DISABLE", value: "1", gpu: true, check: func(t *testing.T, s Settings) { assert.True(t, s.DirectOff) }},
 		{name: "RINGO_CHECK", value: "on", err: flag},
 		{name: "NCCL_NVTX_DISABLE", value: "-1", err: flag},
 		{name: "NCCL_NET", value: "verbs", err: "names no transport ringo has (want Socket or IB)"},

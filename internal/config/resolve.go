@@ -106,6 +106,7 @@ var (
 	envTuneFile    = env.Var{Name: "TUNE_FILE"}
 	envP2PRead     = env.Var{Name: "P2P_READ_ENABLE", NCCL: true}
 	envP2PDisable  = env.Var{Name: "P2P_DISABLE", NCCL: true}
+	envP2PDirect   = env.Var{Name: "P2P_DIRECT_DISABLE", NCCL: true}
 	envShmDisable  = env.Var{Name: "SHM_DISABLE", NCCL: true}
 	envVariant     = env.Var{Name: "VARIANT"}
 	envGroup       = env.Var{Name: "GROUP"}
@@ -137,6 +138,7 @@ type Settings struct {
 	P2POff      bool // NCCL_P2P_DISABLE=1: GPUs do not reach each other's memory
 	SHMOff      bool // NCCL_SHM_DISABLE=1: ranks of one host do not share memory
 	P2PRead     bool // NCCL_P2P_READ_ENABLE=1: GPU Simple slots at the sender, read by the receiver
+	DirectOff   bool // NCCL_P2P_DIRECT_DISABLE=1: GPU ranks of one process send through FIFOs, not into each other's buffers
 
 	ChannelsGiven bool // channels came from Config.Channels
 	ChannelsMax   int  // otherwise: NCCL_MAX_NCHANNELS or MaxChannels
@@ -360,6 +362,7 @@ func (s *Settings) readSwitches() error {
 		{&s.P2POff, envP2PDisable.Flag},
 		{&s.SHMOff, envShmDisable.Flag},
 		{&s.P2PRead, envP2PRead.Flag},
+		{&s.DirectOff, envP2PDirect.Flag},
 		{new(bool), nvtx.Disabled},
 	} {
 		if *f.to, err = f.get(); err != nil {

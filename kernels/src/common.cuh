@@ -71,7 +71,12 @@ struct RingoConn {
   char* recvLL128;        // local: LL128 FIFO of the receive end's connection (null where LL128 is off)
   char* sendLL128;        // remote: LL128 FIFO of the send end's connection
   uint64_t* trace;        // host (mapped): this channel's step timestamps when tracing (else null), see ringoTrace
-  uint64_t pad[3];
+  // A connection's mailbox for direct halves (prims_p2p.cuh), beside the
+  // sender's head: [0] the slots posted, [1 + slot % NSTEPS] where in the
+  // receiver's output each posted unit goes.
+  uint64_t* sendPtrs;     // local: the send end's mailbox, which the receiver fills
+  uint64_t* recvPtrs;     // remote: the receive end's, in the sender's memory
+  uint64_t pad;
 };
 static_assert(sizeof(RingoConn) == 128, "RingoConn layout");
 
@@ -79,6 +84,7 @@ static_assert(sizeof(RingoConn) == 128, "RingoConn layout");
 #define RINGO_PROTO_LL 0
 #define RINGO_PROTO_LL128 1
 #define RINGO_PROTO_SIMPLE 2
+#define RINGO_PROTO_DIRECT 3  // a point-to-point half of a Simple plan straight into the receiver's output (kernels.ProtoDirect)
 
 // Launch geometry packed in one 64-bit kernel parameter.
 struct RingoGeom {

@@ -6,6 +6,13 @@
 // protocol. A step's prim word carries them: the primitive in bits 0–7,
 // the send half's protocol in 8–15, the receive half's in 16–23. Both ends
 // of a connection see the same messages in the same order, so they agree.
+// A Simple half of a plan whose ranks share a process may be direct
+// (RINGO_PROTO_DIRECT, ring.P2PSpec.Direct): its units go straight from
+// the sender's input into the receiver's output. As its step starts, the
+// receiver posts where each of its units goes (the connection's mailbox,
+// beside the sender's head); the sender waits for its unit's post, copies,
+// and advances the tail; the receiver waits for the tail and returns the
+// credit. The slots are counted as a Simple half's, though none is used.
 //
 // Units. A Simple half moves slicesPerStep slices of slotsPerSlice slots, a
 // flagged half (LL, LL128) one slot. A step runs its halves' units in turn
@@ -31,22 +38,33 @@ struct P2PEnds {
   uint64_t posted;  // the poster's: the tail of the last post (net connections)
 };
 
-// p2pSendSimple moves slice k of a Simple send half of n bytes from in.
-template <typename T, typename R>
+// simpleUnits reports whether a half of protocol p moves in a Simple
+// half's units: Simple, or direct.
+__device__ __forceinline__ bool simpleUnits(uint32_t p) { return p == RINGO_PROTO_SIMPLE || p == RINGO_PROTO_DIRECT; }
+
+// p2pSendSimple moves slice k of a Simple send half of n bytes from in:
+// into the FIFO's slots, or (Direct) to where the receiver posted it.
+template <typename T, typename R, bool Direct>
 __device__ __forceinline__ bool p2pSendSimple(const R& r, P2PEnds& e, const char* in, int64_t n, int64_t slice, int k,
                                               RingoGeom g, const volatile uint32_t* abortFlag) {
+  __shared__ char* dst;  // the unit's destination, as thread 32 read it
   const int tid = threadIdx.x;
   const uint64_t sps = g.slotsPerSlice;
   const int64_t off = min((int64_t)k * slice, n), len = min(off + slice, n) - off;
   bool aborted = false;
   if (tid < RINGO_NWORKERS) {
-    // Credit: head + NSTEPS ≥ sendStep + sps.
-    if (tid == 32 && e.sendStep + sps > RINGO_NSTEPS)
-      aborted = !spinUntil(e.sc->sendHead, e.sendStep + sps - RINGO_NSTEPS, abortFlag);
+    if (tid == 32) {
+      if constexpr (Direct) {  // the receiver's post of this unit
+        aborted = !spinUntil(e.sc->sendPtrs, e.sendStep + sps, abortFlag);
+        dst = aborted ? nullptr : (char*)ringoLoadAcquire(e.sc->sendPtrs + 1 + e.sendStep % RINGO_NSTEPS);
+      } else {  // credit: head + NSTEPS ≥ sendStep + sps
+        if (e.sendStep + sps > RINGO_NSTEPS)
+          aborted = !spinUntil(e.sc->sendHead, e.sendStep + sps - RINGO_NSTEPS, abortFlag);
+        dst = e.sc->sendBuf + (e.sendStep % RINGO_NSTEPS) * g.slotBytes;
+      }
+    }
     barWorkers();
-    if (len > 0)
-      Mover<T, T, R>::move(r, PrimSend, nullptr, e.sc->sendBuf + (e.sendStep % RINGO_NSTEPS) * g.slotBytes, in + off,
-                           nullptr, len);
+    if (len > 0 && dst != nullptr) Mover<T, T, R>::move(r, PrimSend, nullptr, dst, in + off, nullptr, len);
   }
   if (__syncthreads_or(aborted)) return false;
   if (tid == RINGO_NTHREADS - 32) {
@@ -62,8 +80,9 @@ __device__ __forceinline__ bool p2pSendSimple(const R& r, P2PEnds& e, const char
   return true;
 }
 
-// p2pRecvSimple moves slice k of a Simple receive half of n bytes to out.
-template <typename T, typename R>
+// p2pRecvSimple moves slice k of a Simple receive half of n bytes to out
+// (Direct: waits for the sender to have moved it there).
+template <typename T, typename R, bool Direct>
 __device__ __forceinline__ bool p2pRecvSimple(const R& r, P2PEnds& e, char* out, int64_t n, int64_t slice, int k,
                                               RingoGeom g, const volatile uint32_t* abortFlag) {
   const int tid = threadIdx.x;
@@ -73,7 +92,7 @@ __device__ __forceinline__ bool p2pRecvSimple(const R& r, P2PEnds& e, char* out,
   if (tid < RINGO_NWORKERS) {
     if (tid == 0) aborted = !spinUntil(e.rc->recvTail, e.recvStep + sps, abortFlag);
     barWorkers();
-    if (len > 0)
+    if (!Direct && len > 0)
       Mover<T, T, R>::move(r, PrimRecv, e.rc->recvBuf + (e.recvStep % RINGO_NSTEPS) * g.slotBytes, nullptr, nullptr,
                            out + off, len);
   }
@@ -132,9 +151,12 @@ __device__ __forceinline__ bool p2pHalf(const R& r, P2PEnds& e, uint32_t proto, 
     case RINGO_PROTO_LL128:
       if constexpr (Send) return p2pSendFlagged<T, R, ProtoLL128>(r, e, buf, n, slot, abortFlag);
       else return p2pRecvFlagged<T, R, ProtoLL128>(r, e, buf, n, slot, abortFlag);
+    case RINGO_PROTO_DIRECT:
+      if constexpr (Send) return p2pSendSimple<T, R, true>(r, e, buf, n, slice, k, g, abortFlag);
+      else return p2pRecvSimple<T, R, true>(r, e, buf, n, slice, k, g, abortFlag);
     default:
-      if constexpr (Send) return p2pSendSimple<T, R>(r, e, buf, n, slice, k, g, abortFlag);
-      else return p2pRecvSimple<T, R>(r, e, buf, n, slice, k, g, abortFlag);
+      if constexpr (Send) return p2pSendSimple<T, R, false>(r, e, buf, n, slice, k, g, abortFlag);
+      else return p2pRecvSimple<T, R, false>(r, e, buf, n, slice, k, g, abortFlag);
   }
 }
 
@@ -177,12 +199,19 @@ __device__ void runP2P(const R& r, const RingoConn* conns, const RingoStep* step
     }
     const int64_t sendBytes = s.bytes, recvBytes = prim == PrimSendRecv ? s.sendRecv.recvBytes : s.bytes;
     const int64_t slice = prim == PrimSendRecv ? s.sendRecv.sliceBytes : s.sliceBytes;
-    const int ns = !sends ? 0 : sp == RINGO_PROTO_SIMPLE ? g.slicesPerStep : 1;
-    const int nr = !recvs ? 0 : rp == RINGO_PROTO_SIMPLE ? g.slicesPerStep : 1;
-    if (ns > 0 && sp == RINGO_PROTO_SIMPLE) e.sendStep = (e.sendStep + per - 1) / per * per;
-    if (nr > 0 && rp == RINGO_PROTO_SIMPLE && e.recvStep % per != 0) {
+    const int ns = !sends ? 0 : simpleUnits(sp) ? g.slicesPerStep : 1;
+    const int nr = !recvs ? 0 : simpleUnits(rp) ? g.slicesPerStep : 1;
+    if (ns > 0 && simpleUnits(sp)) e.sendStep = (e.sendStep + per - 1) / per * per;
+    if (nr > 0 && simpleUnits(rp) && e.recvStep % per != 0) {
       e.recvStep = (e.recvStep + per - 1) / per * per;
       if (poster) ringoStoreRelaxed(e.rc->recvHead, e.recvStep);  // the skipped slots, as credit
+    }
+    if (nr > 0 && rp == RINGO_PROTO_DIRECT && poster) {  // post where every unit of the step goes
+      for (int k = 0; k < nr; k++)
+        e.rc->recvPtrs[1 + (e.recvStep + k * g.slotsPerSlice) % RINGO_NSTEPS] =
+            (uint64_t)(out + s.outOff + min((int64_t)k * slice, recvBytes));
+      __threadfence_system();
+      ringoStoreRelaxed(e.rc->recvPtrs, e.recvStep + nr * g.slotsPerSlice);
     }
     const uint32_t sSlot = sp == g.proto ? g.slotBytes : llSlotBytes, rSlot = rp == g.proto ? g.slotBytes : llSlotBytes;
     bool ok = true;
