@@ -18,13 +18,13 @@ import (
 
 // p2pChannels is how many channels a GPU communicator of n ranks, with
 // channels of its own, uses with each peer for point-to-point: as NCCL's
-// per-peer channels, a budget of 32 shared among the n−1 peers, a power of
-// two, at least 2. Two ranks that talk get connections of their own on
+// per-peer channels, a budget (NCCL_MAX_P2P_NCHANNELS, 32) shared among the
+// n−1 peers, a power of two, at least 2. Two ranks that talk get connections of their own on
 // each, both ways (for two ranks, the ring's). A message is cut over them
 // as large as it is (a block moves ~20 GB/s through a FIFO: two channels
 // carried 42 GB/s at 32 MiB on one H200); a small one takes one.
-func p2pChannels(n, channels int) int {
-	per := max(2, 32/max(n-1, 1))
+func p2pChannels(n, channels, budget int) int {
+	per := max(2, budget/max(n-1, 1))
 	return min(1<<(bits.Len(uint(per))-1), channels)
 }
 
@@ -99,7 +99,7 @@ func (c *Comm) p2pDevice(ctx context.Context, pc *p2pCall) error {
 	// receivers' buffers.
 	proto := c.cfg.Protocol(math.MaxInt64)
 	llMax, llBuff := c.cfg.P2PLL(proto)
-	spec := c.p2ps.start(ring.P2PSpec{Rank: c.rank, Size: c.size, EltSize: 1, Channels: p2pChannels(c.size, c.cfg.Channels),
+	spec := c.p2ps.start(ring.P2PSpec{Rank: c.rank, Size: c.size, EltSize: 1, Channels: p2pChannels(c.size, c.cfg.Channels, c.cfg.P2PChannels),
 		Proto: proto, BuffSize: c.cfg.BuffSize(proto), LLMax: llMax, LLBuffSize: llBuff, Direct: c.gpu.direct && proto == ring.Simple})
 	base := [2]uintptr{math.MaxUint, math.MaxUint} // sends', receives'
 	side := func(m *calls.Msg) int {

@@ -324,15 +324,16 @@ func TestSendRecvSizesDiffer(t *testing.T) {
 	}
 }
 
-// TestP2PChannels: a GPU communicator's channels per peer, NCCL's budget
-// of 32 shared among the peers, a power of two, at least 2, at most the
-// communicator's.
+// TestP2PChannels: a GPU communicator's channels per peer, a budget
+// (NCCL_MAX_P2P_NCHANNELS, 32 by default) shared among the peers, a power
+// of two, at least 2, at most the communicator's.
 func TestP2PChannels(t *testing.T) {
-	for _, c := range []struct{ n, channels, want int }{
-		{2, 64, 32}, {2, 16, 16}, {3, 64, 16}, {4, 33, 8}, {5, 64, 8}, {8, 16, 4}, {9, 64, 4},
-		{17, 64, 2}, {64, 64, 2}, {1000, 8, 2}, {4, 1, 1},
+	for _, c := range []struct{ n, channels, budget, want int }{
+		{2, 64, 32, 32}, {2, 16, 32, 16}, {3, 64, 32, 16}, {4, 33, 32, 8}, {5, 64, 32, 8}, {8, 16, 32, 4}, {9, 64, 32, 4},
+		{17, 64, 32, 2}, {64, 64, 32, 2}, {1000, 8, 32, 2}, {4, 1, 32, 1},
+		{2, 64, 64, 64}, {3, 64, 64, 32}, {2, 48, 64, 48}, {2, 64, 1, 2}, {4, 64, 12, 4},
 	} {
-		assert.Equal(t, c.want, ringo.P2PChannels(c.n, c.channels), "%d ranks, %d channels", c.n, c.channels)
+		assert.Equal(t, c.want, ringo.P2PChannels(c.n, c.channels, c.budget), "%d ranks, %d channels, budget %d", c.n, c.channels, c.budget)
 	}
 }
 

@@ -237,6 +237,13 @@ func TestResolveEnv(t *testing.T) {
 		{name: "NCCL_SHM_DISABLE", value: "2", err: flag},
 		{name: "NCCL_P2P_READ_ENABLE", value: "true", err: flag},
 		{name: "NCCL_P2P_READ_ENABLE", value: "1", gpu: true, check: func(t *testing.T, s Settings) { assert.True(t, s.Layout().Read) }},
+		{name: "NCCL_MAX_P2P_NCHANNELS", value: "0", err: "want an integer in [1, 64]"},
+		{name: "NCCL_MAX_P2P_NCHANNELS", value: "64", gpu: true, check: func(t *testing.T, s Settings) {
+			assert.Equal(t, 64, s.P2PChannels)
+			d := s
+			d.P2PChannels = DefaultP2PChannels
+			assert.NotEqual(t, d.Fingerprint(), s.Fingerprint(), "ranks in processes must agree on their point-to-point channels")
+		}},
 		{name: "NCCL_P2P_DIRECT_DISABLE", value: "yes", err: flag},
 		{name: "NCCL_P2P_DIRECT_DISABLE", value: "1", gpu: true, check: func(t *testing.T, s Settings) { assert.True(t, s.DirectOff) }},
 		{name: "RINGO_CHECK", value: "on", err: flag},

@@ -56,6 +56,7 @@ const (
 	DefaultGPUChannels      = 64        // measured best on 2×H200 NV18 (BENCHMARKS.md)
 	DefaultTimeout          = 5 * time.Minute
 	DefaultP2PLLThreshold   = 16384 // NCCL_P2P_LL_THRESHOLD's default: point-to-point messages of at most this many bytes go by LL
+	DefaultP2PChannels      = 32    // NCCL_MAX_P2P_NCHANNELS's default: the channels a GPU point-to-point call shares among its peers
 )
 
 // Defaults are what a kind of communicator assumes for what the
@@ -100,6 +101,7 @@ var (
 	envLLBuffSize  = env.Var{Name: "LL_BUFFSIZE", NCCL: true}
 	envLL128Buff   = env.Var{Name: "LL128_BUFFSIZE", NCCL: true}
 	envP2PLL       = env.Var{Name: "P2P_LL_THRESHOLD", NCCL: true}
+	envP2PChannels = env.Var{Name: "MAX_P2P_NCHANNELS", NCCL: true}
 	envTimeout     = env.Var{Name: "TIMEOUT"}
 	envStopGrace   = env.Var{Name: "STOP_GRACE"}
 	envAlgo        = env.Var{Name: "ALGO", NCCL: true}
@@ -127,6 +129,7 @@ type Settings struct {
 	Sizes       transport.Sizes
 	LL128Size   int // the LL128 FIFO of a GPU connection
 	P2PLLMax    int // NCCL_P2P_LL_THRESHOLD: GPU point-to-point messages of at most these bytes go by LL (P2PLL)
+	P2PChannels int // NCCL_MAX_P2P_NCHANNELS: the channels a GPU point-to-point call shares among its peers
 	Timeout     time.Duration
 	StopGrace   time.Duration // a GPU rank's kernels wait this long after a loss before they stop (Procs.StopGrace)
 	Ring        ring.Ring
@@ -255,6 +258,9 @@ func Resolve(c Request, n int, d Defaults) (Settings, error) {
 	}
 
 	if s.P2PLLMax, err = envP2PLL.Int(DefaultP2PLLThreshold, 0, 1<<30); err != nil {
+		return Settings{}, err
+	}
+	if s.P2PChannels, err = envP2PChannels.Int(DefaultP2PChannels, 1, ring.MaxChannels); err != nil {
 		return Settings{}, err
 	}
 

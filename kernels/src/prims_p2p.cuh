@@ -21,7 +21,10 @@
 // would otherwise each wait for the other's data first). The counters are
 // a connection's, shared by the protocols; before each Simple half they are
 // rounded up to a multiple of a Simple step's slots, so that no slice wraps
-// the FIFO, and the receiver returns the slots skipped as credit. Every
+// the FIFO, and the receiver returns the slots skipped as credit. A Simple
+// unit after the first that its chunk leaves empty is skipped: its slots
+// are counted, and the receiver returns them as credit without waiting
+// (a sender to a proxy still posts the unit, which advances only the tail). Every
 // head, tail and post is stored by the publishing warp's lane 0, so each
 // counter's stores stay in order. ring/p2p.go says why no schedule of
 // matched sends and receives can deadlock.
@@ -51,6 +54,12 @@ __device__ __forceinline__ bool p2pSendSimple(const R& r, P2PEnds& e, const char
   const int tid = threadIdx.x;
   const uint64_t sps = g.slotsPerSlice;
   const int64_t off = min((int64_t)k * slice, n), len = min(off + slice, n) - off;
+  // A trailing unit the chunk leaves empty: its slots, unused (but posted
+  // to a proxy, which reads every unit's post in turn).
+  if (k > 0 && len == 0 && e.sc->sendPosts == nullptr) {
+    e.sendStep += sps;
+    return true;
+  }
   bool aborted = false;
   if (tid < RINGO_NWORKERS) {
     if (tid == 32) {
@@ -88,6 +97,11 @@ __device__ __forceinline__ bool p2pRecvSimple(const R& r, P2PEnds& e, char* out,
   const int tid = threadIdx.x;
   const uint64_t sps = g.slotsPerSlice;
   const int64_t off = min((int64_t)k * slice, n), len = min(off + slice, n) - off;
+  if (k > 0 && len == 0) {  // empty at both ends: nothing comes, its slots return as credit
+    if (tid == RINGO_NTHREADS - 32) ringoStoreRelaxed(e.rc->recvHead, e.recvStep + sps);
+    e.recvStep += sps;
+    return true;
+  }
   bool aborted = false;
   if (tid < RINGO_NWORKERS) {
     if (tid == 0) aborted = !spinUntil(e.rc->recvTail, e.recvStep + sps, abortFlag);
