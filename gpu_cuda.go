@@ -43,6 +43,7 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 	if err := s.FitShared(shares); err != nil {
 		return fail(-1, err)
 	}
+	s.SharedP2P(shares)
 	if err := s.PlaceLL128(config.LL128Link{Unsafe: p2p.RingLL128Unsafe(devs, s.Ring)}); err != nil {
 		return fail(-1, err)
 	}

@@ -240,6 +240,7 @@ func TestResolveEnv(t *testing.T) {
 		{name: "NCCL_MAX_P2P_NCHANNELS", value: "0", err: "want an integer in [1, 64]"},
 		{name: "NCCL_MAX_P2P_NCHANNELS", value: "64", gpu: true, check: func(t *testing.T, s Settings) {
 			assert.Equal(t, 64, s.P2PChannels)
+			assert.True(t, s.P2PChannelsGiven, "SharedP2P leaves a budget the environment set")
 			d := s
 			d.P2PChannels = DefaultP2PChannels
 			assert.NotEqual(t, d.Fingerprint(), s.Fingerprint(), "ranks in processes must agree on their point-to-point channels")

@@ -121,27 +121,28 @@ var protoNames = []string{ring.LL.String(), ring.LL128.String(), ring.Simple.Str
 
 // Settings are a Request resolved against the environment and defaults.
 type Settings struct {
-	Channels    int // the most channels a collective uses (connections exist for these)
-	MinChannels int
-	Model       *tune.Model // the GPU path's cost model; nil on the host
-	Protos      [3]bool     // allowed, indexed by ring.Protocol
-	ProtoFrom   string      // what chose protos ("Config.Protocol", "NCCL_PROTO"); "": the defaults
-	Sizes       transport.Sizes
-	LL128Size   int // the LL128 FIFO of a GPU connection
-	P2PLLMax    int // NCCL_P2P_LL_THRESHOLD: GPU point-to-point messages of at most these bytes go by LL (P2PLL)
-	P2PChannels int // NCCL_MAX_P2P_NCHANNELS: the channels a GPU point-to-point call shares among its peers
-	Timeout     time.Duration
-	StopGrace   time.Duration // a GPU rank's kernels wait this long after a loss before they stop (Procs.StopGrace)
-	Ring        ring.Ring
-	RingGiven   bool // ring came from Config.Ring, not the default
-	Variant     ring.Variant
-	Group       int  // the hierarchical variant's ranks per group
-	Check       bool // RINGO_CHECK=1 (transport.CheckData): ranks in separate processes compare every call; the net wires checksum data
-	Untraced    bool // Request.Sub: RINGO_TRACE does not apply
-	P2POff      bool // NCCL_P2P_DISABLE=1: GPUs do not reach each other's memory
-	SHMOff      bool // NCCL_SHM_DISABLE=1: ranks of one host do not share memory
-	P2PRead     bool // NCCL_P2P_READ_ENABLE=1: GPU Simple slots at the sender, read by the receiver
-	DirectOff   bool // NCCL_P2P_DIRECT_DISABLE=1: GPU ranks of one process send through FIFOs, not into each other's buffers
+	Channels         int // the most channels a collective uses (connections exist for these)
+	MinChannels      int
+	Model            *tune.Model // the GPU path's cost model; nil on the host
+	Protos           [3]bool     // allowed, indexed by ring.Protocol
+	ProtoFrom        string      // what chose protos ("Config.Protocol", "NCCL_PROTO"); "": the defaults
+	Sizes            transport.Sizes
+	LL128Size        int  // the LL128 FIFO of a GPU connection
+	P2PLLMax         int  // NCCL_P2P_LL_THRESHOLD: GPU point-to-point messages of at most these bytes go by LL (P2PLL)
+	P2PChannels      int  // NCCL_MAX_P2P_NCHANNELS: the channels a GPU point-to-point call shares among its peers
+	P2PChannelsGiven bool // NCCL_MAX_P2P_NCHANNELS is set (SharedP2P leaves it)
+	Timeout          time.Duration
+	StopGrace        time.Duration // a GPU rank's kernels wait this long after a loss before they stop (Procs.StopGrace)
+	Ring             ring.Ring
+	RingGiven        bool // ring came from Config.Ring, not the default
+	Variant          ring.Variant
+	Group            int  // the hierarchical variant's ranks per group
+	Check            bool // RINGO_CHECK=1 (transport.CheckData): ranks in separate processes compare every call; the net wires checksum data
+	Untraced         bool // Request.Sub: RINGO_TRACE does not apply
+	P2POff           bool // NCCL_P2P_DISABLE=1: GPUs do not reach each other's memory
+	SHMOff           bool // NCCL_SHM_DISABLE=1: ranks of one host do not share memory
+	P2PRead          bool // NCCL_P2P_READ_ENABLE=1: GPU Simple slots at the sender, read by the receiver
+	DirectOff        bool // NCCL_P2P_DIRECT_DISABLE=1: GPU ranks of one process send through FIFOs, not into each other's buffers
 
 	ChannelsGiven bool // channels came from Config.Channels
 	ChannelsMax   int  // otherwise: NCCL_MAX_NCHANNELS or MaxChannels
@@ -263,6 +264,7 @@ func Resolve(c Request, n int, d Defaults) (Settings, error) {
 	if s.P2PChannels, err = envP2PChannels.Int(DefaultP2PChannels, 1, ring.MaxChannels); err != nil {
 		return Settings{}, err
 	}
+	_, _, s.P2PChannelsGiven = envP2PChannels.Lookup()
 
 	s.Timeout = c.Timeout
 	if c.Timeout == 0 {

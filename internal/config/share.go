@@ -8,6 +8,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/peers"
+	"github.com/ringo-ccl/ringo/ring"
 )
 
 // GPUShare is one GPU of a communicator: how many of its ranks run there,
@@ -59,6 +60,19 @@ func (s *Settings) FitShared(gpus []GPUShare) error {
 	env.Info(env.SubInit, "%d ranks share %s (%d blocks resident at once): %d channels instead of %d", at.Ranks, at.Name, at.Resident, limit, s.Channels)
 	s.Channels, s.MinChannels = limit, min(s.MinChannels, limit)
 	return nil
+}
+
+// SharedP2P gives the point-to-point calls of ranks of one process that
+// all share one GPU the whole channel budget, MaxChannels, unless
+// NCCL_MAX_P2P_NCHANNELS sets it: their sends copy straight into the
+// receivers' buffers (ring.P2PSpec.Direct), so a channel is one block's
+// copy, and one GPU's memory is what bounds them all. On one H200, 64
+// channels took 2 ranks' send/recv from 779 to 967 GB/s, 4 ranks' from 253
+// to 375 (BENCHMARKS, issue 20).
+func (s *Settings) SharedP2P(gpus []GPUShare) {
+	if len(gpus) == 1 && gpus[0].Ranks > 1 && !s.P2PChannelsGiven {
+		s.P2PChannels = ring.MaxChannels
+	}
 }
 
 // LocalShares counts the ranks of each GPU of gpus (rank r on gpus[r], all

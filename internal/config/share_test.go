@@ -91,3 +91,28 @@ func TestSubChannelsCapped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 8, s.Channels)
 }
+
+// TestSharedP2P: ranks of one process that all share one GPU get the whole
+// point-to-point channel budget, unless NCCL_MAX_P2P_NCHANNELS sets it;
+// ranks spread over GPUs keep the default.
+func TestSharedP2P(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		given bool
+		gpus  []GPUShare
+		want  int
+	}{
+		{"two on one", false, []GPUShare{sh("GPU 0", 2, 132)}, 64},
+		{"four on one", false, []GPUShare{sh("GPU 0", 4, 132)}, 64},
+		{"one per GPU", false, []GPUShare{sh("GPU 0", 1, 132), sh("GPU 1", 1, 132)}, DefaultP2PChannels},
+		{"two on one, one on another", false, []GPUShare{sh("GPU 0", 2, 132), sh("GPU 1", 1, 132)}, DefaultP2PChannels},
+		{"a world of one", false, []GPUShare{sh("GPU 0", 1, 132)}, DefaultP2PChannels},
+		{"set by the environment", true, []GPUShare{sh("GPU 0", 2, 132)}, DefaultP2PChannels},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Settings{P2PChannels: DefaultP2PChannels, P2PChannelsGiven: tc.given}
+			s.SharedP2P(tc.gpus)
+			assert.Equal(t, tc.want, s.P2PChannels)
+		})
+	}
+}
