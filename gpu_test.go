@@ -1282,6 +1282,82 @@ func gpuGraceRank(ctx context.Context, c *ringo.Comm, rank int, buf ringo.DevPtr
 	return nil
 }
 
+// TestGPUSharedLateRank: 4 ranks of one process share a GPU, and one is
+// late: the others' all-reduce kernels already wait for it when they make
+// their first all-to-all, whose connections off the ring are made then —
+// GPU memory allocated between launches in the context the ranks share.
+// Everything completes, right, within the deadline.
+func TestGPUSharedLateRank(t *testing.T) {
+	gpu := testGPUs(t)[0]
+	const n, m = 4, 1 << 16
+	comms := localGPUs(t, slices.Repeat([]int{gpu}, n), nil)
+	val := func(r, j int) int32 { return int32(r*n*m + j) }
+	type rankBufs struct {
+		s               ringo.Stream
+		sum, send, recv ringo.DevPtr[int32]
+	}
+	bufs := make([]rankBufs, n)
+	for r := range bufs { // every buffer before the first launch
+		b := &bufs[r]
+		var err error
+		if b.s, err = ringo.NewStream(gpu); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.s.Close() })
+		for _, d := range []struct {
+			p   *ringo.DevPtr[int32]
+			len int
+		}{{&b.sum, m}, {&b.send, n * m}, {&b.recv, n * m}} {
+			if *d.p, err = ringo.DeviceAlloc[int32](gpu, d.len); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { d.p.Free() })
+		}
+		host := make([]int32, n*m)
+		for j := range host {
+			host[j] = val(r, j)
+		}
+		if err := b.send.CopyFrom(host); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b, c := &bufs[r], comms[r]
+			if r == n-1 {
+				time.Sleep(300 * time.Millisecond)
+			}
+			errs[r] = errors.Join(ringo.AllReduceDevice(ctx, c, b.sum, b.sum, ringo.OpSum, b.s),
+				ringo.AllToAllDevice(ctx, c, b.send, b.recv, b.s), c.Wait(ctx, b.s))
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	for r := range n {
+		host := make([]int32, n*m)
+		if err := bufs[r].recv.CopyTo(host); err != nil {
+			t.Fatal(err)
+		}
+		for q := range n {
+			for i := range m {
+				if host[q*m+i] != val(q, r*m+i) {
+					t.Fatalf("rank %d: element %d from rank %d = %d, want %d", r, i, q, host[q*m+i], val(q, r*m+i))
+				}
+			}
+		}
+	}
+}
+
 // TestGPUSharedGPU: ranks of NewGPUComm on one GPU (2 and 4, as a
 // process that drives one GPU with several ranks does, or ranks of
 // several processes do) form a ring that works, which NCCL refuses

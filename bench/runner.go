@@ -89,6 +89,15 @@ func RunGPURank(ctx context.Context, c, agg *ringo.Comm, o Options, row func(Row
 		return nil, err
 	}
 	defer t.close()
+	// No rank launches before every rank has its buffers: ranks of one
+	// process sharing a GPU share its context, where a memory allocation
+	// between two launches on different streams keeps the later kernel from
+	// running beside the earlier (CUDA's implicit synchronization) — and the
+	// earlier, a peer's, waits for it. 4 of 10 sweeps of 4 ranks on one H200
+	// deadlocked in their first collective so (BENCHMARKS, issue 20).
+	if err := ringo.AllReduce(ctx, agg, []float64{0}, []float64{0}, ringo.OpSum); err != nil {
+		return nil, fmt.Errorf("bench: waiting for every rank's buffers: %w", err)
+	}
 	return sweep(ctx, c, agg, t, &o, row)
 }
 
