@@ -68,6 +68,10 @@ type Device struct {
 	mu    sync.Mutex // guards mods and funcs
 	mods  []module   // in the order they were loaded
 	funcs map[string]Func
+
+	ownOnce sync.Once // makes own, the stream of the synchronous copies (sync)
+	own     C.CUstream
+	ownErr  error
 }
 
 var (
@@ -208,13 +212,33 @@ func (d *Device) Free(p Ptr) error {
 	return held(&live.allocs, d.Do(func() error { return check("free device memory", C.cuMemFree(C.CUdeviceptr(p))) }), -1)
 }
 
+// sync enqueues what on d's own stream and waits for that stream alone:
+// the synchronous copies and memsets below go through it, never through the
+// legacy default stream. Ranks of one process sharing a GPU share its
+// context, and a rank that waited for the legacy stream while its peers'
+// kernels waited for its next launch never returned: 2 in 8 of ringo
+// bench's 4-rank sweeps on one H200 deadlocked so, in a plan's upload
+// (BENCHMARKS, issue 20). It runs with d's context current. The stream
+// lives as long as the process, as the primary context does.
+func (d *Device) sync(what string, enqueue func(C.CUstream) C.CUresult) error {
+	d.ownOnce.Do(func() {
+		d.ownErr = check("create the device's copy stream", C.cuStreamCreate(&d.own, C.CU_STREAM_NON_BLOCKING))
+	})
+	if d.ownErr != nil {
+		return d.ownErr
+	}
+	if err := check(what, enqueue(d.own)); err != nil {
+		return err
+	}
+	return check(what+": waiting for the device", C.cuStreamSynchronize(d.own))
+}
+
 // Memset sets n bytes at p to v, and returns once they are set.
 func (d *Device) Memset(p Ptr, v byte, n int64) error {
 	return d.Do(func() error {
-		if err := check("memset", C.cuMemsetD8(C.CUdeviceptr(p), C.uchar(v), C.size_t(n))); err != nil {
-			return err
-		}
-		return settled("memset")
+		return d.sync("memset", func(s C.CUstream) C.CUresult {
+			return C.cuMemsetD8Async(C.CUdeviceptr(p), C.uchar(v), C.size_t(n), s)
+		})
 	})
 }
 
@@ -225,21 +249,10 @@ func (d *Device) CopyHtoD(dst Ptr, src []byte) error {
 		return nil
 	}
 	return d.Do(func() error {
-		if err := check("copy to device", C.cuMemcpyHtoD(C.CUdeviceptr(dst), unsafe.Pointer(&src[0]), C.size_t(len(src)))); err != nil {
-			return err
-		}
-		return settled("copy to device")
+		return d.sync("copy to device", func(s C.CUstream) C.CUresult {
+			return C.cuMemcpyHtoDAsync(C.CUdeviceptr(dst), unsafe.Pointer(&src[0]), C.size_t(len(src)), s)
+		})
 	})
-}
-
-// settled waits for the legacy default stream. The driver's "synchronous"
-// cuMemsetD8, and cuMemcpyHtoD from pageable memory, may return before the
-// device memory is written (the copy returns once the data is staged for
-// DMA); ringo's kernels run on non-blocking streams, which do not wait for
-// the legacy stream, so without this a kernel launched next could read the
-// old bytes — as TestGPUAllCollectives caught, a few elements at a time.
-func settled(what string) error {
-	return check(what+": waiting for the device", C.cuStreamSynchronize(nil))
 }
 
 // CopyDtoH copies len(dst) bytes from device address src (synchronously).
@@ -248,14 +261,18 @@ func (d *Device) CopyDtoH(dst []byte, src Ptr) error {
 		return nil
 	}
 	return d.Do(func() error {
-		return check("copy from device", C.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), C.CUdeviceptr(src), C.size_t(len(dst))))
+		return d.sync("copy from device", func(s C.CUstream) C.CUresult {
+			return C.cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), C.CUdeviceptr(src), C.size_t(len(dst)), s)
+		})
 	})
 }
 
 // CopyDtoD copies n bytes between device addresses (synchronously).
 func (d *Device) CopyDtoD(dst, src Ptr, n int64) error {
 	return d.Do(func() error {
-		return check("copy on device", C.cuMemcpyDtoD(C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(n)))
+		return d.sync("copy on device", func(s C.CUstream) C.CUresult {
+			return C.cuMemcpyDtoDAsync(C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(n), s)
+		})
 	})
 }
 
