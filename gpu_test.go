@@ -1323,21 +1323,14 @@ func TestGPUSharedLateRank(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for r := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b, c := &bufs[r], comms[r]
-			if r == n-1 {
-				time.Sleep(300 * time.Millisecond)
-			}
-			errs[r] = errors.Join(ringo.AllReduceDevice(ctx, c, b.sum, b.sum, ringo.OpSum, b.s),
-				ringo.AllToAllDevice(ctx, c, b.send, b.recv, b.s), c.Wait(ctx, b.s))
-		}()
-	}
-	wg.Wait()
+	errs := each(comms, func(r int, c *ringo.Comm) error {
+		b := &bufs[r]
+		if r == n-1 {
+			time.Sleep(300 * time.Millisecond)
+		}
+		return errors.Join(ringo.AllReduceDevice(ctx, c, b.sum, b.sum, ringo.OpSum, b.s),
+			ringo.AllToAllDevice(ctx, c, b.send, b.recv, b.s), c.Wait(ctx, b.s))
+	})
 	for r, err := range errs {
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
