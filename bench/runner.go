@@ -90,11 +90,11 @@ func RunGPURank(ctx context.Context, c, agg *ringo.Comm, o Options, row func(Row
 	}
 	defer t.close()
 	// No rank launches before every rank has its buffers: ranks of one
-	// process sharing a GPU share its context, where a memory allocation
-	// between two launches on different streams keeps the later kernel from
-	// running beside the earlier (CUDA's implicit synchronization) — and the
-	// earlier, a peer's, waits for it. 4 of 10 sweeps of 4 ranks on one H200
-	// deadlocked in their first collective so (BENCHMARKS, issue 20).
+	// process sharing a GPU share its context, where CUDA may keep a kernel
+	// launched after a memory allocation from running beside one launched
+	// before it (implicit synchronization) — and the earlier, a peer's,
+	// waits for it. README asks this of every program; the deadlocks that
+	// 4-rank sweeps met had another cause (package cuda's legacy-stream wait).
 	if err := ringo.AllReduce(ctx, agg, []float64{0}, []float64{0}, ringo.OpSum); err != nil {
 		return nil, fmt.Errorf("bench: waiting for every rank's buffers: %w", err)
 	}
