@@ -31,13 +31,14 @@ type GPUShare struct {
 func (s *Settings) FitShared(gpus []GPUShare) error {
 	limit, at := s.Channels, GPUShare{}
 	for _, g := range gpus {
-		// Each local rank's stream, and the legacy stream's synchronous
-		// copies, on a hardware queue of its own (package queues).
+		// Each local rank's stream, and the stream of the device's
+		// synchronous copies (package cuda), on a hardware queue of its
+		// own (package queues).
 		conns := queues.Connections()
 		switch {
 		case g.Local <= 1 || g.Local+1 <= conns:
 		case g.Local+1 > queues.Most:
-			return fmt.Errorf("%w: %d ranks of this process share %s: at most %d fit (their streams need a hardware queue each, and the legacy stream one; CUDA has %d)",
+			return fmt.Errorf("%w: %d ranks of this process share %s: at most %d fit (their streams need a hardware queue each, and the device's copies one; CUDA has %d)",
 				errs.ErrInvalidArgument, g.Local, g.Name, queues.Most-1, queues.Most)
 		default:
 			return fmt.Errorf("%w: %s=%d: %d ranks of this process share %s, and their kernels, each waiting for the others on a stream of its own, can wait behind each other forever on fewer hardware queues than ranks plus one: set it to at least %d (at most %d), or leave it unset",

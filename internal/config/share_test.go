@@ -55,7 +55,7 @@ func sh(name string, ranks, resident int) GPUShare {
 }
 
 // TestFitSharedQueues: ranks of one process sharing a GPU need a hardware
-// queue each and one for the legacy stream; fewer is an error naming
+// queue each and one for the device's synchronous copies; fewer is an error naming
 // CUDA_DEVICE_MAX_CONNECTIONS and what would do. Ranks of other processes
 // have contexts of their own and do not count.
 func TestFitSharedQueues(t *testing.T) {

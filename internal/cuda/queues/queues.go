@@ -7,7 +7,7 @@
 // queues (8 unless set), round robin; streams that share a queue are
 // ordered as one. Ranks of one process that share a GPU run kernels that
 // wait for each other on streams of their own, so two of them on one queue
-// — or a rank's and the legacy stream's synchronous copies — can wait for
+// — or a rank's and the stream of package cuda's synchronous copies — can wait for
 // each other forever (seen: 8 ranks of the hierarchical variant on one
 // H200 hung with 8 queues and passed with 32). Unless the environment sets
 // it, this package sets the most the driver allows — in the GPU build only
