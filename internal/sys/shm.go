@@ -31,9 +31,9 @@ func CreateSegment(name string, size int) (*Segment, error) {
 		return nil, fmt.Errorf("create shared memory %s: %w", path, err)
 	}
 	defer unix.Close(fd)
-	if err := unix.Ftruncate(fd, int64(size)); err != nil {
+	if err := reserve(fd, path, size); err != nil {
 		unix.Unlink(path)
-		return nil, fmt.Errorf("size shared memory %s to %d bytes: %w", path, size, err)
+		return nil, err
 	}
 	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
@@ -41,6 +41,35 @@ func CreateSegment(name string, size int) (*Segment, error) {
 		return nil, fmt.Errorf("map shared memory %s: %w", path, err)
 	}
 	return &Segment{Name: name, Mem: mem}, nil
+}
+
+// reserve sizes the segment file fd (at path) to size zeroed bytes, with
+// its pages reserved now. Only sized (ftruncate), a segment larger than
+// what /dev/shm has left maps fine, and the first touch of a page past the
+// end of the space kills the process with SIGBUS, mid-collective — as a
+// container's 64-MiB /dev/shm does to many ranks. Reserved, it fails here,
+// with the numbers and what to change. Where the filesystem cannot
+// reserve, it is only sized.
+func reserve(fd int, path string, size int) error {
+	err := unix.Fallocate(fd, 0, 0, int64(size))
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.ENOSPC):
+		free := "less"
+		var st unix.Statfs_t
+		if unix.Fstatfs(fd, &st) == nil {
+			free = fmt.Sprintf("%d bytes free of %d", uint64(st.Bavail)*uint64(st.Bsize), uint64(st.Blocks)*uint64(st.Bsize))
+		}
+		return fmt.Errorf("shared memory %s: %d bytes do not fit in %s (%s): enlarge it (a container's --shm-size), make the FIFOs smaller (NCCL_BUFFSIZE, NCCL_LL_BUFFSIZE), or connect through sockets (NCCL_SHM_DISABLE=1): %w",
+			path, size, ShmDir, free, err)
+	case errors.Is(err, unix.EOPNOTSUPP):
+		if err := unix.Ftruncate(fd, int64(size)); err != nil {
+			return fmt.Errorf("size shared memory %s to %d bytes: %w", path, size, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("size shared memory %s to %d bytes: %w", path, size, err)
 }
 
 // OpenSegment maps the existing segment /dev/shm/name, which must hold
