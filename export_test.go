@@ -13,3 +13,9 @@ func Lose(c *Comm) { c.group.(*group.World).Lose(c.rank, "marked lost by the tes
 // Tag returns what names the shared-memory segments of c, a rank in its
 // own process, for the tests' check that none is left.
 func Tag(c *Comm) string { return c.group.(*group.Procs).Tag }
+
+// ReadsPeers reports whether an all-reduce of bytes on c reads the peers'
+// inputs directly (device.Rank.LaunchDirect) rather than run the ring.
+func ReadsPeers(c *Comm, bytes int64) bool {
+	return c.gpu != nil && c.gpu.readsPeers && c.cfg.Direct(CollAllReduce, bytes)
+}

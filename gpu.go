@@ -175,6 +175,10 @@ type gpuRank struct {
 	// write into its receiver's buffer (ring.P2PSpec.Direct) unless
 	// NCCL_P2P_DIRECT_DISABLE says not to.
 	direct bool
+	// readsPeers: every rank's GPU reaches the others' memory and the
+	// rank's executor knows their sync areas (device.Rank.SetDirect), so
+	// all-reduces that Settings.Direct picks read the inputs directly.
+	readsPeers bool
 }
 
 // GPU returns the ordinal of the rank's GPU, or -1 for a host rank.
@@ -269,6 +273,16 @@ func (c *Comm) launch(call DeviceCall, s Stream) error {
 			}
 		}
 		if err := c.gpu.exec.Local(call.Send, call.Recv, bytes, f, s.h); err != nil {
+			return c.launchErr(op, err)
+		}
+		return nil
+	}
+	if c.gpu.readsPeers && c.cfg.Direct(call.Coll, bytes) {
+		f, err := c.funcs.Get(call.Type, call.Op, c.size)
+		if err != nil {
+			return errs.InvalidErr(op, c.rank, err)
+		}
+		if err := c.gpu.exec.LaunchDirect(call.Send, call.Recv, bytes, f, s.h); err != nil {
 			return c.launchErr(op, err)
 		}
 		return nil

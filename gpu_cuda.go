@@ -13,6 +13,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/group"
 	"github.com/ringo-ccl/ringo/internal/hier"
+	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/p2p"
 	"github.com/ringo-ccl/ringo/transport"
 )
@@ -102,6 +103,12 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		comms[r].traceKernels()
 		w.GPUs = append(w.GPUs, exec)
 	}
+	if err := readPeers(comms, devs, &s); err != nil {
+		for _, c := range comms {
+			c.Close()
+		}
+		return fail(-1, err)
+	}
 	sub := subConfig(cfg, &s)
 	err = newHiers(comms, hier.Local(func(ranks []int) ([]*Comm, error) {
 		on := make([]int, len(ranks))
@@ -117,6 +124,47 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		return fail(-1, err)
 	}
 	return comms, nil
+}
+
+// readPeers readies ranks of one process for direct all-reduces
+// (Settings.Direct): each gets its sync area and learns every other
+// rank's. Where a pair of their GPUs cannot reach each other (no peer
+// access, NCCL_P2P_DISABLE), NCCL_P2P_DIRECT_DISABLE or RINGO_DIRECT_MAX=0
+// says not to, or the ranks are more than the kernel takes, all-reduces
+// stay on the ring.
+func readPeers(comms []*Comm, devs []*cuda.Device, s *config.Settings) error {
+	n := len(comms)
+	if s.DirectOff || s.DirectMax == 0 || n < 2 || n > kernels.DirectMaxRanks {
+		return nil
+	}
+	for a := range devs {
+		for b := a + 1; b < n; b++ {
+			if devs[a].Ordinal == devs[b].Ordinal {
+				continue
+			}
+			if s.P2POff {
+				return nil
+			}
+			if err := p2p.EnablePeers(devs[a], devs[b]); err != nil {
+				env.Info(env.SubInit, "all-reduces stay on the ring: ranks %d and %d: %v", a, b, err)
+				return nil
+			}
+		}
+	}
+	areas := make([]uintptr, n)
+	for r, c := range comms {
+		var err error
+		if areas[r], err = c.gpu.exec.DirectArea(); err != nil {
+			return err
+		}
+	}
+	for r, c := range comms {
+		if err := c.gpu.exec.SetDirect(r, areas, s.Ring.Order); err != nil {
+			return err
+		}
+		c.gpu.readsPeers = true
+	}
+	return nil
 }
 
 // traceKernels makes the rank's kernels record their steps when the

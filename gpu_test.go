@@ -363,27 +363,87 @@ func TestGPUBadInput(t *testing.T) {
 
 // TestGPUAbsentRank: rank 1 never enqueues its part; rank 0's Wait ends
 // at its deadline with ErrTimeout, its kernel aborted, and the
-// communicator refuses further work.
+// communicator refuses further work — on the ring and in a direct
+// all-reduce (1 Ki floats), whose blocks wait for the absent rank's flags.
 func TestGPUAbsentRank(t *testing.T) {
 	g := testGPUs(t)
-	comms := localGPUs(t, g, nil)
-	s, _ := ringo.NewStream(g[0])
-	defer s.Close()
-	buf, _ := ringo.DeviceAlloc[float32](g[0], 1<<20)
-	defer buf.Free()
-	if err := ringo.AllReduceDevice(context.Background(), comms[0], buf, buf, ringo.OpSum, s); err != nil {
-		t.Fatal(err)
+	for _, count := range []int{1 << 20, 1 << 10} {
+		t.Run(fmt.Sprint(count), func(t *testing.T) {
+			comms := localGPUs(t, g, nil)
+			require.Equal(t, count == 1<<10, ringo.ReadsPeers(comms[0], int64(count)*4))
+			s, _ := ringo.NewStream(g[0])
+			defer s.Close()
+			buf, _ := ringo.DeviceAlloc[float32](g[0], count)
+			defer buf.Free()
+			if err := ringo.AllReduceDevice(context.Background(), comms[0], buf, buf, ringo.OpSum, s); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			err := comms[0].Wait(ctx, s)
+			wantGPUError(t, err, ringo.ErrTimeout, "did not finish")
+			if el := time.Since(start); el > 5*time.Second {
+				t.Fatalf("abort took %v", el)
+			}
+			err = ringo.AllReduceDevice(context.Background(), comms[0], buf, buf, ringo.OpSum, s)
+			wantGPUError(t, err, ringo.ErrAborted, "")
+		})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	err := comms[0].Wait(ctx, s)
-	wantGPUError(t, err, ringo.ErrTimeout, "did not finish")
-	if el := time.Since(start); el > 5*time.Second {
-		t.Fatalf("abort took %v", el)
+}
+
+// TestGPUDirectAllReduce: all-reduces up to RINGO_DIRECT_MAX read the
+// peers' inputs directly (kernels/src/direct.cu) — every datatype and op,
+// counts across the kernel's pack and block boundaries up to its 1-MiB
+// limit, in and out of place, unaligned buffers, 2 and 4 ranks (on the
+// test's GPUs, twice over), a ring order that is not the identity (the sum
+// follows it: the random-input check wants one rotation of the ring), and
+// CUDA graphs, whose replays count the blocks' epochs on; the ring runs
+// the same calls with RINGO_DIRECT_MAX=0.
+func TestGPUDirectAllReduce(t *testing.T) {
+	t.Setenv("RINGO_DIRECT_MAX", "1M")
+	g := testGPUs(t)
+	o := checkedOptions(1, 2, 3, 7, 13, 97, 1021, 4099, 8193, 65537, 131071, 262143, 1<<20)
+	o.Colls = []bench.Coll{bench.AllReduce}
+	for _, gpus := range [][]int{g, append(append([]int{}, g...), g...)} {
+		t.Run(fmt.Sprint(gpus), func(t *testing.T) {
+			comms := localGPUs(t, gpus, nil)
+			require.True(t, ringo.ReadsPeers(comms[0], 1<<20), "a direct all-reduce of 1 MiB")
+			require.False(t, ringo.ReadsPeers(comms[0], 1<<20+1), "the ring above RINGO_DIRECT_MAX")
+			sweepGPUs(t, gpus, nil, o)
+
+			u := o
+			u.Counts = []int64{13, 1021, 65537}
+			u.Types = []ringo.DataType{ringo.TypeFloat32, ringo.TypeFloat16, ringo.TypeInt8, ringo.TypeFloat64}
+			u.Ops = []reduce.OpKind{reduce.Sum, reduce.Max}
+			for _, shift := range []int64{1, 3} {
+				u.Unalign = shift
+				sweepGPUs(t, gpus, nil, u)
+			}
+
+			order := make([]int, len(gpus)) // backwards: from 3 ranks on no rotation of the identity
+			for i := range order {
+				order[i] = len(gpus) - 1 - i
+			}
+			e := bench.Options{Colls: []bench.Coll{bench.AllReduce}, Types: []ringo.DataType{ringo.TypeFloat32, ringo.TypeBFloat16},
+				Ops: []reduce.OpKind{reduce.Sum}, Counts: []int64{5, 4099, 65537}, StepFactor: 2, Iters: 1, Check: 2, Error: true}
+			sweepGPUs(t, gpus, &ringo.Config{Ring: order}, e)
+
+			gr := o
+			gr.Counts = []int64{7, 4099, 65537}
+			gr.Types = []ringo.DataType{ringo.TypeFloat32, ringo.TypeInt64}
+			gr.Iters, gr.Check, gr.Graph = 2, 3, 3
+			sweepGPUs(t, gpus, nil, gr)
+		})
 	}
-	err = ringo.AllReduceDevice(context.Background(), comms[0], buf, buf, ringo.OpSum, s)
-	wantGPUError(t, err, ringo.ErrAborted, "")
+	t.Run("ring", func(t *testing.T) {
+		t.Setenv("RINGO_DIRECT_MAX", "0")
+		comms := localGPUs(t, g, nil)
+		require.False(t, ringo.ReadsPeers(comms[0], 8))
+		p := o
+		p.Counts = []int64{1, 1021, 65537}
+		sweepGPUs(t, g, nil, p)
+	})
 }
 
 // TestGPUAbortLatency: Abort from another goroutine stops a kernel that

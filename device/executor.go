@@ -66,6 +66,28 @@ func (r *Rank) Local(in, out uintptr, bytes int64, f *reduce.Func, stream uintpt
 	return r.local(in, out, bytes, f, stream)
 }
 
+// DirectArea returns the rank's sync area for direct all-reduces (made and
+// zeroed on first use, on the rank's GPU): every rank of the
+// communicator writes to it, so each must reach it (SetDirect).
+func (r *Rank) DirectArea() (uintptr, error) { return r.directArea() }
+
+// SetDirect readies the rank for direct all-reduces as rank rank of a
+// communicator whose ranks' sync areas (DirectArea) are areas, as this
+// rank reaches them, summing in the order of the ring order; every input of such a call must be readable by every
+// rank, and this rank's GPU must reach the others' (the same GPU, or peer
+// access enabled).
+func (r *Rank) SetDirect(rank int, areas []uintptr, order []int) error {
+	return r.setDirect(rank, areas, order)
+}
+
+// LaunchDirect enqueues a direct all-reduce of bytes (at most
+// kernels.DirectMaxBytes) from in to out with f on stream: every rank of
+// the communicator must make the same call, with every rank's in readable
+// by all (kernels/src/direct.cu). SetDirect must have been called.
+func (r *Rank) LaunchDirect(in, out uintptr, bytes int64, f *reduce.Func, stream uintptr) error {
+	return r.launchDirect(in, out, bytes, f, stream)
+}
+
 // EnableTrace makes the rank's kernels record every step's start and end,
 // which Wait adds to rec as events of process rank. It must be called
 // before the first launch.

@@ -35,7 +35,7 @@ type rankState struct {
 	p2pKeys   map[*ring.Plan]uint64 // the schedule keys of point-to-point plans launched (see plan)
 	// reduceNames are the reducing kernels' names, by type and device op,
 	// as launches first ask for them.
-	reduceNames [reduce.NumTypes][reduce.DevSumPostDiv + 1]string
+	reduceNames kernelNames
 	spare       map[int][]*planEntry // evicted plans' memory, by size, for new plans
 	launches    uint64               // launches made, the plans' clock
 	churn       bool                 // PlanCache/2 plans were kept once: launches are watched
@@ -45,6 +45,10 @@ type rankState struct {
 	scratch     []byte
 	args        [cuda.MaxArgs]uint64
 	trace       *gpuTrace // nil unless EnableTrace
+	// The direct all-reduce's: the rank's sync area (DirectArea) and its
+	// RingoDirect (SetDirect), 0 until made; directNames by type and op.
+	area, direct cuda.Ptr
+	directNames  kernelNames
 }
 
 // PlanCache is how many plans a rank keeps in device memory before it
@@ -227,17 +231,88 @@ func (r *Rank) launchPlan(p *ring.Plan, sched bool, seq uint64, in, out uintptr,
 // reduceKernel returns the name of the reducing kernel of type t and op,
 // made once (kernels.Name builds it: an allocation per call otherwise).
 func (r *Rank) reduceKernel(t reduce.DataType, op reduce.DeviceOp) (string, error) {
-	if int(t) >= len(r.reduceNames) || int(op) >= len(r.reduceNames[t]) {
-		return kernels.Name(t, op, true)
+	return cachedName(&r.reduceNames, t, op, ringName)
+}
+
+func ringName(t reduce.DataType, op reduce.DeviceOp) (string, error) {
+	return kernels.Name(t, op, true)
+}
+
+// kernelNames are kernel names by type and device op.
+type kernelNames = [reduce.NumTypes][reduce.DevSumPostDiv + 1]string
+
+// cachedName returns the kernel of type t and op that name makes, kept in
+// cache after the first time.
+func cachedName(cache *kernelNames, t reduce.DataType, op reduce.DeviceOp, name func(reduce.DataType, reduce.DeviceOp) (string, error)) (string, error) {
+	if int(t) >= len(cache) || int(op) >= len(cache[t]) {
+		return name(t, op)
 	}
-	if n := r.reduceNames[t][op]; n != "" {
+	if n := cache[t][op]; n != "" {
 		return n, nil
 	}
-	n, err := kernels.Name(t, op, true)
+	n, err := name(t, op)
 	if err == nil {
-		r.reduceNames[t][op] = n
+		cache[t][op] = n
 	}
 	return n, err
+}
+
+// directArea is DirectArea in a build with the cuda tag.
+func (r *Rank) directArea() (uintptr, error) {
+	if r.area == 0 {
+		p, err := r.dev.Alloc(kernels.DirectAreaBytes)
+		if err != nil {
+			return 0, err
+		}
+		if err := r.dev.Memset(p, 0, kernels.DirectAreaBytes); err != nil {
+			r.dev.Free(p)
+			return 0, err
+		}
+		r.area = p
+	}
+	return uintptr(r.area), nil
+}
+
+// setDirect is SetDirect in a build with the cuda tag.
+func (r *Rank) setDirect(rank int, areas []uintptr, order []int) error {
+	words := make([]uint64, len(areas))
+	for i, a := range areas {
+		words[i] = uint64(a)
+	}
+	b, err := kernels.EncodeDirect(words, rank, order)
+	if err != nil {
+		return err
+	}
+	if r.direct == 0 {
+		if r.direct, err = r.dev.Alloc(kernels.DirectBytes); err != nil {
+			return err
+		}
+	}
+	return r.dev.CopyHtoD(r.direct, b)
+}
+
+// launchDirect is LaunchDirect in a build with the cuda tag.
+func (r *Rank) launchDirect(in, out uintptr, bytes int64, f *reduce.Func, stream uintptr) error {
+	if r.aborted() {
+		return fmt.Errorf("%w: an earlier collective was aborted", errs.ErrAborted)
+	}
+	if r.direct == 0 {
+		return fmt.Errorf("device: a direct all-reduce on GPU %d before SetDirect", r.dev.Ordinal)
+	}
+	if bytes < 1 || bytes > kernels.DirectMaxBytes {
+		return fmt.Errorf("%w: a direct all-reduce of %d bytes (1…%d)", errs.ErrInvalidArgument, bytes, kernels.DirectMaxBytes)
+	}
+	op, arg := f.Device()
+	name, err := cachedName(&r.directNames, f.Type(), op, kernels.DirectName)
+	if err != nil {
+		return err
+	}
+	fn, err := r.dev.Func(name)
+	if err != nil {
+		return err
+	}
+	r.args = [cuda.MaxArgs]uint64{uint64(r.direct), uint64(in), uint64(out), uint64(bytes), arg, uint64(r.flag.Dev)}
+	return r.dev.Launch(fn, kernels.DirectGrid(bytes), kernels.DirectThreads, cuda.Stream(stream), &r.args, 6)
 }
 
 // local is Local in a build with the cuda tag.
@@ -511,6 +586,12 @@ func (r *Rank) close() error {
 			r.dev.DestroyEvent(f.done)
 		}
 		r.fences[i] = fence{}
+	}
+	for _, p := range []*cuda.Ptr{&r.area, &r.direct} {
+		if *p != 0 {
+			r.dev.Free(*p)
+			*p = 0
+		}
 	}
 	if r.trace != nil {
 		r.trace.harvest()

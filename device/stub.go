@@ -28,6 +28,14 @@ func (r *Rank) launchPlan(*ring.Plan, bool, uint64, uintptr, uintptr, *reduce.Fu
 
 func (r *Rank) local(uintptr, uintptr, int64, *reduce.Func, uintptr) error { return cuda.ErrNoCUDA }
 
+func (r *Rank) directArea() (uintptr, error) { return 0, cuda.ErrNoCUDA }
+
+func (r *Rank) setDirect(int, []uintptr, []int) error { return cuda.ErrNoCUDA }
+
+func (r *Rank) launchDirect(uintptr, uintptr, int64, *reduce.Func, uintptr) error {
+	return cuda.ErrNoCUDA
+}
+
 func (r *Rank) enableTrace(*trace.Recorder, int) error { return cuda.ErrNoCUDA }
 
 func (r *Rank) wait(context.Context, uintptr) error { return cuda.ErrNoCUDA }

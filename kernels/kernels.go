@@ -139,13 +139,18 @@ func ScaleName(t reduce.DataType) (string, error) {
 	return "ringo_" + tn + "_scale", nil
 }
 
-// Names returns every kernel the modules must contain: the collectives' and
-// the scaling kernels.
+// Names returns every kernel the modules must contain: the collectives',
+// the scaling kernels and the direct all-reduces.
 func Names() []string {
 	names := Collectives()
 	for t := range reduce.NumTypes {
 		n, _ := ScaleName(t)
 		names = append(names, n)
+		for op := reduce.DevSum; op <= reduce.DevSumPostDiv; op++ {
+			if n, err := DirectName(t, op); err == nil {
+				names = append(names, n)
+			}
+		}
 	}
 	return names
 }
@@ -165,4 +170,36 @@ func Collectives() []string {
 		names = append(names, k.name)
 	}
 	return names
+}
+
+// The direct all-reduce (kernels/src/direct.cu): for ranks that reach each
+// other's memory, every rank reads every input and reduces its share, no
+// FIFO. Its limits are the kernel's.
+const (
+	DirectThreads   = 512 // RINGO_DIRECT_THREADS: a block
+	DirectMaxRanks  = 8   // RINGO_DIRECT_MAXRANKS
+	DirectMaxBlocks = 32  // RINGO_DIRECT_MAXBLOCKS
+	directPacks     = 4   // RINGO_DIRECT_PACKS: 16-byte packs a thread holds
+	// DirectMaxBytes is the largest buffer a direct all-reduce takes: its
+	// blocks hold their share in registers until every rank has read.
+	DirectMaxBytes = DirectMaxBlocks * DirectThreads * 16 * directPacks
+	// directBlockBytes is what one block takes while blocks are left: a
+	// pack per thread.
+	directBlockBytes = DirectThreads * 16
+)
+
+// DirectName returns the direct all-reduce kernel of type t and op.
+func DirectName(t reduce.DataType, op Op) (string, error) {
+	n, err := Name(t, op, true)
+	if err != nil {
+		return "", err
+	}
+	return n + "_direct", nil
+}
+
+// DirectGrid returns the blocks of a direct all-reduce of bytes (at most
+// DirectMaxBytes): one per 8 KiB, up to DirectMaxBlocks. Every rank of a
+// call launches the same grid, which the blocks' epochs rely on.
+func DirectGrid(bytes int64) int {
+	return int(max(1, min((bytes+directBlockBytes-1)/directBlockBytes, DirectMaxBlocks)))
 }

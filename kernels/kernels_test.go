@@ -92,7 +92,7 @@ func TestScaleKernels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(Names()), len(Collectives())+int(reduce.NumTypes); got != want {
+	if got, want := len(Names()), len(Collectives())+int(reduce.NumTypes)+12*5+6; got != want { // + direct: type × op, sum-then-divide
 		t.Fatalf("%d kernel names, want %d", got, want)
 	}
 	for dt := range reduce.NumTypes {
@@ -101,6 +101,68 @@ func TestScaleKernels(t *testing.T) {
 			t.Errorf("no scaling kernel for %v in onerank.cu (%q, %v)", dt, name, err)
 		}
 	}
+}
+
+// TestDirectKernels: direct.cu instantiates a direct all-reduce for every
+// type and op Names lists, in no other unit, and its limits and layout are
+// package kernels' constants.
+func TestDirectKernels(t *testing.T) {
+	src, err := os.ReadFile("src/direct.cu")
+	require.NoError(t, err)
+	made := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^RINGO_DIRECT_KERNELS_FOR(_INT)?\((\w+),`).FindAllStringSubmatch(string(src), -1) {
+		ops := []string{"sum", "prod", "max", "min", "premulsum"}
+		if m[1] != "" {
+			ops = append(ops, "sumpostdiv")
+		}
+		for _, op := range ops {
+			made["ringo_"+m[2]+"_"+op+"_direct"] = true
+		}
+	}
+	want := map[string]bool{}
+	for _, n := range Names() {
+		if strings.HasSuffix(n, "_direct") {
+			want[n] = true
+		}
+	}
+	assert.Equal(t, want, made)
+	n, err := DirectName(reduce.BF16, reduce.DevPreMulSum)
+	require.NoError(t, err)
+	assert.Equal(t, "ringo_bfloat16_premulsum_direct", n)
+	_, err = DirectName(reduce.Float64, reduce.DevSumPostDiv)
+	assert.Error(t, err, "a float sum-then-divide")
+
+	defines := map[string]int{}
+	for _, m := range regexp.MustCompile(`(?m)^#define RINGO_DIRECT_(MAXRANKS|MAXBLOCKS|THREADS|PACKS) (\d+)`).FindAllStringSubmatch(string(src), -1) {
+		defines[m[1]], _ = strconv.Atoi(m[2])
+	}
+	assert.Equal(t, map[string]int{"MAXRANKS": DirectMaxRanks, "MAXBLOCKS": DirectMaxBlocks, "THREADS": DirectThreads, "PACKS": directPacks}, defines)
+	assert.Contains(t, string(src), "sizeof(RingoDirect) == "+strconv.Itoa(DirectBytes))
+	assert.Equal(t, 1<<20, DirectMaxBytes)
+
+	for _, tc := range []struct {
+		bytes int64
+		grid  int
+	}{{1, 1}, {8192, 1}, {8193, 2}, {256 << 10, 32}, {DirectMaxBytes, 32}} {
+		assert.Equal(t, tc.grid, DirectGrid(tc.bytes), "%d bytes", tc.bytes)
+	}
+
+	b, err := EncodeDirect([]uint64{0x100, 0x200, 0x300}, 1, []int{2, 0, 1})
+	require.NoError(t, err)
+	require.Len(t, b, DirectBytes)
+	assert.Equal(t, []byte{2, 0, 1, 0, 0, 0, 0, 0}, b[8*DirectMaxRanks+8:], "order")
+	assert.Equal(t, uint64(0x300), binary.LittleEndian.Uint64(b[16:]))
+	assert.Equal(t, uint64(0), binary.LittleEndian.Uint64(b[24:]), "unused areas")
+	assert.Equal(t, uint32(1), binary.LittleEndian.Uint32(b[8*DirectMaxRanks:]), "rank")
+	assert.Equal(t, uint32(3), binary.LittleEndian.Uint32(b[8*DirectMaxRanks+4:]), "ranks")
+	_, err = EncodeDirect(make([]uint64, DirectMaxRanks+1), 0, ring.Identity(DirectMaxRanks+1).Order)
+	assert.ErrorContains(t, err, "at most 8")
+	_, err = EncodeDirect(make([]uint64, 2), 2, []int{0, 1})
+	assert.Error(t, err)
+	_, err = EncodeDirect(make([]uint64, 2), 0, []int{1, 1})
+	assert.ErrorContains(t, err, "ring holds rank 1 twice")
+	_, err = EncodeDirect(make([]uint64, 2), 0, []int{0})
+	assert.ErrorContains(t, err, "order of 1 ranks for 2")
 }
 
 // ringTable is the connection table of rank me of rg with nch channels:

@@ -177,3 +177,38 @@ func EncodeConns(dst []byte, conns []Conn) []byte {
 	}
 	return dst
 }
+
+// The direct all-reduce's structures (kernels/src/direct.cu): a rank's
+// sync area — the blocks' epochs, per block and rank a start slot of four
+// words and an end flag — and RingoDirect, the rank's view of every
+// rank's area.
+const (
+	DirectAreaBytes = (DirectMaxBlocks + DirectMaxBlocks*DirectMaxRanks*4 + DirectMaxBlocks*DirectMaxRanks) * 8
+	DirectBytes     = DirectMaxRanks*8 + 8 + DirectMaxRanks // RingoDirect
+)
+
+// EncodeDirect returns RingoDirect of rank among len(areas) ranks, whose
+// sync areas are at areas (as rank reaches them), summing in the order of
+// ring order (a permutation of the ranks).
+func EncodeDirect(areas []uint64, rank int, order []int) ([]byte, error) {
+	n := len(areas)
+	if n > DirectMaxRanks || rank < 0 || rank >= n {
+		return nil, fmt.Errorf("kernels: a direct all-reduce of rank %d among %d ranks (at most %d)", rank, n, DirectMaxRanks)
+	}
+	if len(order) != n {
+		return nil, fmt.Errorf("kernels: a direct all-reduce's order of %d ranks for %d", len(order), n)
+	}
+	if err := (ring.Ring{Order: order}).Validate(); err != nil {
+		return nil, fmt.Errorf("kernels: a direct all-reduce's order: %w", err)
+	}
+	b := make([]byte, DirectBytes)
+	for r, a := range areas {
+		binary.LittleEndian.PutUint64(b[8*r:], a)
+	}
+	binary.LittleEndian.PutUint32(b[8*DirectMaxRanks:], uint32(rank))
+	binary.LittleEndian.PutUint32(b[8*DirectMaxRanks+4:], uint32(n))
+	for i, r := range order {
+		b[8*DirectMaxRanks+8+i] = byte(r)
+	}
+	return b, nil
+}

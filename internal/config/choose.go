@@ -22,8 +22,8 @@ func (s *Settings) Fingerprint() string {
 		sum := sha256.Sum256(b)
 		model = fmt.Sprintf("%s/%x", s.Model.Machine, sum[:8])
 	}
-	return fmt.Sprintf("channels=%d..%d protos=%v protoset=%v buffsize=%d llbuffsize=%d ll128buffsize=%d p2pll=%d p2pchannels=%d p2pread=%v ring=%v variant=%v group=%d model=%s",
-		s.MinChannels, s.Channels, s.Protos, s.ProtoFrom != "", s.Sizes.Simple, s.Sizes.LL, s.LL128Size, s.P2PLLMax, s.P2PChannels, s.P2PRead, s.Ring.Order, s.Variant, s.Group, model)
+	return fmt.Sprintf("channels=%d..%d protos=%v protoset=%v buffsize=%d llbuffsize=%d ll128buffsize=%d p2pll=%d p2pchannels=%d p2pread=%v directmax=%d ring=%v variant=%v group=%d model=%s",
+		s.MinChannels, s.Channels, s.Protos, s.ProtoFrom != "", s.Sizes.Simple, s.Sizes.LL, s.LL128Size, s.P2PLLMax, s.P2PChannels, s.P2PRead, s.DirectMax, s.Ring.Order, s.Variant, s.Group, model)
 }
 
 // GPUChoice picks the protocol (one of protos) and channel count of a GPU
@@ -38,6 +38,14 @@ func (s *Settings) GPUChoice(coll ring.Collective, n int, bytes int64, protos [3
 		}
 	}
 	return ring.LL, s.Channels
+}
+
+// Direct reports whether a GPU collective of coll moving bytes per rank
+// runs by direct reads (device.Rank.LaunchDirect) where the ranks reach
+// each other's memory: all-reduces up to DirectMax, unless a protocol or a
+// variant was asked for, which the ring then runs.
+func (s *Settings) Direct(coll ring.Collective, bytes int64) bool {
+	return coll == ring.AllReduce && bytes <= int64(s.DirectMax) && s.ProtoFrom == "" && s.Variant == ring.RingVariant
 }
 
 // Protocol picks the protocol of a call moving bytes per rank buffer.

@@ -247,6 +247,24 @@ func TestResolveEnv(t *testing.T) {
 		}},
 		{name: "NCCL_P2P_DIRECT_DISABLE", value: "yes", err: flag},
 		{name: "NCCL_P2P_DIRECT_DISABLE", value: "1", gpu: true, check: func(t *testing.T, s Settings) { assert.True(t, s.DirectOff) }},
+		{name: "RINGO_DIRECT_MAX", value: "2M", err: "want a multiple of 1 bytes in [0, 1M] (K, M, G suffixes)"},
+		{name: "RINGO_DIRECT_MAX", value: "-1", err: "want a multiple of 1 bytes in [0, 1M]"},
+		{name: "RINGO_DIRECT_MAX", value: "64K", gpu: true, check: func(t *testing.T, s Settings) {
+			assert.Equal(t, 64<<10, s.DirectMax)
+			assert.True(t, s.Direct(ring.AllReduce, 64<<10))
+			assert.False(t, s.Direct(ring.AllReduce, 64<<10+1), "above the limit: the ring")
+			assert.False(t, s.Direct(ring.Broadcast, 8), "all-reduce only")
+			d := s
+			d.DirectMax = DefaultDirectMax
+			assert.NotEqual(t, d.Fingerprint(), s.Fingerprint(), "ranks must agree on which all-reduces read directly")
+		}},
+		{name: "RINGO_DIRECT_MAX", value: "0", gpu: true, check: func(t *testing.T, s Settings) { assert.False(t, s.Direct(ring.AllReduce, 8)) }},
+		{name: "NCCL_PROTO", value: "Simple", gpu: true, check: func(t *testing.T, s Settings) {
+			assert.False(t, s.Direct(ring.AllReduce, 8), "a protocol asked for: the ring runs it")
+		}},
+		{name: "RINGO_VARIANT", value: "bidirectional", gpu: true, check: func(t *testing.T, s Settings) {
+			assert.False(t, s.Direct(ring.AllReduce, 8), "a variant asked for: the ring runs it")
+		}},
 		{name: "RINGO_CHECK", value: "on", err: flag},
 		{name: "NCCL_NVTX_DISABLE", value: "-1", err: flag},
 		{name: "NCCL_NET", value: "verbs", err: "names no transport ringo has (want Socket or IB)"},

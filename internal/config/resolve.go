@@ -9,6 +9,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/cuda/nvtx"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/network"
 	"github.com/ringo-ccl/ringo/rdma"
 	"github.com/ringo-ccl/ringo/ring"
@@ -57,6 +58,10 @@ const (
 	DefaultTimeout          = 5 * time.Minute
 	DefaultP2PLLThreshold   = 16384 // NCCL_P2P_LL_THRESHOLD's default: point-to-point messages of at most this many bytes go by LL
 	DefaultP2PChannels      = 32    // NCCL_MAX_P2P_NCHANNELS's default: the channels a GPU point-to-point call shares among its peers
+	// DefaultDirectMax is RINGO_DIRECT_MAX's default: GPU all-reduces of
+	// at most these bytes run by direct reads where the ranks reach each
+	// other's memory (measured on one H200, BENCHMARKS "Direct all-reduce").
+	DefaultDirectMax = 256 << 10
 )
 
 // Defaults are what a kind of communicator assumes for what the
@@ -102,6 +107,7 @@ var (
 	envLL128Buff   = env.Var{Name: "LL128_BUFFSIZE", NCCL: true}
 	envP2PLL       = env.Var{Name: "P2P_LL_THRESHOLD", NCCL: true}
 	envP2PChannels = env.Var{Name: "MAX_P2P_NCHANNELS", NCCL: true}
+	envDirectMax   = env.Var{Name: "DIRECT_MAX"}
 	envTimeout     = env.Var{Name: "TIMEOUT"}
 	envStopGrace   = env.Var{Name: "STOP_GRACE"}
 	envAlgo        = env.Var{Name: "ALGO", NCCL: true}
@@ -143,6 +149,7 @@ type Settings struct {
 	SHMOff           bool // NCCL_SHM_DISABLE=1: ranks of one host do not share memory
 	P2PRead          bool // NCCL_P2P_READ_ENABLE=1: GPU Simple slots at the sender, read by the receiver
 	DirectOff        bool // NCCL_P2P_DIRECT_DISABLE=1: GPU ranks of one process send through FIFOs, not into each other's buffers
+	DirectMax        int  // RINGO_DIRECT_MAX: GPU all-reduces of at most these bytes read the peers' inputs directly where they can (0: never)
 
 	ChannelsGiven bool // channels came from Config.Channels
 	ChannelsMax   int  // otherwise: NCCL_MAX_NCHANNELS or MaxChannels
@@ -265,6 +272,9 @@ func Resolve(c Request, n int, d Defaults) (Settings, error) {
 		return Settings{}, err
 	}
 	_, _, s.P2PChannelsGiven = envP2PChannels.Lookup()
+	if s.DirectMax, err = envDirectMax.Size(DefaultDirectMax, 0, kernels.DirectMaxBytes, 1); err != nil {
+		return Settings{}, err
+	}
 
 	s.Timeout = c.Timeout
 	if c.Timeout == 0 {
