@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/ringo-ccl/ringo"
 	"github.com/ringo-ccl/ringo/bootstrap"
@@ -324,6 +325,15 @@ func TestClosedComm(t *testing.T) {
 	}
 	err = ringo.AllReduce(bg, c, []float32{3}, make([]float32, 1), ringo.OpSum)
 	wantErr(t, err, ringo.ErrInvalidArgument, "closed")
+}
+
+// TestRegisterWindowHost: windows are GPU memory; a communicator of host
+// ranks refuses them.
+func TestRegisterWindowHost(t *testing.T) {
+	comms := newComms(t, 2, nil)
+	buf := make([]float32, 16)
+	_, err := comms[0].RegisterWindow(bg, uintptr(unsafe.Pointer(&buf[0])), 64)
+	wantErr(t, err, ringo.ErrInvalidArgument, "a window on a communicator of host ranks")
 }
 
 func TestCallsDoNotAllocate(t *testing.T) {

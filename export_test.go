@@ -17,5 +17,12 @@ func Tag(c *Comm) string { return c.group.(*group.Procs).Tag }
 // ReadsPeers reports whether an all-reduce of bytes on c reads the peers'
 // inputs directly (device.Rank.LaunchDirect) rather than run the ring.
 func ReadsPeers(c *Comm, bytes int64) bool {
-	return c.gpu != nil && c.gpu.readsPeers && c.cfg.Direct(CollAllReduce, bytes)
+	return c.gpu != nil && c.gpu.reads != nil && c.cfg.Direct(CollAllReduce, bytes)
+}
+
+// ReadFrom returns where a direct all-reduce on c reads its input of bytes
+// at addr (kernels.DirectRaw, DirectStaged, or DirectWindow plus a slot).
+func ReadFrom(c *Comm, addr uintptr, bytes int64) uint64 {
+	how, _ := c.gpu.reads.Source(addr, bytes)
+	return how
 }

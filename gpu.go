@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ringo-ccl/ringo/device"
+	"github.com/ringo-ccl/ringo/internal/direct"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/reduce"
@@ -175,10 +176,10 @@ type gpuRank struct {
 	// write into its receiver's buffer (ring.P2PSpec.Direct) unless
 	// NCCL_P2P_DIRECT_DISABLE says not to.
 	direct bool
-	// readsPeers: every rank's GPU reaches the others' memory and the
-	// rank's executor knows their sync areas (device.Rank.SetDirect), so
-	// all-reduces that Settings.Direct picks read the inputs directly.
-	readsPeers bool
+	// reads: every rank's GPU reaches the others' memory and the rank's
+	// executor knows their sync areas (package direct), so all-reduces that
+	// Settings.Direct picks read the inputs directly; nil: the ring only.
+	reads *direct.Peers
 }
 
 // GPU returns the ordinal of the rank's GPU, or -1 for a host rank.
@@ -277,12 +278,13 @@ func (c *Comm) launch(call DeviceCall, s Stream) error {
 		}
 		return nil
 	}
-	if c.gpu.readsPeers && c.cfg.Direct(call.Coll, bytes) {
+	if c.gpu.reads != nil && c.cfg.Direct(call.Coll, bytes) {
 		f, err := c.funcs.Get(call.Type, call.Op, c.size)
 		if err != nil {
 			return errs.InvalidErr(op, c.rank, err)
 		}
-		if err := c.gpu.exec.LaunchDirect(call.Send, call.Recv, bytes, f, s.h); err != nil {
+		how, at := c.gpu.reads.Source(call.Send, bytes)
+		if err := c.gpu.exec.LaunchDirect(call.Send, call.Recv, bytes, f, how, at, s.h); err != nil {
 			return c.launchErr(op, err)
 		}
 		return nil

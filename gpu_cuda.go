@@ -9,6 +9,7 @@ import (
 	"github.com/ringo-ccl/ringo/device"
 	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/cuda"
+	"github.com/ringo-ccl/ringo/internal/direct"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/group"
@@ -127,11 +128,11 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 }
 
 // readPeers readies ranks of one process for direct all-reduces
-// (Settings.Direct): each gets its sync area and learns every other
-// rank's. Where a pair of their GPUs cannot reach each other (no peer
-// access, NCCL_P2P_DISABLE), NCCL_P2P_DIRECT_DISABLE or RINGO_DIRECT_MAX=0
-// says not to, or the ranks are more than the kernel takes, all-reduces
-// stay on the ring.
+// (Settings.Direct, package direct): each gets its sync area and learns
+// every other rank's. Where a pair of their GPUs cannot reach each other
+// (no peer access, NCCL_P2P_DISABLE), NCCL_P2P_DIRECT_DISABLE or
+// RINGO_DIRECT_MAX=0 says not to, or the ranks are more than the kernel
+// takes, all-reduces stay on the ring.
 func readPeers(comms []*Comm, devs []*cuda.Device, s *config.Settings) error {
 	n := len(comms)
 	if s.DirectOff || s.DirectMax == 0 || n < 2 || n > kernels.DirectMaxRanks {
@@ -151,18 +152,16 @@ func readPeers(comms []*Comm, devs []*cuda.Device, s *config.Settings) error {
 			}
 		}
 	}
-	areas := make([]uintptr, n)
+	gpus := make([]direct.GPU, n)
 	for r, c := range comms {
-		var err error
-		if areas[r], err = c.gpu.exec.DirectArea(); err != nil {
-			return err
-		}
+		gpus[r] = direct.NewGPU(devs[r], c.gpu.exec, s.Timeout)
+	}
+	reads, err := direct.Local(gpus, s.Ring.Order)
+	if err != nil {
+		return err
 	}
 	for r, c := range comms {
-		if err := c.gpu.exec.SetDirect(r, areas, s.Ring.Order); err != nil {
-			return err
-		}
-		c.gpu.readsPeers = true
+		c.gpu.reads = reads[r]
 	}
 	return nil
 }

@@ -41,7 +41,7 @@ func newGPUComm(ctx context.Context, id UniqueID, nranks, rank, gpu int, cfg *Co
 		return fail(err)
 	}
 	c, _ := newComm(rank, nranks, s, g, nil)
-	c.gpu = &gpuRank{dev: dev.Ordinal, exec: exec, check: device.NewChecker(dev.Ordinal)}
+	c.gpu = &gpuRank{dev: dev.Ordinal, exec: exec, check: device.NewChecker(dev.Ordinal), reads: g.Reads}
 	c.traceKernels()
 	sub := subConfig(cfg, &c.cfg)
 	err = c.procHier(hier.Split(ctx, bs, func(p peers.Part) (*Comm, error) {

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/ringo-ccl/ringo"
 	"github.com/ringo-ccl/ringo/bench"
@@ -806,6 +807,18 @@ func gpuChildMain(mode string) int {
 		return 0
 	case "gpu-direct":
 		if err := runDirectDevice(ctx, c, s); err != nil {
+			return fail(4, err)
+		}
+		if err := closed(); err != nil {
+			return fail(7, err)
+		}
+		fmt.Println("ok")
+		return 0
+	case "gpu-window":
+		if os.Getenv("NCCL_P2P_DISABLE") == "" && !ringo.ReadsPeers(c, 8) {
+			return fail(4, fmt.Errorf("rank %d: no direct all-reduce over CUDA IPC", rank))
+		}
+		if err := runWindows(ctx, c, s, true); err != nil {
 			return fail(4, err)
 		}
 		if err := closed(); err != nil {
@@ -1802,4 +1815,148 @@ func testPlanCacheBounded(t *testing.T, g []int) {
 			}
 		}
 	}
+}
+
+// TestGPUWindows: windows on 4 ranks of one process (runWindows), where
+// every all-reduce up to RINGO_DIRECT_MAX reads the inputs in place.
+func TestGPUWindows(t *testing.T) {
+	fourLocalRanks(t, func(ctx context.Context, c *ringo.Comm, s ringo.Stream) error {
+		if !ringo.ReadsPeers(c, 8) || ringo.ReadFrom(c, 0, 8) != kernels.DirectRaw {
+			return fmt.Errorf("rank %d: all-reduces of ranks of one process do not read the inputs in place", c.Rank())
+		}
+		return runWindows(ctx, c, s, false)
+	})
+}
+
+// TestGPUProcessesWindows: windows on 4 GPU ranks, each its own process,
+// over CUDA IPC (direct all-reduces: inputs in a window read there, others
+// staged) and over shared memory and sockets (the ring: windows checked
+// and kept).
+func TestGPUProcessesWindows(t *testing.T) {
+	gpuProcesses(t, "gpu-window", nil, allTransports, nil)
+}
+
+// runWindows, on rank c of a GPU communicator: a window over a buffer
+// (RegisterWindow), all-reduces in place inside it, out of place from it
+// into memory outside and back, each element checked; where all-reduces
+// read peers' memory across processes, that the inputs inside the window
+// are read there and the others staged. Then what is refused, on every
+// rank alike in processes (every rank checks every window there; ranks of
+// one process only their own buffer): a size that differs by rank, host
+// memory, a second Deregister. All-reduces run again after the window is
+// gone.
+func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bool) error {
+	n, r, gpu := c.Size(), c.Rank(), c.GPU()
+	const count = 60000 // floats: 240 KiB, under RINGO_DIRECT_MAX
+	win, err := ringo.DeviceAlloc[float32](gpu, 2*count)
+	if err != nil {
+		return err
+	}
+	defer win.Free()
+	other, err := ringo.DeviceAlloc[float32](gpu, count)
+	if err != nil {
+		return err
+	}
+	defer other.Free()
+	val := func(rank, i, k int) float32 { return float32(rank*7 + (i+k)%100) }
+	host := make([]float32, count)
+	fill := func(p ringo.DevPtr[float32], k int) error {
+		for i := range host[:p.Len()] {
+			host[i] = val(r, i, k)
+		}
+		return p.CopyFrom(host[:p.Len()])
+	}
+	check := func(p ringo.DevPtr[float32], k int, what string) error {
+		if err := c.Wait(ctx, s); err != nil {
+			return err
+		}
+		if err := p.CopyTo(host[:p.Len()]); err != nil {
+			return err
+		}
+		for i, v := range host[:p.Len()] {
+			want := float32(0)
+			for q := range n {
+				want += val(q, i, k)
+			}
+			if v != want {
+				return fmt.Errorf("rank %d, %s: element %d of %d = %v, want %v", r, what, i, p.Len(), v, want)
+			}
+		}
+		return nil
+	}
+	w, err := c.RegisterWindow(ctx, win.Addr(), int64(2*count*4))
+	if err != nil {
+		return err
+	}
+	if processes && ringo.ReadsPeers(c, 8) {
+		if got := ringo.ReadFrom(c, win.Slice(count, 2*count).Addr(), count*4); got != kernels.DirectWindow {
+			return fmt.Errorf("rank %d: an input inside the window is read from %d, not the window", r, got)
+		}
+		if got := ringo.ReadFrom(c, other.Addr(), count*4); got != kernels.DirectStaged {
+			return fmt.Errorf("rank %d: an input outside the window is read from %d, not staged", r, got)
+		}
+	}
+	for k, m := range []int{1, 1021, count} {
+		for j, call := range []struct {
+			in, out ringo.DevPtr[float32]
+			what    string
+		}{
+			{win.Slice(count, count+m), win.Slice(count, count+m), "in place in the window"},
+			{win.Slice(0, m), other.Slice(0, m), "from the window"},
+			{other.Slice(0, m), win.Slice(0, m), "into the window"},
+		} {
+			if err := fill(call.in, k+j); err != nil {
+				return err
+			}
+			if err := ringo.AllReduceDevice(ctx, c, call.in, call.out, ringo.OpSum, s); err != nil {
+				return err
+			}
+			if err := check(call.out, k+j, fmt.Sprintf("%s, %d floats", call.what, m)); err != nil {
+				return err
+			}
+		}
+	}
+
+	// Refused: sizes that differ by rank (checked where ranks are
+	// processes), host memory.
+	if processes {
+		_, err := c.RegisterWindow(ctx, win.Addr(), 4096+16*int64(r))
+		if err == nil || !errors.Is(err, ringo.ErrInvalidArgument) || !strings.Contains(err.Error(), "every rank's must be the same size") {
+			return fmt.Errorf("rank %d: windows of different sizes: %v", r, err)
+		}
+	}
+	addr := win.Addr()
+	if r == 1 {
+		addr = uintptr(unsafe.Pointer(&host[0]))
+	}
+	bad, err := c.RegisterWindow(ctx, addr, 4096)
+	switch {
+	case r == 1 && (err == nil || !strings.Contains(err.Error(), "not GPU memory")):
+		return fmt.Errorf("rank 1: a window of host memory: %v", err)
+	case r != 1 && processes && (err == nil || !strings.Contains(err.Error(), "rank 1 could not register its window")):
+		return fmt.Errorf("rank %d: rank 1's window of host memory: %v", r, err)
+	case r != 1 && !processes:
+		if err != nil {
+			return err
+		}
+		if err := bad.Deregister(); err != nil {
+			return err
+		}
+	}
+	if err := w.Deregister(); err != nil {
+		return err
+	}
+	if err := w.Deregister(); err == nil || !strings.Contains(err.Error(), "deregistered already") {
+		return fmt.Errorf("rank %d: a second Deregister: %v", r, err)
+	}
+	if processes && ringo.ReadsPeers(c, 8) && ringo.ReadFrom(c, win.Addr(), 64) != kernels.DirectStaged {
+		return fmt.Errorf("rank %d: a deregistered window is still read", r)
+	}
+	if err := fill(win.Slice(0, count), 9); err != nil {
+		return err
+	}
+	if err := ringo.AllReduceDevice(ctx, c, win.Slice(0, count), win.Slice(0, count), ringo.OpSum, s); err != nil {
+		return err
+	}
+	return check(win.Slice(0, count), 9, "after the window")
 }

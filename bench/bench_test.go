@@ -186,14 +186,20 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-// TestGraphNeedsGPUs: CUDA graphs (-G) are refused on a host communicator,
-// saying so, before anything runs.
+// TestGraphNeedsGPUs: CUDA graphs (-G) and windows (-R) are refused on a
+// host communicator, saying so, before anything runs.
 func TestGraphNeedsGPUs(t *testing.T) {
 	o := Defaults()
 	o.Graph = 2
+	w := Defaults()
+	w.Windows = true
 	eachLocalRank(t, 2, func(r int, c *ringo.Comm) error {
 		_, err := RunRank(context.Background(), c, o, nil)
 		if err == nil || !strings.Contains(err.Error(), "CUDA graphs (-G 2) time GPU communicators only") {
+			t.Errorf("rank %d: %v", r, err)
+		}
+		_, err = RunRank(context.Background(), c, w, nil)
+		if err == nil || !strings.Contains(err.Error(), "windows (-R) are GPU memory: GPU communicators only") {
 			t.Errorf("rank %d: %v", r, err)
 		}
 		return nil

@@ -28,6 +28,10 @@ type Options struct {
 	// the time is per call; each check replays a graph of one call. GPU
 	// targets only.
 	Graph int
+	// Windows (-R, as nccl-tests' -R 2) registers each GPU rank's send and
+	// receive buffers as windows (Comm.RegisterWindow): direct all-reduces
+	// between processes read them in place. GPU targets only.
+	Windows bool
 	// Error (-error) checks with random inputs in [−1, 1) instead of exact
 	// ones: each output element must be the sum the call's arithmetic
 	// makes (in the order of one rotation of the ring, rounded as partial

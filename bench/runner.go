@@ -70,6 +70,9 @@ func RunRank(ctx context.Context, c *ringo.Comm, o Options, row func(Row)) ([]Ro
 	if o.Graph > 0 {
 		return nil, fmt.Errorf("CUDA graphs (-G %d) time GPU communicators only", o.Graph)
 	}
+	if o.Windows {
+		return nil, fmt.Errorf("windows (-R) are GPU memory: GPU communicators only")
+	}
 	return sweep(ctx, c, c, newHostTarget(ctx, c, o.maxBytes(c.Size())), &o, row)
 }
 
@@ -84,7 +87,7 @@ func RunGPURank(ctx context.Context, c, agg *ringo.Comm, o Options, row func(Row
 	if agg.Size() != c.Size() || agg.Rank() != c.Rank() || agg.GPU() >= 0 {
 		return nil, fmt.Errorf("bench: the aggregating communicator must be a host rank %d of %d", c.Rank(), c.Size())
 	}
-	t, err := newGPUTarget(ctx, c, o.maxBytes(c.Size()))
+	t, err := newGPUTarget(ctx, c, o.maxBytes(c.Size()), o.Windows)
 	if err != nil {
 		return nil, err
 	}

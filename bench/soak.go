@@ -201,7 +201,7 @@ func SoakGPURank(ctx context.Context, c, agg *ringo.Comm, o SoakOptions, sample 
 	if agg.Size() != c.Size() || agg.Rank() != c.Rank() || agg.GPU() >= 0 {
 		return SoakResult{}, fmt.Errorf("soak: the aggregating communicator must be a host rank %d of %d", c.Rank(), c.Size())
 	}
-	t, err := newGPUTarget(ctx, c, max(o.MaxBytes, 64))
+	t, err := newGPUTarget(ctx, c, max(o.MaxBytes, 64), false)
 	if err != nil {
 		return SoakResult{}, err
 	}

@@ -85,9 +85,12 @@ type gpuTarget struct {
 	stream ringo.Stream
 	bufs   [2][]byte              // host staging
 	dev    [2]ringo.DevPtr[uint8] // device buffers
+	wins   []*ringo.Window        // the device buffers' windows (Options.Windows)
 }
 
-func newGPUTarget(ctx context.Context, c *ringo.Comm, bytes int64) (*gpuTarget, error) {
+// newGPUTarget allocates c's two device buffers of bytes, registered as
+// windows when windows is set (every rank does it, in the same order).
+func newGPUTarget(ctx context.Context, c *ringo.Comm, bytes int64, windows bool) (*gpuTarget, error) {
 	g := &gpuTarget{ctx: ctx, c: c, bufs: [2][]byte{mem.Alloc(int(bytes), 64), mem.Alloc(int(bytes), 64)}}
 	var err error
 	if g.stream, err = ringo.NewStream(c.GPU()); err != nil {
@@ -98,6 +101,17 @@ func newGPUTarget(ctx context.Context, c *ringo.Comm, bytes int64) (*gpuTarget, 
 			g.close()
 			return nil, err
 		}
+	}
+	for i := range g.dev {
+		if !windows {
+			break
+		}
+		w, err := c.RegisterWindow(ctx, g.dev[i].Addr(), int64(g.dev[i].Len()))
+		if err != nil {
+			g.close()
+			return nil, fmt.Errorf("bench: registering buffer %d as a window: %w", i, err)
+		}
+		g.wins = append(g.wins, w)
 	}
 	return g, nil
 }
@@ -167,6 +181,9 @@ func (g *gpuTarget) download(l *layout) error {
 }
 
 func (g *gpuTarget) close() error {
+	for _, w := range g.wins {
+		w.Deregister()
+	}
 	for _, d := range g.dev {
 		if d.Len() > 0 {
 			d.Free()

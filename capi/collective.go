@@ -58,8 +58,6 @@ func (l *library) collective(api int32, send, recv unsafe.Pointer, count uint64,
 // The functions ringo does not implement, in the order of nccl_abi.c's
 // RINGO_UNSUPPORTED_* codes.
 var unsupportedAPIs = [...]struct{ fn, why string }{
-	{"ncclCommWindowRegister", "memory windows (symmetric memory) are not supported by ringo"},
-	{"ncclCommWindowDeregister", "memory windows (symmetric memory) are not supported by ringo"},
 	{"ncclGroupSimulateEnd", "simulating a group is not supported by ringo"},
 	// Not in NCCL 2.27's nccl.h; PyTorch 2.11 links against them.
 	{"ncclDevCommCreate", "device communicators (NCCL's device API) are not supported by ringo"},

@@ -35,6 +35,9 @@ type rankComm interface {
 	// every rank of the communicator and the new ranks; id is nil but on
 	// the rank that made it.
 	Grow(ctx context.Context, newSize int, id *ringo.UniqueID, cfg *ringo.Config) (rankComm, error)
+	// RegisterWindow is ncclCommWindowRegister's part of this rank:
+	// collective over every rank of the communicator.
+	RegisterWindow(ctx context.Context, addr uintptr, bytes int64) (commWindow, error)
 }
 
 // joinFunc makes this process rank rank, on CUDA device dev, of the
@@ -76,6 +79,14 @@ func (c gpuComm) Grow(ctx context.Context, newSize int, id *ringo.UniqueID, cfg 
 		return nil, err
 	}
 	return gpuComm{kid}, nil
+}
+
+func (c gpuComm) RegisterWindow(ctx context.Context, addr uintptr, bytes int64) (commWindow, error) {
+	w, err := c.Comm.RegisterWindow(ctx, addr, bytes)
+	if err != nil {
+		return nil, err // no typed nil in the interface
+	}
+	return w, nil
 }
 
 // commEntry is what an ncclComm_t handle stands for.

@@ -165,6 +165,18 @@ func ringoCommDeregister(comm, handle unsafe.Pointer) (res int32) {
 	return finish(lib.deregister(comm, handle))
 }
 
+//export ringoCommWindowRegister
+func ringoCommWindowRegister(tid uint64, comm, buff unsafe.Pointer, size uint64, win unsafe.Pointer, flags int32) (res int32) {
+	defer guard("ncclCommWindowRegister", &res)
+	return finish(lib.windowRegister(tid, comm, uintptr(buff), size, win, flags)) // a device address: never dereferenced here
+}
+
+//export ringoCommWindowDeregister
+func ringoCommWindowDeregister(comm, win unsafe.Pointer) (res int32) {
+	defer guard("ncclCommWindowDeregister", &res)
+	return finish(lib.windowDeregister(comm, win))
+}
+
 //export ringoRedOpCreatePreMulSum
 func ringoRedOpCreatePreMulSum(op, scalar unsafe.Pointer, datatype, residence int32, comm unsafe.Pointer) (res int32) {
 	defer guard("ncclRedOpCreatePreMulSum", &res)

@@ -84,7 +84,7 @@ func TestExportsMapResults(t *testing.T) {
 	if r := result(ringoGetVersion(nil)); r != ncclInvalidArgument || !strings.Contains(lastError(), "ncclGetVersion: version is NULL") {
 		t.Fatalf("%v %q", r, lastError())
 	}
-	if r := result(ringoUnsupported(2)); r != ncclInvalidUsage || lastError() != "ncclGroupSimulateEnd: simulating a group is not supported by ringo" {
+	if r := result(ringoUnsupported(0)); r != ncclInvalidUsage || lastError() != "ncclGroupSimulateEnd: simulating a group is not supported by ringo" {
 		t.Fatalf("%v %q", r, lastError())
 	}
 	if r := result(ringoGroupEnd(99)); r != ncclInvalidUsage {

@@ -36,6 +36,53 @@ type fakeComm struct {
 	shrinks    int // Shrink calls so far
 	revoked    bool
 	shrinkCfgs []*ringo.Config // the cfg of each Shrink
+	windows    int             // RegisterWindow calls so far
+	wins       []*fakeWindow
+}
+
+// fakeWindowKey names the seq-th RegisterWindow of a family.
+type fakeWindowKey struct {
+	fam *fakeFamily
+	seq int
+}
+
+// fakeWindow is a window a fakeComm registered.
+type fakeWindow struct {
+	addr         uintptr
+	bytes        int64
+	deregistered atomic.Int32
+}
+
+func (w *fakeWindow) Deregister() error {
+	if w.deregistered.Add(1) > 1 {
+		return fmt.Errorf("%w: fake window deregistered twice", ringo.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// RegisterWindow stands for ringo's: every rank of c's family meets (its
+// seq-th RegisterWindow), and all must bring the same size.
+func (c *fakeComm) RegisterWindow(ctx context.Context, addr uintptr, bytes int64) (commWindow, error) {
+	c.mu.Lock()
+	seq := c.windows
+	c.windows++
+	c.mu.Unlock()
+	_, err := c.fc.meet(ctx, fakeWindowKey{c.fam, seq}, c.size, c.rank, bytes, func(args map[int]any) (map[int]rankComm, error) {
+		for r := range c.size {
+			if args[r] != args[0] {
+				return nil, fmt.Errorf("%w: window of %d bytes on rank 0 and of %d on rank %d", ringo.ErrInvalidArgument, args[0], args[r], r)
+			}
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	w := &fakeWindow{addr: addr, bytes: bytes}
+	c.mu.Lock()
+	c.wins = append(c.wins, w)
+	c.mu.Unlock()
+	return w, nil
 }
 
 // fakeFamily names the ranks one fakeCreator.create call made. Not empty:

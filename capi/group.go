@@ -20,7 +20,7 @@ func (l *library) groupEnd(tid uint64) error {
 	if g == nil {
 		return err
 	}
-	if g.mode == groupNonblocking && len(g.deferred) > 0 {
+	if g.mode == groupNonblocking && len(g.deferred)+len(g.windows) > 0 {
 		l.background(g)
 		return cmp.Or(g.failure(), errInProgress)
 	}
@@ -29,13 +29,17 @@ func (l *library) groupEnd(tid uint64) error {
 }
 
 // runGroup runs what group g deferred: first the creations of
-// communicators, concurrently, then — once they are made, and unless a call
-// of the group failed — the sends and receives, all of them, on every
-// communicator, as one ringo.SendRecv (runP2P), as NCCL launches a group's
-// operations together. It returns the creations' first error and the
+// communicators, concurrently, then their window registrations,
+// concurrently, then — once they are made, and unless a call of the group
+// failed — the sends and receives, all of them, on every communicator, as
+// one ringo.SendRecv (runP2P), as NCCL launches a group's operations
+// together. It returns the creations' (or windows') first error and the
 // sends' and receives'.
 func (l *library) runGroup(g *groupState) (created, sent error) {
 	created = l.reg.run(g.deferred)
+	if len(g.windows) > 0 {
+		created = cmp.Or(created, l.runWindows(g.windows))
+	}
 	if g.err == nil && len(g.p2p) > 0 {
 		sent = l.runP2P("ncclGroupEnd", g.p2p)
 	}

@@ -129,47 +129,72 @@ func (t *handleTable) live() int {
 	return n
 }
 
-// regTable holds ncclCommRegister's handles: small C blocks, so that a
-// caller never holds a Go pointer. ringo needs no registration; the handles
-// only let ncclCommDeregister tell known handles from others.
+// regTable holds ncclCommRegister's and ncclCommWindowRegister's handles:
+// small C blocks, so that a caller never holds a Go pointer. A
+// registration's handle only lets ncclCommDeregister tell known handles
+// from others (ringo's all-reduces need none: see memory.go); a window's
+// holds the window (nil until a group's end registers it).
 type regTable struct {
 	mu   sync.Mutex
-	regs map[unsafe.Pointer]*commEntry // handle → the communicator it was made for
+	regs map[unsafe.Pointer]*regEntry
 }
 
-func (t *regTable) add(e *commEntry) unsafe.Pointer {
+// regEntry is what a handle stands for: a registration, or a window, of
+// a communicator.
+type regEntry struct {
+	e      *commEntry
+	window bool
+	win    commWindow // the window, once registered
+}
+
+func (t *regTable) add(e *commEntry, window bool) unsafe.Pointer {
 	p := C.malloc(16)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.regs == nil {
-		t.regs = map[unsafe.Pointer]*commEntry{}
+		t.regs = map[unsafe.Pointer]*regEntry{}
 	}
-	t.regs[p] = e
+	t.regs[p] = &regEntry{e: e, window: window}
 	return p
 }
 
-// remove frees handle p, which e must own.
-func (t *regTable) remove(fn string, e *commEntry, p unsafe.Pointer) error {
+// set gives window handle p its window.
+func (t *regTable) set(p unsafe.Pointer, w commWindow) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	owner, ok := t.regs[p]
+	if r := t.regs[p]; r != nil {
+		r.win = w
+	}
+}
+
+// remove frees handle p, which e must own, of the kind window says, and
+// returns what it stood for.
+func (t *regTable) remove(fn string, e *commEntry, p unsafe.Pointer, window bool) (*regEntry, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r, ok := t.regs[p]
 	switch {
 	case !ok:
-		return invalidArg("%s: handle %p is not a registration of this library (or was deregistered)", fn, p)
-	case owner != e:
-		return invalidArg("%s: handle %p was registered with another communicator", fn, p)
+		return nil, invalidArg("%s: handle %p is not a registration of this library (or was deregistered)", fn, p)
+	case r.e != e:
+		return nil, invalidArg("%s: handle %p was registered with another communicator", fn, p)
+	case r.window != window && window:
+		return nil, invalidArg("%s: handle %p is an ncclCommRegister registration, not a window", fn, p)
+	case r.window != window:
+		return nil, invalidArg("%s: handle %p is a window (ncclCommWindowDeregister), not an ncclCommRegister registration", fn, p)
 	}
 	delete(t.regs, p)
 	C.free(p)
-	return nil
+	return r, nil
 }
 
-// drop frees every handle e owns (when e is destroyed).
+// drop frees every handle e owns (when e is destroyed: its windows go with
+// its communicator).
 func (t *regTable) drop(e *commEntry) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for p, owner := range t.regs {
-		if owner == e {
+	for p, r := range t.regs {
+		if r.e == e {
 			delete(t.regs, p)
 			C.free(p)
 		}

@@ -32,8 +32,12 @@ func (l *library) memFreeAPI(p unsafe.Pointer) error {
 	return nil
 }
 
-// register is ncclCommRegister: ringo needs no registration; the handle is
-// opaque and only deregistered.
+// register is ncclCommRegister: ringo's all-reduces need no registration
+// (between processes, a buffer outside a window is staged: see
+// ncclCommWindowRegister for reading in place); the handle is opaque and
+// only deregistered. NCCL's registration is local to the rank, which a
+// window's cannot be: its buffers may differ from rank to rank (PyTorch's
+// memory pools register their segments so).
 func (l *library) register(h, out unsafe.Pointer) error {
 	const fn = "ncclCommRegister"
 	e, err := l.handles.lookup(fn, h)
@@ -43,7 +47,7 @@ func (l *library) register(h, out unsafe.Pointer) error {
 	if out == nil {
 		return invalidArg("%s: handle is NULL", fn)
 	}
-	putPtr(out, l.regs.add(e))
+	putPtr(out, l.regs.add(e, false))
 	return nil
 }
 
@@ -53,5 +57,6 @@ func (l *library) deregister(h, reg unsafe.Pointer) error {
 	if err != nil {
 		return err
 	}
-	return l.regs.remove(fn, e, reg)
+	_, err = l.regs.remove(fn, e, reg, false)
+	return err
 }

@@ -83,8 +83,6 @@ enum { RINGO_COLL_ALLREDUCE, RINGO_COLL_REDUCESCATTER, RINGO_COLL_ALLGATHER, RIN
 
 // The unsupported APIs, as api.go's unsupportedAPIs lists them.
 enum {
-	RINGO_UNSUPPORTED_WINDOW_REGISTER,
-	RINGO_UNSUPPORTED_WINDOW_DEREGISTER,
 	RINGO_UNSUPPORTED_GROUP_SIMULATE_END,
 	RINGO_UNSUPPORTED_DEV_COMM_CREATE,
 	RINGO_UNSUPPORTED_DEV_COMM_DESTROY,
@@ -223,14 +221,11 @@ ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
 }
 
 ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) {
-	(void)comm, (void)buff, (void)size, (void)winFlags;
-	if (win != NULL) *win = NULL;
-	return (ncclResult_t)ringoUnsupported(RINGO_UNSUPPORTED_WINDOW_REGISTER);
+	RINGO_CALL(ringoCommWindowRegister(RINGO_TID, comm, buff, size, (void*)win, winFlags));
 }
 
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
-	(void)comm, (void)win;
-	return (ncclResult_t)ringoUnsupported(RINGO_UNSUPPORTED_WINDOW_DEREGISTER);
+	RINGO_CALL(ringoCommWindowDeregister(comm, (void*)win));
 }
 
 /* Operators. */

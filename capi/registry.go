@@ -53,6 +53,7 @@ type groupState struct {
 	mode     groupMode   // the kind of the communicators of its creations, sends and receives
 	deferred []*creation // enrolled inside the group, run at its end
 	p2p      []p2pOp     // ncclSend, ncclRecv and the calls made of them, in order
+	windows  []*windowOp // ncclCommWindowRegister's, run after the creations
 	err      error       // the first failure that fails the group (a send's or receive's argument error, a communicator of the other mode): the end reports it and runs none of its sends and receives
 }
 
@@ -154,6 +155,24 @@ func (r *registry) deferP2P(tid uint64, ops ...p2pOp) (bool, error) {
 		return true, err
 	}
 	g.p2p = append(g.p2p, ops...)
+	return true, nil
+}
+
+// deferWindow records op in thread tid's group and reports true, or
+// reports false when the thread has no group open (the caller runs it). A
+// communicator of the other mode than the group's is refused
+// (groupState.join).
+func (r *registry) deferWindow(tid uint64, op *windowOp) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g := r.groups[tid]
+	if g == nil {
+		return false, nil
+	}
+	if err := g.join(op.fn, op.entry.cfg.nonblocking()); err != nil {
+		return true, err
+	}
+	g.windows = append(g.windows, op)
 	return true, nil
 }
 

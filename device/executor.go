@@ -66,26 +66,34 @@ func (r *Rank) Local(in, out uintptr, bytes int64, f *reduce.Func, stream uintpt
 	return r.local(in, out, bytes, f, stream)
 }
 
-// DirectArea returns the rank's sync area for direct all-reduces (made and
-// zeroed on first use, on the rank's GPU): every rank of the
-// communicator writes to it, so each must reach it (SetDirect).
-func (r *Rank) DirectArea() (uintptr, error) { return r.directArea() }
+// DirectArea returns the rank's sync area for direct all-reduces (made on
+// first use, on the rank's GPU), with a staging buffer of stage bytes
+// after its words (kernels.DirectSyncBytes) for ranks whose inputs the
+// others cannot read where they are: every rank of the communicator writes
+// to the area, so each must reach it (SetDirect).
+func (r *Rank) DirectArea(stage int64) (uintptr, error) { return r.directArea(stage) }
 
 // SetDirect readies the rank for direct all-reduces as rank rank of a
 // communicator whose ranks' sync areas (DirectArea) are areas, as this
-// rank reaches them, summing in the order of the ring order; every input of such a call must be readable by every
-// rank, and this rank's GPU must reach the others' (the same GPU, or peer
-// access enabled).
+// rank reaches them, summing in the order of the ring order. This rank's
+// GPU must reach the others' (the same GPU, peer access, CUDA IPC).
 func (r *Rank) SetDirect(rank int, areas []uintptr, order []int) error {
 	return r.setDirect(rank, areas, order)
 }
 
+// SetWindow records where every rank's window w is as this rank reaches
+// it (addrs, by rank; kernels.DirectMaxWindows windows), for direct
+// all-reduces of inputs in it (LaunchDirect's kernels.DirectWindow + w).
+func (r *Rank) SetWindow(w int, addrs []uintptr) error { return r.setWindow(w, addrs) }
+
 // LaunchDirect enqueues a direct all-reduce of bytes (at most
 // kernels.DirectMaxBytes) from in to out with f on stream: every rank of
-// the communicator must make the same call, with every rank's in readable
-// by all (kernels/src/direct.cu). SetDirect must have been called.
-func (r *Rank) LaunchDirect(in, out uintptr, bytes int64, f *reduce.Func, stream uintptr) error {
-	return r.launchDirect(in, out, bytes, f, stream)
+// the communicator must make the same call. how says where the others
+// read this rank's input (kernels.DirectRaw: at in, kernels.DirectStaged:
+// copied to the staging buffer, kernels.DirectWindow + w: in window w at
+// offset at). SetDirect must have been called.
+func (r *Rank) LaunchDirect(in, out uintptr, bytes int64, f *reduce.Func, how, at uint64, stream uintptr) error {
+	return r.launchDirect(in, out, bytes, f, how, at, stream)
 }
 
 // EnableTrace makes the rank's kernels record every step's start and end,

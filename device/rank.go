@@ -5,6 +5,7 @@ package device
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -258,13 +259,14 @@ func cachedName(cache *kernelNames, t reduce.DataType, op reduce.DeviceOp, name 
 }
 
 // directArea is DirectArea in a build with the cuda tag.
-func (r *Rank) directArea() (uintptr, error) {
+func (r *Rank) directArea(stage int64) (uintptr, error) {
 	if r.area == 0 {
-		p, err := r.dev.Alloc(kernels.DirectAreaBytes)
+		size := int64(kernels.DirectSyncBytes) + stage
+		p, err := r.dev.Alloc(size)
 		if err != nil {
 			return 0, err
 		}
-		if err := r.dev.Memset(p, 0, kernels.DirectAreaBytes); err != nil {
+		if err := r.dev.Memset(p, 0, kernels.DirectSyncBytes); err != nil {
 			r.dev.Free(p)
 			return 0, err
 		}
@@ -273,26 +275,51 @@ func (r *Rank) directArea() (uintptr, error) {
 	return uintptr(r.area), nil
 }
 
+// directWindowsAt is where the windows' table sits in the allocation of
+// RingoDirect: after it, 128-byte aligned.
+const directWindowsAt = 128
+
 // setDirect is SetDirect in a build with the cuda tag.
 func (r *Rank) setDirect(rank int, areas []uintptr, order []int) error {
+	if r.direct == 0 {
+		p, err := r.dev.Alloc(directWindowsAt + kernels.DirectWindowsBytes)
+		if err != nil {
+			return err
+		}
+		if err := r.dev.Memset(p, 0, directWindowsAt+kernels.DirectWindowsBytes); err != nil {
+			r.dev.Free(p)
+			return err
+		}
+		r.direct = p
+	}
 	words := make([]uint64, len(areas))
 	for i, a := range areas {
 		words[i] = uint64(a)
 	}
-	b, err := kernels.EncodeDirect(words, rank, order)
+	b, err := kernels.EncodeDirect(words, rank, order, uint64(r.direct)+directWindowsAt)
 	if err != nil {
 		return err
-	}
-	if r.direct == 0 {
-		if r.direct, err = r.dev.Alloc(kernels.DirectBytes); err != nil {
-			return err
-		}
 	}
 	return r.dev.CopyHtoD(r.direct, b)
 }
 
+// setWindow is SetWindow in a build with the cuda tag.
+func (r *Rank) setWindow(w int, addrs []uintptr) error {
+	if r.direct == 0 {
+		return fmt.Errorf("device: a window on GPU %d before SetDirect", r.dev.Ordinal)
+	}
+	if w < 0 || w >= kernels.DirectMaxWindows || len(addrs) > kernels.DirectMaxRanks {
+		return fmt.Errorf("%w: window %d of %d ranks (at most %d windows of %d ranks)", errs.ErrInvalidArgument, w, len(addrs), kernels.DirectMaxWindows, kernels.DirectMaxRanks)
+	}
+	b := make([]byte, 8*kernels.DirectMaxRanks)
+	for q, a := range addrs {
+		binary.LittleEndian.PutUint64(b[8*q:], uint64(a))
+	}
+	return r.dev.CopyHtoD(r.direct+directWindowsAt+cuda.Ptr(w*len(b)), b)
+}
+
 // launchDirect is LaunchDirect in a build with the cuda tag.
-func (r *Rank) launchDirect(in, out uintptr, bytes int64, f *reduce.Func, stream uintptr) error {
+func (r *Rank) launchDirect(in, out uintptr, bytes int64, f *reduce.Func, how, at uint64, stream uintptr) error {
 	if r.aborted() {
 		return fmt.Errorf("%w: an earlier collective was aborted", errs.ErrAborted)
 	}
@@ -311,8 +338,8 @@ func (r *Rank) launchDirect(in, out uintptr, bytes int64, f *reduce.Func, stream
 	if err != nil {
 		return err
 	}
-	r.args = [cuda.MaxArgs]uint64{uint64(r.direct), uint64(in), uint64(out), uint64(bytes), arg, uint64(r.flag.Dev)}
-	return r.dev.Launch(fn, kernels.DirectGrid(bytes), kernels.DirectThreads, cuda.Stream(stream), &r.args, 6)
+	r.args = [cuda.MaxArgs]uint64{uint64(r.direct), uint64(in), uint64(out), uint64(bytes), arg, how, at, uint64(r.flag.Dev)}
+	return r.dev.Launch(fn, kernels.DirectGrid(bytes), kernels.DirectThreads, cuda.Stream(stream), &r.args, 8)
 }
 
 // local is Local in a build with the cuda tag.

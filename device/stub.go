@@ -28,11 +28,13 @@ func (r *Rank) launchPlan(*ring.Plan, bool, uint64, uintptr, uintptr, *reduce.Fu
 
 func (r *Rank) local(uintptr, uintptr, int64, *reduce.Func, uintptr) error { return cuda.ErrNoCUDA }
 
-func (r *Rank) directArea() (uintptr, error) { return 0, cuda.ErrNoCUDA }
+func (r *Rank) directArea(int64) (uintptr, error) { return 0, cuda.ErrNoCUDA }
 
 func (r *Rank) setDirect(int, []uintptr, []int) error { return cuda.ErrNoCUDA }
 
-func (r *Rank) launchDirect(uintptr, uintptr, int64, *reduce.Func, uintptr) error {
+func (r *Rank) setWindow(int, []uintptr) error { return cuda.ErrNoCUDA }
+
+func (r *Rank) launchDirect(uintptr, uintptr, int64, *reduce.Func, uint64, uint64, uintptr) error {
 	return cuda.ErrNoCUDA
 }
 

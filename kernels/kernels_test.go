@@ -133,10 +133,11 @@ func TestDirectKernels(t *testing.T) {
 	assert.Error(t, err, "a float sum-then-divide")
 
 	defines := map[string]int{}
-	for _, m := range regexp.MustCompile(`(?m)^#define RINGO_DIRECT_(MAXRANKS|MAXBLOCKS|THREADS|PACKS) (\d+)`).FindAllStringSubmatch(string(src), -1) {
+	for _, m := range regexp.MustCompile(`(?m)^#define RINGO_DIRECT_([A-Z]+) (\d+)$`).FindAllStringSubmatch(string(src), -1) {
 		defines[m[1]], _ = strconv.Atoi(m[2])
 	}
-	assert.Equal(t, map[string]int{"MAXRANKS": DirectMaxRanks, "MAXBLOCKS": DirectMaxBlocks, "THREADS": DirectThreads, "PACKS": directPacks}, defines)
+	assert.Equal(t, map[string]int{"MAXRANKS": DirectMaxRanks, "MAXBLOCKS": DirectMaxBlocks, "THREADS": DirectThreads, "PACKS": directPacks,
+		"MAXWINDOWS": DirectMaxWindows, "RAW": DirectRaw, "STAGED": DirectStaged, "WINDOW": DirectWindow}, defines)
 	assert.Contains(t, string(src), "sizeof(RingoDirect) == "+strconv.Itoa(DirectBytes))
 	assert.Equal(t, 1<<20, DirectMaxBytes)
 
@@ -147,21 +148,22 @@ func TestDirectKernels(t *testing.T) {
 		assert.Equal(t, tc.grid, DirectGrid(tc.bytes), "%d bytes", tc.bytes)
 	}
 
-	b, err := EncodeDirect([]uint64{0x100, 0x200, 0x300}, 1, []int{2, 0, 1})
+	b, err := EncodeDirect([]uint64{0x100, 0x200, 0x300}, 1, []int{2, 0, 1}, 0x4000)
 	require.NoError(t, err)
 	require.Len(t, b, DirectBytes)
-	assert.Equal(t, []byte{2, 0, 1, 0, 0, 0, 0, 0}, b[8*DirectMaxRanks+8:], "order")
+	assert.Equal(t, []byte{2, 0, 1, 0, 0, 0, 0, 0}, b[8*DirectMaxRanks+8:8*DirectMaxRanks+16], "order")
+	assert.Equal(t, uint64(0x4000), binary.LittleEndian.Uint64(b[8*DirectMaxRanks+16:]), "windows")
 	assert.Equal(t, uint64(0x300), binary.LittleEndian.Uint64(b[16:]))
 	assert.Equal(t, uint64(0), binary.LittleEndian.Uint64(b[24:]), "unused areas")
 	assert.Equal(t, uint32(1), binary.LittleEndian.Uint32(b[8*DirectMaxRanks:]), "rank")
 	assert.Equal(t, uint32(3), binary.LittleEndian.Uint32(b[8*DirectMaxRanks+4:]), "ranks")
-	_, err = EncodeDirect(make([]uint64, DirectMaxRanks+1), 0, ring.Identity(DirectMaxRanks+1).Order)
+	_, err = EncodeDirect(make([]uint64, DirectMaxRanks+1), 0, ring.Identity(DirectMaxRanks+1).Order, 0)
 	assert.ErrorContains(t, err, "at most 8")
-	_, err = EncodeDirect(make([]uint64, 2), 2, []int{0, 1})
+	_, err = EncodeDirect(make([]uint64, 2), 2, []int{0, 1}, 0)
 	assert.Error(t, err)
-	_, err = EncodeDirect(make([]uint64, 2), 0, []int{1, 1})
+	_, err = EncodeDirect(make([]uint64, 2), 0, []int{1, 1}, 0)
 	assert.ErrorContains(t, err, "ring holds rank 1 twice")
-	_, err = EncodeDirect(make([]uint64, 2), 0, []int{0})
+	_, err = EncodeDirect(make([]uint64, 2), 0, []int{0}, 0)
 	assert.ErrorContains(t, err, "order of 1 ranks for 2")
 }
 

@@ -180,17 +180,32 @@ func EncodeConns(dst []byte, conns []Conn) []byte {
 
 // The direct all-reduce's structures (kernels/src/direct.cu): a rank's
 // sync area — the blocks' epochs, per block and rank a start slot of four
-// words and an end flag — and RingoDirect, the rank's view of every
-// rank's area.
+// words and an end flag, then (for ranks in separate processes) a staging
+// buffer — and RingoDirect, the rank's view of every rank's area and
+// windows.
 const (
-	DirectAreaBytes = (DirectMaxBlocks + DirectMaxBlocks*DirectMaxRanks*4 + DirectMaxBlocks*DirectMaxRanks) * 8
-	DirectBytes     = DirectMaxRanks*8 + 8 + DirectMaxRanks // RingoDirect
+	DirectSyncBytes  = (DirectMaxBlocks + DirectMaxBlocks*DirectMaxRanks*4 + DirectMaxBlocks*DirectMaxRanks) * 8
+	DirectBytes      = DirectMaxRanks*8 + 8 + DirectMaxRanks + 8 // RingoDirect
+	DirectMaxWindows = 64                                        // RINGO_DIRECT_MAXWINDOWS
+	// DirectWindowsBytes is RingoDirect.windows's table: per window, every
+	// rank's address of it.
+	DirectWindowsBytes = DirectMaxWindows * DirectMaxRanks * 8
+)
+
+// Where a direct all-reduce reads a rank's input (RINGO_DIRECT_*): at its
+// own address (every rank in one process), in the rank's staging buffer
+// (copied there first), or in window w at an offset (DirectWindow + w).
+const (
+	DirectRaw    = 0
+	DirectStaged = 1
+	DirectWindow = 2
 )
 
 // EncodeDirect returns RingoDirect of rank among len(areas) ranks, whose
 // sync areas are at areas (as rank reaches them), summing in the order of
-// ring order (a permutation of the ranks).
-func EncodeDirect(areas []uint64, rank int, order []int) ([]byte, error) {
+// ring order (a permutation of the ranks), with its windows' table at
+// windows (0: none).
+func EncodeDirect(areas []uint64, rank int, order []int, windows uint64) ([]byte, error) {
 	n := len(areas)
 	if n > DirectMaxRanks || rank < 0 || rank >= n {
 		return nil, fmt.Errorf("kernels: a direct all-reduce of rank %d among %d ranks (at most %d)", rank, n, DirectMaxRanks)
@@ -210,5 +225,6 @@ func EncodeDirect(areas []uint64, rank int, order []int) ([]byte, error) {
 	for i, r := range order {
 		b[8*DirectMaxRanks+8+i] = byte(r)
 	}
+	binary.LittleEndian.PutUint64(b[DirectBytes-8:], windows)
 	return b, nil
 }

@@ -137,10 +137,12 @@ int main(void) {
   expect("ncclCommGrow", ncclCommGrow(NULL, 4, NULL, 3, &grown, NULL), ncclInvalidArgument, "ncclCommGrow", "uniqueId is NULL");
   CHECK(grown == NULL, "ncclCommGrow left *newcomm set");
 
-  /* What ringo does not do. */
+  /* Windows (NCCL 2.27): argument checks. */
   ncclWindow_t win;
-  expect("ncclCommWindowRegister", ncclCommWindowRegister(NULL, &x, 4, &win, NCCL_WIN_COLL_SYMMETRIC), ncclInvalidUsage, "ncclCommWindowRegister", NULL);
-  expect("ncclCommWindowDeregister", ncclCommWindowDeregister(NULL, NULL), ncclInvalidUsage, "ncclCommWindowDeregister", NULL);
+  expect("ncclCommWindowRegister", ncclCommWindowRegister(NULL, &x, 4, &win, NCCL_WIN_COLL_SYMMETRIC), ncclInvalidArgument, "ncclCommWindowRegister", "comm is NULL");
+  expect("ncclCommWindowDeregister", ncclCommWindowDeregister(NULL, NULL), ncclInvalidArgument, "ncclCommWindowDeregister", "comm is NULL");
+
+  /* What ringo does not do. */
   ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
   expect("ncclGroupSimulateEnd", ncclGroupSimulateEnd(&sim), ncclInvalidUsage, "ncclGroupSimulateEnd", NULL);
   char devComm[64];

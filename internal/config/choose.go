@@ -22,8 +22,8 @@ func (s *Settings) Fingerprint() string {
 		sum := sha256.Sum256(b)
 		model = fmt.Sprintf("%s/%x", s.Model.Machine, sum[:8])
 	}
-	return fmt.Sprintf("channels=%d..%d protos=%v protoset=%v buffsize=%d llbuffsize=%d ll128buffsize=%d p2pll=%d p2pchannels=%d p2pread=%v directmax=%d ring=%v variant=%v group=%d model=%s",
-		s.MinChannels, s.Channels, s.Protos, s.ProtoFrom != "", s.Sizes.Simple, s.Sizes.LL, s.LL128Size, s.P2PLLMax, s.P2PChannels, s.P2PRead, s.DirectMax, s.Ring.Order, s.Variant, s.Group, model)
+	return fmt.Sprintf("channels=%d..%d protos=%v protoset=%v buffsize=%d llbuffsize=%d ll128buffsize=%d p2pll=%d p2pchannels=%d p2pread=%v directmax=%d directoff=%v ring=%v variant=%v group=%d model=%s",
+		s.MinChannels, s.Channels, s.Protos, s.ProtoFrom != "", s.Sizes.Simple, s.Sizes.LL, s.LL128Size, s.P2PLLMax, s.P2PChannels, s.P2PRead, s.DirectMax, s.DirectOff, s.Ring.Order, s.Variant, s.Group, model)
 }
 
 // GPUChoice picks the protocol (one of protos) and channel count of a GPU

@@ -246,7 +246,12 @@ func TestResolveEnv(t *testing.T) {
 			assert.NotEqual(t, d.Fingerprint(), s.Fingerprint(), "ranks in processes must agree on their point-to-point channels")
 		}},
 		{name: "NCCL_P2P_DIRECT_DISABLE", value: "yes", err: flag},
-		{name: "NCCL_P2P_DIRECT_DISABLE", value: "1", gpu: true, check: func(t *testing.T, s Settings) { assert.True(t, s.DirectOff) }},
+		{name: "NCCL_P2P_DIRECT_DISABLE", value: "1", gpu: true, check: func(t *testing.T, s Settings) {
+			assert.True(t, s.DirectOff)
+			d := s
+			d.DirectOff = false
+			assert.NotEqual(t, d.Fingerprint(), s.Fingerprint(), "ranks in processes must agree on whether all-reduces read directly")
+		}},
 		{name: "RINGO_DIRECT_MAX", value: "2M", err: "want a multiple of 1 bytes in [0, 1M] (K, M, G suffixes)"},
 		{name: "RINGO_DIRECT_MAX", value: "-1", err: "want a multiple of 1 bytes in [0, 1M]"},
 		{name: "RINGO_DIRECT_MAX", value: "64K", gpu: true, check: func(t *testing.T, s Settings) {

@@ -5,14 +5,17 @@ package group
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/device"
 	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/cuda"
+	"github.com/ringo-ccl/ringo/internal/direct"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/peers"
+	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/network"
 	"github.com/ringo-ccl/ringo/p2p"
 	"github.com/ringo-ccl/ringo/transport"
@@ -98,6 +101,19 @@ func ConnectGPU(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *con
 		conns.Close()
 		return nil, nil, err
 	}
+	if directPossible(s, choice, len(ps)) {
+		gpu := direct.NewGPU(dev, exec, s.Timeout)
+		reads, why, err := direct.Join(ctx, bs, gpu, rank, local, s.Ring.Order, int64(s.DirectMax), reachLocal(dev, ps, local, rank))
+		if err != nil {
+			exec.Close()
+			conns.Close()
+			return nil, nil, err
+		}
+		if why != nil {
+			env.Info(env.SubInit, "rank %d: all-reduces stay on the ring: %v", rank, why)
+		}
+		g.Reads = reads
+	}
 	g.connectGPU = func(ctx context.Context, edges []transport.Edge) error {
 		if err := byPeer(bs, edges, func(q int, es []transport.Edge) error {
 			return conns.AddPair(ctx, bs.Pair(q), q, es)
@@ -132,10 +148,40 @@ func ConnectGPU(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *con
 		bctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		errs = append(errs, phase(1, func() error { return bs.Barrier(bctx) }))
+		if g.Reads != nil {
+			errs = append(errs, g.Reads.Close()) // the others' memory, before this rank's goes
+		}
 		errs = append(errs, phase(2, exec.Close), phase(3, conns.Close))
 		env.Info(env.SubInit, "rank %d cleanup: GPU sync %v, barrier %v, executor %v, connections %v", rank, took[0], took[1], took[2], took[3])
 		return errors.Join(errs...)
 	}
 	g.Watch()
 	return g, exec, nil
+}
+
+// directPossible reports whether a communicator's ranks — all alike —
+// try direct all-reduces (package direct): RINGO_DIRECT_MAX and
+// NCCL_P2P_DIRECT_DISABLE allow it, and they are 2 to
+// kernels.DirectMaxRanks ranks on one host whose GPUs all reach each other.
+func directPossible(s *config.Settings, choice p2p.Choice, n int) bool {
+	return s.DirectMax > 0 && !s.DirectOff && choice.Transport == p2p.IPC && choice.AnyPeer && n >= 2 && n <= kernels.DirectMaxRanks
+}
+
+// reachLocal enables this rank's access to the GPUs of the ranks of its
+// process (local) on other GPUs, whose memory it reads where it is; the
+// error says why it cannot.
+func reachLocal(dev *cuda.Device, ps []peers.Info, local []bool, rank int) error {
+	for q, p := range ps {
+		if !local[q] || p.GPU == ps[rank].GPU {
+			continue
+		}
+		other, err := cuda.Open(cuda.ByUUID(p.GPU))
+		if err == nil {
+			err = p2p.EnablePeers(dev, other)
+		}
+		if err != nil {
+			return fmt.Errorf("rank %d cannot reach rank %d's GPU %s: %w", rank, q, p.GPU, err)
+		}
+	}
+	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ringo-ccl/ringo/host"
 	"github.com/ringo-ccl/ringo/internal/calls"
 	"github.com/ringo-ccl/ringo/internal/config"
+	"github.com/ringo-ccl/ringo/internal/direct"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/peers"
@@ -57,6 +58,9 @@ type Procs struct {
 	// (transport.Waiter.YieldCores): the rank waited for may need it.
 	Crowded bool
 	Net     bool // this rank has net connections (and their proxies)
+	// Reads is a GPU rank's access to the others' memory for direct
+	// all-reduces (package direct); nil where they run the ring.
+	Reads *direct.Peers
 	// connectGPU makes a GPU rank's new connections (ConnectGPU's).
 	connectGPU func(ctx context.Context, edges []transport.Edge) error
 

@@ -1,9 +1,22 @@
 // direct.cu: the direct all-reduce, for ranks that reach each other's
-// memory (ranks of one process: the same GPU, or GPUs with peer access).
-// No FIFO: every rank reads every rank's input and reduces it, in the
-// order of the communicator's ring (as one rotation of the ring would sum
-// it, which is what bench's error check expects), into its own output, so
-// every output is the same to the bit. One launch, ringo_<type>_<op>_direct, per call.
+// memory (ranks of one process: the same GPU, or GPUs with peer access;
+// ranks of one host whose sync areas are mapped through CUDA IPC). No
+// FIFO: every rank reads every rank's input and reduces it, in the order
+// of the communicator's ring (as one rotation of the ring would sum it,
+// which is what bench's error check expects), into its own output, so
+// every output is the same to the bit. One launch,
+// ringo_<type>_<op>_direct, per call.
+//
+// Where a rank's input is read from (the kernel's how):
+//   RINGO_DIRECT_RAW      its address itself: every rank is in one process;
+//   RINGO_DIRECT_STAGED   the staging buffer in its sync area, which every
+//                         rank has mapped: each block first copies its
+//                         share of the input there (ranks in separate
+//                         processes, an input in no window);
+//   RINGO_DIRECT_WINDOW+w window w (Comm.RegisterWindow), at an offset:
+//                         every rank has mapped every rank's window w
+//                         (RingoDirect.windows), so nothing is copied.
+// Each rank says its own, so they may differ from rank to rank.
 //
 // Synchronisation is by flags in each rank's sync area (RingoDirect.area,
 // a block's words apart from the others'). Block b of every rank takes the
@@ -17,7 +30,8 @@
 //      call: kernels.DirectMaxBytes);
 //   3. end: it tells every rank it has read, and waits until all have —
 //      only then may anyone write its output, which may be its input (in
-//      place), and return, after which its stream may overwrite the input;
+//      place), and return, after which its stream may overwrite the input
+//      (or the next call its staging buffer);
 //   4. it writes its share of the output.
 // The flags carry the block's epoch, a count of its launches kept in the
 // area across launches (so a CUDA graph's replays count on), which the
@@ -39,16 +53,26 @@
 #define RINGO_DIRECT_START RINGO_DIRECT_MAXBLOCKS
 #define RINGO_DIRECT_END (RINGO_DIRECT_START + RINGO_DIRECT_MAXBLOCKS * RINGO_DIRECT_MAXRANKS * 4)
 #define RINGO_DIRECT_AREA_WORDS (RINGO_DIRECT_END + RINGO_DIRECT_MAXBLOCKS * RINGO_DIRECT_MAXRANKS)
+// The staging buffer follows the words (kernels.DirectAreaBytes).
+#define RINGO_DIRECT_STAGE_OFFSET (RINGO_DIRECT_AREA_WORDS * 8)
+#define RINGO_DIRECT_MAXWINDOWS 64
+
+#define RINGO_DIRECT_RAW 0
+#define RINGO_DIRECT_STAGED 1
+#define RINGO_DIRECT_WINDOW 2
 
 // RingoDirect is a rank's view of its communicator: every rank's sync area
 // as this rank reaches it (area[rank] is its own), where it stands, and
 // the ring's order of the ranks, in which it sums.
+// windows[w * RINGO_DIRECT_MAXRANKS + r] is where rank r's window w is as
+// this rank reaches it (null: no windows).
 struct RingoDirect {
   uint64_t* area[RINGO_DIRECT_MAXRANKS];
   uint32_t rank, nranks;
   uint8_t order[RINGO_DIRECT_MAXRANKS];
+  const uint64_t* windows;
 };
-static_assert(sizeof(RingoDirect) == 80, "RingoDirect layout");
+static_assert(sizeof(RingoDirect) == 88, "RingoDirect layout");
 
 __device__ __forceinline__ void ringoStoreRelease(uint64_t* p, uint64_t v) {
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
@@ -104,9 +128,18 @@ __device__ __forceinline__ void storePack(char* dst, uint64_t off, uint64_t hi, 
   for (int i = 0; i < 16 / (int)sizeof(T) && off + (i + 1) * sizeof(T) <= hi; i++) d[i] = e[i];
 }
 
+// source returns where rank q's input is, as this rank reaches it, from
+// what q published: how (RINGO_DIRECT_*) and an address or offset.
+__device__ __forceinline__ const char* source(const RingoDirect* d, int q, uint64_t how, uint64_t at) {
+  if (how == RINGO_DIRECT_RAW) return reinterpret_cast<const char*>(at);
+  if (how == RINGO_DIRECT_STAGED) return reinterpret_cast<const char*>(d->area[q]) + RINGO_DIRECT_STAGE_OFFSET;
+  return reinterpret_cast<const char*>(d->windows[(how - RINGO_DIRECT_WINDOW) * RINGO_DIRECT_MAXRANKS + q]) + at;
+}
+
 template <typename T, typename R>
 __device__ __forceinline__ void directAllReduce(const RingoDirect* d, const char* in, char* out, uint64_t bytes,
-                                                uint64_t arg, const volatile uint32_t* abortFlag) {
+                                                uint64_t arg, uint64_t how, uint64_t at,
+                                                const volatile uint32_t* abortFlag) {
   __shared__ const char* src[RINGO_DIRECT_MAXRANKS];
   __shared__ uint64_t args[RINGO_DIRECT_MAXRANKS];
   __shared__ uint64_t epoch;
@@ -120,15 +153,31 @@ __device__ __forceinline__ void directAllReduce(const RingoDirect* d, const char
   }
   __syncthreads();
   const uint64_t e = epoch;
+  // This block's share, in whole packs; this thread's packs in it.
+  const uint64_t share = ((bytes + gridDim.x - 1) / gridDim.x + 15) / 16 * 16;
+  const uint64_t lo = min((uint64_t)b * share, bytes), hi = min(lo + share, bytes);
+  if (how == RINGO_DIRECT_STAGED) {  // 0. the share into the staging buffer, seen by all before the start
+    char* stage = reinterpret_cast<char*>(own) + RINGO_DIRECT_STAGE_OFFSET;
+#pragma unroll
+    for (int k = 0; k < RINGO_DIRECT_PACKS; k++) {
+      const uint64_t off = lo + ((uint64_t)k * RINGO_DIRECT_THREADS + t) * 16;
+      if (off >= hi) break;
+      storePack<T>(stage, off, hi, loadPack<T>(in, off, hi));
+    }
+    __threadfence_system();
+    __syncthreads();
+  }
   if (t < n) {  // 1. start: thread t talks with rank t
     uint64_t* slot = d->area[t] + RINGO_DIRECT_START + (b * RINGO_DIRECT_MAXRANKS + me) * 4;
-    ringoStoreRelaxed(slot + 1, (uint64_t)in);
+    ringoStoreRelaxed(slot + 1, how == RINGO_DIRECT_RAW ? (uint64_t)in : at);
     ringoStoreRelaxed(slot + 2, arg);
+    ringoStoreRelaxed(slot + 3, how);
     ringoStoreRelease(slot, e);
     const uint64_t* mine = own + RINGO_DIRECT_START + (b * RINGO_DIRECT_MAXRANKS + t) * 4;
     if (waitEpoch(mine, e, abortFlag)) {
-      src[t] = reinterpret_cast<const char*>(ringoLoadAcquire(mine + 1));
+      const uint64_t from = ringoLoadAcquire(mine + 1);
       args[t] = ringoLoadAcquire(mine + 2);
+      src[t] = source(d, t, ringoLoadAcquire(mine + 3), from);
     } else {
       stopped = 1;
     }
@@ -136,9 +185,7 @@ __device__ __forceinline__ void directAllReduce(const RingoDirect* d, const char
   __syncthreads();
   if (stopped) return;
 
-  // 2. This block's share, in whole packs; this thread's packs in it.
-  const uint64_t share = ((bytes + gridDim.x - 1) / gridDim.x + 15) / 16 * 16;
-  const uint64_t lo = min((uint64_t)b * share, bytes), hi = min(lo + share, bytes);
+  // 2. Every rank's share, reduced.
   uint4 acc[RINGO_DIRECT_PACKS];
 #pragma unroll
   for (int k = 0; k < RINGO_DIRECT_PACKS; k++) {
@@ -174,9 +221,9 @@ __device__ __forceinline__ void directAllReduce(const RingoDirect* d, const char
 
 #define RINGO_DIRECT_KERNEL(name, T, K)                                                                    \
   extern "C" __global__ void __launch_bounds__(RINGO_DIRECT_THREADS)                                       \
-      name(const RingoDirect* d, const char* in, char* out, uint64_t bytes, uint64_t arg,                  \
-           const volatile uint32_t* abortFlag) {                                                           \
-    directAllReduce<T, Red<T, K> >(d, in, out, bytes, arg, abortFlag);                                     \
+      name(const RingoDirect* d, const char* in, char* out, uint64_t bytes, uint64_t arg, uint64_t how,   \
+           uint64_t at, const volatile uint32_t* abortFlag) {                                              \
+    directAllReduce<T, Red<T, K> >(d, in, out, bytes, arg, how, at, abortFlag);                            \
   }
 
 #define RINGO_DIRECT_KERNELS_FOR(tname, T)                           \
