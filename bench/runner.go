@@ -262,6 +262,14 @@ func (rr *rankRun) checkOne(l *layout, k reduce.OpKind, seed uint64, e *errSums)
 		return 0, err
 	}
 	defer g.Close()
+	// No rank replays before every rank has its graph: ranks of one process
+	// sharing a GPU share its context, and one whose kernel waits for a
+	// peer's replay while that peer instantiates its graph (which may wait
+	// for the GPU) never returns. A 4-rank -G -c 1 sweep hung so at its
+	// first size (call V); the timed graphs had this barrier already.
+	if err := rr.barrier(); err != nil {
+		return 0, err
+	}
 	do := rr.do
 	rr.do = func(*layout) error {
 		if err := rr.t.(grapher).launch(g); err != nil {
