@@ -68,8 +68,8 @@ func (r *Rank) Local(in, out uintptr, bytes int64, f *reduce.Func, stream uintpt
 
 // DirectArea returns the rank's sync area for direct all-reduces (made on
 // first use, on the rank's GPU), with a staging buffer of stage bytes
-// after its words and receive buffers (kernels.DirectAreaBytes) for ranks
-// whose inputs the others cannot read where they are: every rank of the communicator writes
+// after its words (kernels.DirectSyncBytes) for ranks whose inputs the
+// others cannot read where they are: every rank of the communicator writes
 // to the area, so each must reach it (SetDirect).
 func (r *Rank) DirectArea(stage int64) (uintptr, error) { return r.directArea(stage) }
 

@@ -261,7 +261,7 @@ func cachedName(cache *kernelNames, t reduce.DataType, op reduce.DeviceOp, name 
 // directArea is DirectArea in a build with the cuda tag.
 func (r *Rank) directArea(stage int64) (uintptr, error) {
 	if r.area == 0 {
-		size := int64(kernels.DirectAreaBytes) + stage
+		size := int64(kernels.DirectSyncBytes) + stage
 		p, err := r.dev.Alloc(size)
 		if err != nil {
 			return 0, err

@@ -133,11 +133,11 @@ func TestDirectKernels(t *testing.T) {
 	assert.Error(t, err, "a float sum-then-divide")
 
 	defines := map[string]int{}
-	for _, m := range regexp.MustCompile(`(?m)^#define RINGO_DIRECT_([A-Z_]+) (\d+)$`).FindAllStringSubmatch(string(src), -1) {
+	for _, m := range regexp.MustCompile(`(?m)^#define RINGO_DIRECT_([A-Z]+) (\d+)$`).FindAllStringSubmatch(string(src), -1) {
 		defines[m[1]], _ = strconv.Atoi(m[2])
 	}
 	assert.Equal(t, map[string]int{"MAXRANKS": DirectMaxRanks, "MAXBLOCKS": DirectMaxBlocks, "THREADS": DirectThreads, "PACKS": directPacks,
-		"MAXWINDOWS": DirectMaxWindows, "RAW": DirectRaw, "STAGED": DirectStaged, "WINDOW": DirectWindow, "PUSH_MAX": DirectPushMax}, defines)
+		"MAXWINDOWS": DirectMaxWindows, "RAW": DirectRaw, "STAGED": DirectStaged, "WINDOW": DirectWindow}, defines)
 	assert.Contains(t, string(src), "sizeof(RingoDirect) == "+strconv.Itoa(DirectBytes))
 	assert.Equal(t, 1<<20, DirectMaxBytes)
 

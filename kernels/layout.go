@@ -180,17 +180,11 @@ func EncodeConns(dst []byte, conns []Conn) []byte {
 
 // The direct all-reduce's structures (kernels/src/direct.cu): a rank's
 // sync area — the blocks' epochs, per block and rank a start slot of four
-// words, an end flag and a pushed call's slot of four (DirectSyncBytes),
-// the receive buffers of pushed calls (two per rank, DirectPushMax bytes
-// each), then (for ranks in separate processes) a staging buffer at
-// DirectAreaBytes — and RingoDirect, the rank's view of every rank's area
-// and windows.
+// words and an end flag, then (for ranks in separate processes) a staging
+// buffer — and RingoDirect, the rank's view of every rank's area and
+// windows.
 const (
-	DirectSyncBytes = (DirectMaxBlocks + DirectMaxBlocks*DirectMaxRanks*4 + DirectMaxBlocks*DirectMaxRanks + DirectMaxBlocks*DirectMaxRanks*4) * 8
-	// DirectPushMax is the largest call that pushes every rank's input to
-	// the others (one wait) instead of reading it in place (two).
-	DirectPushMax    = 16 << 10
-	DirectAreaBytes  = DirectSyncBytes + 2*DirectMaxRanks*DirectPushMax
+	DirectSyncBytes  = (DirectMaxBlocks + DirectMaxBlocks*DirectMaxRanks*4 + DirectMaxBlocks*DirectMaxRanks) * 8
 	DirectBytes      = DirectMaxRanks*8 + 8 + DirectMaxRanks + 8 // RingoDirect
 	DirectMaxWindows = 64                                        // RINGO_DIRECT_MAXWINDOWS
 	// DirectWindowsBytes is RingoDirect.windows's table: per window, every

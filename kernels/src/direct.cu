@@ -18,20 +18,10 @@
 //                         (RingoDirect.windows), so nothing is copied.
 // Each rank says its own, so they may differ from rank to rank.
 //
-// Up to RINGO_DIRECT_PUSH_MAX bytes a call pushes instead (directPush):
-// every rank writes its input into a receive buffer of every other's area
-// (two of them, by the epoch's parity), then raises its flag there; each
-// rank waits for the others' flags and reduces what arrived with its own
-// input. One wait, where reading in place takes two: a rank that pushes
-// for epoch e+2 into the buffer of epoch e has finished e+1, which needed
-// every rank's push of e+1, which each made only after finishing e. Its
-// flags are words of their own, so a rank a call ahead never overwrites
-// what a slower one still reads, whichever way each call goes.
-//
-// Reading in place, synchronisation is by flags in each rank's sync area
-// (RingoDirect.area, a block's words apart from the others'). Block b of
-// every rank takes the same share of the buffer, so block b of one rank
-// only ever waits for block b of the others:
+// Synchronisation is by flags in each rank's sync area (RingoDirect.area,
+// a block's words apart from the others'). Block b of every rank takes the
+// same share of the buffer, so block b of one rank only ever waits for
+// block b of the others:
 //   1. start: it tells every rank where its input is (and its operator's
 //      argument: PreMulSum scalars may differ by rank), then waits until
 //      every rank has told it the same;
@@ -57,22 +47,14 @@
 #define RINGO_DIRECT_PACKS 4
 
 // A rank's sync area, in 64-bit words: the blocks' epochs; per block and
-// rank a start slot (epoch, input address, operator argument, how); per
-// block and rank an end flag; per block and rank a pushed call's slot. Slots are written by the rank they name and
+// rank a start slot (epoch, input address, operator argument, spare); per
+// block and rank an end flag. Slots are written by the rank they name and
 // read by the area's owner.
 #define RINGO_DIRECT_START RINGO_DIRECT_MAXBLOCKS
 #define RINGO_DIRECT_END (RINGO_DIRECT_START + RINGO_DIRECT_MAXBLOCKS * RINGO_DIRECT_MAXRANKS * 4)
-// Pushed calls have slots of their own, per block and rank: the epoch, then
-// the operator's argument by the epoch's parity (a rank may push epoch e+1
-// before another has read its argument of e; never e+2).
-#define RINGO_DIRECT_PUSHED (RINGO_DIRECT_END + RINGO_DIRECT_MAXBLOCKS * RINGO_DIRECT_MAXRANKS)
-#define RINGO_DIRECT_AREA_WORDS (RINGO_DIRECT_PUSHED + RINGO_DIRECT_MAXBLOCKS * RINGO_DIRECT_MAXRANKS * 4)
-// The receive buffers of pushed calls follow the words: by parity and
-// sender, RINGO_DIRECT_PUSH_MAX bytes each; then the staging buffer
-// (kernels.DirectAreaBytes is where it starts).
-#define RINGO_DIRECT_PUSH_MAX 16384
-#define RINGO_DIRECT_RECV_OFFSET (RINGO_DIRECT_AREA_WORDS * 8)
-#define RINGO_DIRECT_STAGE_OFFSET (RINGO_DIRECT_RECV_OFFSET + 2 * RINGO_DIRECT_MAXRANKS * RINGO_DIRECT_PUSH_MAX)
+#define RINGO_DIRECT_AREA_WORDS (RINGO_DIRECT_END + RINGO_DIRECT_MAXBLOCKS * RINGO_DIRECT_MAXRANKS)
+// The staging buffer follows the words (kernels.DirectAreaBytes).
+#define RINGO_DIRECT_STAGE_OFFSET (RINGO_DIRECT_AREA_WORDS * 8)
 #define RINGO_DIRECT_MAXWINDOWS 64
 
 #define RINGO_DIRECT_RAW 0
@@ -152,74 +134,6 @@ __device__ __forceinline__ const char* source(const RingoDirect* d, int q, uint6
   if (how == RINGO_DIRECT_RAW) return reinterpret_cast<const char*>(at);
   if (how == RINGO_DIRECT_STAGED) return reinterpret_cast<const char*>(d->area[q]) + RINGO_DIRECT_STAGE_OFFSET;
   return reinterpret_cast<const char*>(d->windows[(how - RINGO_DIRECT_WINDOW) * RINGO_DIRECT_MAXRANKS + q]) + at;
-}
-
-// recvBuffer is where rank from's pushes of parity p land in area.
-__device__ __forceinline__ char* recvBuffer(uint64_t* area, uint64_t p, int from) {
-  return reinterpret_cast<char*>(area) + RINGO_DIRECT_RECV_OFFSET + (p * RINGO_DIRECT_MAXRANKS + from) * RINGO_DIRECT_PUSH_MAX;
-}
-
-// directPush is a call of at most RINGO_DIRECT_PUSH_MAX bytes: block b
-// pushes its share of the input to every other rank, flags it, waits for
-// the others' flags, and reduces its share of every rank's.
-template <typename T, typename R>
-__device__ __forceinline__ void directPush(const RingoDirect* d, const char* in, char* out, uint64_t bytes, uint64_t arg,
-                                           const volatile uint32_t* abortFlag) {
-  __shared__ uint64_t args[RINGO_DIRECT_MAXRANKS];
-  __shared__ uint64_t epoch;
-  __shared__ int stopped;
-  const int b = blockIdx.x, t = threadIdx.x;
-  const int n = d->nranks, me = d->rank;
-  uint64_t* own = d->area[me];
-  if (t == 0) {
-    epoch = own[b] + 1;
-    stopped = 0;
-  }
-  __syncthreads();
-  const uint64_t e = epoch, parity = e & 1;
-  const uint64_t share = ((bytes + gridDim.x - 1) / gridDim.x + 15) / 16 * 16;
-  const uint64_t lo = min((uint64_t)b * share, bytes), hi = min(lo + share, bytes);
-  for (int q = 0; q < n; q++) {
-    if (q == me) continue;
-    char* to = recvBuffer(d->area[q], parity, me);
-#pragma unroll
-    for (int k = 0; k < RINGO_DIRECT_PACKS; k++) {
-      const uint64_t off = lo + ((uint64_t)k * RINGO_DIRECT_THREADS + t) * 16;
-      if (off >= hi) break;
-      storePack<T>(to, off, hi, loadPack<T>(in, off, hi));
-    }
-  }
-  __threadfence_system();
-  __syncthreads();
-  if (t < n) {  // the flag, after this rank's operator argument
-    uint64_t* slot = d->area[t] + RINGO_DIRECT_PUSHED + (b * RINGO_DIRECT_MAXRANKS + me) * 4;
-    ringoStoreRelaxed(slot + 1 + parity, arg);
-    ringoStoreRelease(slot, e);
-    const uint64_t* mine = own + RINGO_DIRECT_PUSHED + (b * RINGO_DIRECT_MAXRANKS + t) * 4;
-    if (waitEpoch(mine, e, abortFlag)) {
-      args[t] = ringoLoadAcquire(mine + 1 + parity);
-    } else {
-      stopped = 1;
-    }
-  }
-  __syncthreads();
-  if (stopped) return;
-  const R r(arg);
-#pragma unroll
-  for (int k = 0; k < RINGO_DIRECT_PACKS; k++) {
-    const uint64_t off = lo + ((uint64_t)k * RINGO_DIRECT_THREADS + t) * 16;
-    if (off >= hi) break;
-    uint4 acc = {};
-    for (int j = 0; j < n; j++) {
-      const int q = d->order[j];
-      const char* from = q == me ? in : recvBuffer(own, parity, q);
-      const R rq(args[q]);
-      const uint4 v = loadPack<T>(from, off, hi);
-      acc = j == 0 ? combinePack<T, R, DirectFirst, uint4>(rq, uint4{}, v) : combinePack<T, R, DirectNext, uint4>(rq, acc, v);
-    }
-    storePack<T>(out, off, hi, combinePack<T, R, DirectPost, uint4>(r, acc, acc));
-  }
-  if (t == 0) own[b] = e;
 }
 
 template <typename T, typename R>
@@ -309,10 +223,7 @@ __device__ __forceinline__ void directAllReduce(const RingoDirect* d, const char
   extern "C" __global__ void __launch_bounds__(RINGO_DIRECT_THREADS)                                       \
       name(const RingoDirect* d, const char* in, char* out, uint64_t bytes, uint64_t arg, uint64_t how,   \
            uint64_t at, const volatile uint32_t* abortFlag) {                                              \
-    if (bytes <= RINGO_DIRECT_PUSH_MAX)                                                                    \
-      directPush<T, Red<T, K> >(d, in, out, bytes, arg, abortFlag);                                        \
-    else                                                                                                   \
-      directAllReduce<T, Red<T, K> >(d, in, out, bytes, arg, how, at, abortFlag);                          \
+    directAllReduce<T, Red<T, K> >(d, in, out, bytes, arg, how, at, abortFlag);                            \
   }
 
 #define RINGO_DIRECT_KERNELS_FOR(tname, T)                           \
