@@ -1,10 +1,12 @@
 // Package kernels holds ringo's CUDA kernels: the sources in src/ (one
 // concept per file: common.cuh the layouts shared with Go, reduce.cuh the
-// element operations, moves.cuh what each primitive reads and writes,
-// copy.cuh the vectorized reduce-copy, prims_simple.cuh the Simple
-// protocol, prims_ll.cuh and prims_ll128.cuh the lines of the two flag
-// protocols and prims_flagged.cuh their step loop, ring.cuh the entry
-// points, and the compile units ring_*.cu that instantiate them), the
+// element operations and the lists of types and operators every unit
+// instantiates, moves.cuh what each primitive reads and writes, copy.cuh
+// the vectorized reduce-copy, prims_simple.cuh the Simple protocol,
+// prims_ll.cuh and prims_ll128.cuh the lines of the two flag protocols and
+// prims_flagged.cuh their step loop, ring.cuh the entry points, and the
+// compile units ring_*.cu that instantiate them; onerank.cu a one-rank
+// communicator's scaling kernels; direct.cu the direct all-reduce), the
 // modules nvcc makes of them (fatbin/UNIT.fatbin, one per compile unit,
 // committed with fatbin.lock, the hashes of their sources; `make kernels`
 // regenerates both, TestFatbinLock checks the lock without nvcc and

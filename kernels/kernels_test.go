@@ -49,7 +49,7 @@ func TestFatbinHasEveryKernel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range instantiated(string(src)) {
+		for _, n := range instantiated(string(src), readLists(t)) {
 			in[n] = append(in[n], u)
 		}
 	}
@@ -62,15 +62,12 @@ func TestFatbinHasEveryKernel(t *testing.T) {
 	for n, u := range in {
 		t.Errorf("%v instantiates %s, a kernel package kernels does not name", u, n)
 	}
-	hdr, err := os.ReadFile("src/ring.cuh")
-	if err != nil {
-		t.Fatal(err)
+	l := readLists(t)
+	var on []string
+	for _, n := range opNames {
+		on = append(on, n)
 	}
-	for _, on := range opNames {
-		if !bytes.Contains(hdr, []byte("RINGO_KERNEL(ringo_##tname##_"+on+",")) {
-			t.Errorf("ring.cuh has no %s kernels", on)
-		}
-	}
+	assert.ElementsMatch(t, on, l.intOps, "reduce.cuh's operators, package kernels' opNames")
 	if n, err := WireName(reduce.Float32, 2); n != "ringo_float_sum_wbfloat16" || err != nil {
 		t.Fatalf("wire kernel %q, %v", n, err)
 	}
@@ -89,18 +86,25 @@ func TestFatbinHasEveryKernel(t *testing.T) {
 // datatype, and Names lists them beside the collectives'.
 func TestScaleKernels(t *testing.T) {
 	src, err := os.ReadFile("src/onerank.cu")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if got, want := len(Names()), len(Collectives())+int(reduce.NumTypes)+12*5+6; got != want { // + direct: type × op, sum-then-divide
 		t.Fatalf("%d kernel names, want %d", got, want)
 	}
+	for _, inst := range []string{"RINGO_FOR_TYPES(RINGO_SCALE_KERNEL, RINGO_SCALE_KERNEL)", "RINGO_FOR_FP8_TYPES(RINGO_SCALE_KERNEL)"} {
+		assert.Contains(t, string(src), "\n"+inst+"\n", "onerank.cu instantiates every type's scaling kernel")
+	}
+	l := readLists(t)
+	var listed []string
+	for _, tn := range slices.Concat(l.intTypes, l.types, l.fp8) {
+		listed = append(listed, "ringo_"+tn+"_scale")
+	}
+	var want []string
 	for dt := range reduce.NumTypes {
 		name, err := ScaleName(dt)
-		if err != nil || !bytes.Contains(src, []byte("RINGO_SCALE_KERNEL("+typeNames[dt]+",")) {
-			t.Errorf("no scaling kernel for %v in onerank.cu (%q, %v)", dt, name, err)
-		}
+		require.NoError(t, err)
+		want = append(want, name)
 	}
+	assert.ElementsMatch(t, want, listed, "reduce.cuh's types, package kernels' typeNames")
 }
 
 // TestDirectKernels: direct.cu instantiates a direct all-reduce for every
@@ -109,14 +113,18 @@ func TestScaleKernels(t *testing.T) {
 func TestDirectKernels(t *testing.T) {
 	src, err := os.ReadFile("src/direct.cu")
 	require.NoError(t, err)
+	for _, inst := range []string{"RINGO_FOR_TYPES(RINGO_DIRECT_KERNELS_FOR, RINGO_DIRECT_KERNELS_FOR_INT)", "RINGO_FOR_FP8_TYPES(RINGO_DIRECT_KERNELS_FOR)"} {
+		assert.Contains(t, string(src), "\n"+inst+"\n", "direct.cu instantiates every type")
+	}
+	l := readLists(t)
 	made := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^RINGO_DIRECT_KERNELS_FOR(_INT)?\((\w+),`).FindAllStringSubmatch(string(src), -1) {
-		ops := []string{"sum", "prod", "max", "min", "premulsum"}
-		if m[1] != "" {
-			ops = append(ops, "sumpostdiv")
+	for _, tn := range slices.Concat(l.intTypes, l.types, l.fp8) {
+		ops := l.ops
+		if slices.Contains(l.intTypes, tn) {
+			ops = l.intOps
 		}
 		for _, op := range ops {
-			made["ringo_"+m[2]+"_"+op+"_direct"] = true
+			made["ringo_"+tn+"_"+op+"_direct"] = true
 		}
 	}
 	want := map[string]bool{}
@@ -257,13 +265,56 @@ var (
 	plainRE   = regexp.MustCompile(`(?m)^extern "C" __global__ void __launch_bounds__\(RINGO_NTHREADS\) (\w+) RINGO_PARAMS`)
 )
 
-// instantiated returns the kernels the compile unit src instantiates.
-func instantiated(src string) []string {
+// lists are reduce.cuh's instantiation lists: the operators of every type
+// (and of the integers), the types by kind.
+type lists struct {
+	ops, intOps          []string
+	intTypes, types, fp8 []string
+}
+
+// readLists reads reduce.cuh's RINGO_FOR_* macros.
+func readLists(t testing.TB) lists {
+	src, err := os.ReadFile("src/reduce.cuh")
+	require.NoError(t, err)
+	body := func(name string) string { // the macro's text, its continued lines joined
+		i := strings.Index(string(src), "#define "+name+"(")
+		require.GreaterOrEqual(t, i, 0, "reduce.cuh defines %s", name)
+		var b strings.Builder
+		for _, line := range strings.Split(string(src[i:]), "\n") {
+			b.WriteString(line)
+			if !strings.HasSuffix(line, "\\") {
+				break
+			}
+		}
+		return b.String()
+	}
+	all := func(re, text string) []string {
+		var out []string
+		for _, m := range regexp.MustCompile(re).FindAllStringSubmatch(text, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	l := lists{ops: all(`K\(tname, (\w+), T, RINGO_OP_\w+\)`, body("RINGO_FOR_OPS"))}
+	l.intOps = append(slices.Clone(l.ops), all(`K\(tname, (\w+), T, RINGO_OP_\w+\)`, body("RINGO_FOR_INT_OPS"))...)
+	types := body("RINGO_FOR_TYPES")
+	l.intTypes, l.types = all(`KINT\((\w+),`, types), all(`[^T]K\((\w+),`, types)
+	l.fp8 = all(`K\((\w+),`, body("RINGO_FOR_FP8_TYPES"))
+	require.NotEmpty(t, l.ops)
+	require.NotEmpty(t, l.intTypes)
+	require.NotEmpty(t, l.types)
+	require.NotEmpty(t, l.fp8)
+	return l
+}
+
+// instantiated returns the kernels the compile unit src instantiates,
+// with reduce.cuh's operator lists.
+func instantiated(src string, l lists) []string {
 	var names []string
 	for _, m := range forTypeRE.FindAllStringSubmatch(src, -1) {
-		ops := []string{"sum", "prod", "max", "min", "premulsum"}
+		ops := l.ops
 		if m[1] != "" {
-			ops = append(ops, "sumpostdiv")
+			ops = l.intOps
 		}
 		for _, op := range ops {
 			names = append(names, "ringo_"+m[2]+"_"+op)

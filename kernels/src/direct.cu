@@ -226,29 +226,13 @@ __device__ __forceinline__ void directAllReduce(const RingoDirect* d, const char
     directAllReduce<T, Red<T, K> >(d, in, out, bytes, arg, how, at, abortFlag);                            \
   }
 
-#define RINGO_DIRECT_KERNELS_FOR(tname, T)                           \
-  RINGO_DIRECT_KERNEL(ringo_##tname##_sum_direct, T, RINGO_OP_SUM)   \
-  RINGO_DIRECT_KERNEL(ringo_##tname##_prod_direct, T, RINGO_OP_PROD) \
-  RINGO_DIRECT_KERNEL(ringo_##tname##_max_direct, T, RINGO_OP_MAX)   \
-  RINGO_DIRECT_KERNEL(ringo_##tname##_min_direct, T, RINGO_OP_MIN)   \
-  RINGO_DIRECT_KERNEL(ringo_##tname##_premulsum_direct, T, RINGO_OP_PREMULSUM)
+// Every type's and operator's (reduce.cuh's lists), ringo_<type>_<op>_direct.
+#define RINGO_DIRECT_OP_KERNEL(tname, opname, T, K) RINGO_DIRECT_KERNEL(ringo_##tname##_##opname##_direct, T, K)
+#define RINGO_DIRECT_KERNELS_FOR(tname, T) RINGO_FOR_OPS(RINGO_DIRECT_OP_KERNEL, tname, T)
+#define RINGO_DIRECT_KERNELS_FOR_INT(tname, T) RINGO_FOR_INT_OPS(RINGO_DIRECT_OP_KERNEL, tname, T)
 
-#define RINGO_DIRECT_KERNELS_FOR_INT(tname, T) \
-  RINGO_DIRECT_KERNELS_FOR(tname, T)           \
-  RINGO_DIRECT_KERNEL(ringo_##tname##_sumpostdiv_direct, T, RINGO_OP_SUMPOSTDIV)
-
-RINGO_DIRECT_KERNELS_FOR_INT(int8, int8_t)
-RINGO_DIRECT_KERNELS_FOR_INT(uint8, uint8_t)
-RINGO_DIRECT_KERNELS_FOR_INT(int32, int32_t)
-RINGO_DIRECT_KERNELS_FOR_INT(uint32, uint32_t)
-RINGO_DIRECT_KERNELS_FOR_INT(int64, int64_t)
-RINGO_DIRECT_KERNELS_FOR_INT(uint64, uint64_t)
-RINGO_DIRECT_KERNELS_FOR(half, __half)
-RINGO_DIRECT_KERNELS_FOR(float, float)
-RINGO_DIRECT_KERNELS_FOR(double, double)
-RINGO_DIRECT_KERNELS_FOR(bfloat16, __nv_bfloat16)
-// As in ring.cu: the 8-bit floats from sm_90 on.
+RINGO_FOR_TYPES(RINGO_DIRECT_KERNELS_FOR, RINGO_DIRECT_KERNELS_FOR_INT)
+// As in ring_f8.cu: the 8-bit floats from sm_90 on.
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-RINGO_DIRECT_KERNELS_FOR(f8e4m3, Fp8<__NV_E4M3>)
-RINGO_DIRECT_KERNELS_FOR(f8e5m2, Fp8<__NV_E5M2>)
+RINGO_FOR_FP8_TYPES(RINGO_DIRECT_KERNELS_FOR)
 #endif

@@ -24,18 +24,8 @@ __device__ __forceinline__ void scale(const char* in, char* out, uint64_t bytes,
     scale<T>(in, out, bytes, arg);                                                                      \
   }
 
-RINGO_SCALE_KERNEL(int8, int8_t)
-RINGO_SCALE_KERNEL(uint8, uint8_t)
-RINGO_SCALE_KERNEL(int32, int32_t)
-RINGO_SCALE_KERNEL(uint32, uint32_t)
-RINGO_SCALE_KERNEL(int64, int64_t)
-RINGO_SCALE_KERNEL(uint64, uint64_t)
-RINGO_SCALE_KERNEL(half, __half)
-RINGO_SCALE_KERNEL(float, float)
-RINGO_SCALE_KERNEL(double, double)
-RINGO_SCALE_KERNEL(bfloat16, __nv_bfloat16)
-// As in ring.cu: the 8-bit floats from sm_90 on.
+RINGO_FOR_TYPES(RINGO_SCALE_KERNEL, RINGO_SCALE_KERNEL)
+// As in ring_f8.cu: the 8-bit floats from sm_90 on.
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-RINGO_SCALE_KERNEL(f8e4m3, Fp8<__NV_E4M3>)
-RINGO_SCALE_KERNEL(f8e5m2, Fp8<__NV_E5M2>)
+RINGO_FOR_FP8_TYPES(RINGO_SCALE_KERNEL)
 #endif

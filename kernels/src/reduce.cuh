@@ -160,3 +160,38 @@ struct Copy {
   __device__ __forceinline__ T op(T a, T) const { return a; }
   __device__ __forceinline__ T post(T x) const { return x; }
 };
+
+// What the compile units instantiate, one list each, for their kernel
+// macros: RINGO_FOR_OPS(K, tname, T) expands K(tname, opname, T, op) for
+// every operator of a type, RINGO_FOR_INT_OPS adds the integers'
+// sum-then-divide; RINGO_FOR_TYPES(K, KINT) expands K(tname, T), or
+// KINT(tname, T) for an integer, for every type but the 8-bit floats,
+// which RINGO_FOR_FP8_TYPES(K) lists for the units to instantiate from
+// sm_90 on. tname is the kernels' name for the type (package kernels'
+// typeNames), opname the operator's (its opNames).
+#define RINGO_FOR_OPS(K, tname, T)       \
+  K(tname, sum, T, RINGO_OP_SUM)         \
+  K(tname, prod, T, RINGO_OP_PROD)       \
+  K(tname, max, T, RINGO_OP_MAX)         \
+  K(tname, min, T, RINGO_OP_MIN)         \
+  K(tname, premulsum, T, RINGO_OP_PREMULSUM)
+
+#define RINGO_FOR_INT_OPS(K, tname, T) \
+  RINGO_FOR_OPS(K, tname, T)           \
+  K(tname, sumpostdiv, T, RINGO_OP_SUMPOSTDIV)
+
+#define RINGO_FOR_TYPES(K, KINT) \
+  KINT(int8, int8_t)             \
+  KINT(uint8, uint8_t)           \
+  KINT(int32, int32_t)           \
+  KINT(uint32, uint32_t)         \
+  KINT(int64, int64_t)           \
+  KINT(uint64, uint64_t)         \
+  K(half, __half)                \
+  K(float, float)                \
+  K(double, double)              \
+  K(bfloat16, __nv_bfloat16)
+
+#define RINGO_FOR_FP8_TYPES(K) \
+  K(f8e4m3, Fp8<__NV_E4M3>)    \
+  K(f8e5m2, Fp8<__NV_E5M2>)

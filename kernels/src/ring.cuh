@@ -57,16 +57,11 @@ __device__ __forceinline__ void ringoWireKernel(const RingoConn* conns, const ch
     ringoKernel<T, Red<T, K> >(RINGO_ARGS);                                                            \
   }
 
-#define RINGO_KERNELS_FOR(tname, T)                       \
-  RINGO_KERNEL(ringo_##tname##_sum, T, RINGO_OP_SUM)      \
-  RINGO_KERNEL(ringo_##tname##_prod, T, RINGO_OP_PROD)    \
-  RINGO_KERNEL(ringo_##tname##_max, T, RINGO_OP_MAX)      \
-  RINGO_KERNEL(ringo_##tname##_min, T, RINGO_OP_MIN)      \
-  RINGO_KERNEL(ringo_##tname##_premulsum, T, RINGO_OP_PREMULSUM)
-
-#define RINGO_KERNELS_FOR_INT(tname, T) \
-  RINGO_KERNELS_FOR(tname, T)           \
-  RINGO_KERNEL(ringo_##tname##_sumpostdiv, T, RINGO_OP_SUMPOSTDIV)
+// A type's kernels, one per operator (reduce.cuh's lists), named
+// ringo_<type>_<op>.
+#define RINGO_OP_KERNEL(tname, opname, T, K) RINGO_KERNEL(ringo_##tname##_##opname, T, K)
+#define RINGO_KERNELS_FOR(tname, T) RINGO_FOR_OPS(RINGO_OP_KERNEL, tname, T)
+#define RINGO_KERNELS_FOR_INT(tname, T) RINGO_FOR_INT_OPS(RINGO_OP_KERNEL, tname, T)
 
 #define RINGO_WIRE_KERNEL(name, T, W)                                                \
   extern "C" __global__ void __launch_bounds__(RINGO_NTHREADS) name RINGO_PARAMS { \
