@@ -14,7 +14,6 @@ import (
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/group"
 	"github.com/ringo-ccl/ringo/internal/hier"
-	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/p2p"
 	"github.com/ringo-ccl/ringo/transport"
 )
@@ -135,7 +134,7 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 // takes, all-reduces stay on the ring.
 func readPeers(comms []*Comm, devs []*cuda.Device, s *config.Settings) error {
 	n := len(comms)
-	if s.DirectOff || s.DirectMax == 0 || n < 2 || n > kernels.DirectMaxRanks {
+	if !s.DirectFor(n) {
 		return nil
 	}
 	for a := range devs {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/p2p"
 	"github.com/ringo-ccl/ringo/ring"
 )
@@ -46,6 +47,14 @@ func (s *Settings) GPUChoice(coll ring.Collective, n int, bytes int64, protos [3
 // variant was asked for, which the ring then runs.
 func (s *Settings) Direct(coll ring.Collective, bytes int64) bool {
 	return coll == ring.AllReduce && bytes <= int64(s.DirectMax) && s.ProtoFrom == "" && s.Variant == ring.RingVariant
+}
+
+// DirectFor reports whether a communicator of n GPU ranks sets direct
+// all-reduces up at all (where its ranks reach each other's memory):
+// RINGO_DIRECT_MAX and NCCL_P2P_DIRECT_DISABLE allow it, and the kernel
+// takes n ranks.
+func (s *Settings) DirectFor(n int) bool {
+	return s.DirectMax > 0 && !s.DirectOff && n >= 2 && n <= kernels.DirectMaxRanks
 }
 
 // Protocol picks the protocol of a call moving bytes per rank buffer.

@@ -248,6 +248,7 @@ func TestResolveEnv(t *testing.T) {
 		{name: "NCCL_P2P_DIRECT_DISABLE", value: "yes", err: flag},
 		{name: "NCCL_P2P_DIRECT_DISABLE", value: "1", gpu: true, check: func(t *testing.T, s Settings) {
 			assert.True(t, s.DirectOff)
+			assert.False(t, s.DirectFor(2), "nothing set up")
 			d := s
 			d.DirectOff = false
 			assert.NotEqual(t, d.Fingerprint(), s.Fingerprint(), "ranks in processes must agree on whether all-reduces read directly")
@@ -256,6 +257,10 @@ func TestResolveEnv(t *testing.T) {
 		{name: "RINGO_DIRECT_MAX", value: "-1", err: "want a multiple of 1 bytes in [0, 1M]"},
 		{name: "RINGO_DIRECT_MAX", value: "64K", gpu: true, check: func(t *testing.T, s Settings) {
 			assert.Equal(t, 64<<10, s.DirectMax)
+			assert.True(t, s.DirectFor(2))
+			assert.True(t, s.DirectFor(8))
+			assert.False(t, s.DirectFor(1), "a world of one has no peers")
+			assert.False(t, s.DirectFor(9), "more ranks than the kernel takes")
 			assert.True(t, s.Direct(ring.AllReduce, 64<<10))
 			assert.False(t, s.Direct(ring.AllReduce, 64<<10+1), "above the limit: the ring")
 			assert.False(t, s.Direct(ring.Broadcast, 8), "all-reduce only")
@@ -263,7 +268,10 @@ func TestResolveEnv(t *testing.T) {
 			d.DirectMax = DefaultDirectMax
 			assert.NotEqual(t, d.Fingerprint(), s.Fingerprint(), "ranks must agree on which all-reduces read directly")
 		}},
-		{name: "RINGO_DIRECT_MAX", value: "0", gpu: true, check: func(t *testing.T, s Settings) { assert.False(t, s.Direct(ring.AllReduce, 8)) }},
+		{name: "RINGO_DIRECT_MAX", value: "0", gpu: true, check: func(t *testing.T, s Settings) {
+			assert.False(t, s.Direct(ring.AllReduce, 8))
+			assert.False(t, s.DirectFor(2), "nothing set up")
+		}},
 		{name: "NCCL_PROTO", value: "Simple", gpu: true, check: func(t *testing.T, s Settings) {
 			assert.False(t, s.Direct(ring.AllReduce, 8), "a protocol asked for: the ring runs it")
 		}},

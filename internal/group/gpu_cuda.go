@@ -15,7 +15,6 @@ import (
 	"github.com/ringo-ccl/ringo/internal/direct"
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/peers"
-	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/network"
 	"github.com/ringo-ccl/ringo/p2p"
 	"github.com/ringo-ccl/ringo/transport"
@@ -160,11 +159,10 @@ func ConnectGPU(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *con
 }
 
 // directPossible reports whether a communicator's ranks — all alike —
-// try direct all-reduces (package direct): RINGO_DIRECT_MAX and
-// NCCL_P2P_DIRECT_DISABLE allow it, and they are 2 to
-// kernels.DirectMaxRanks ranks on one host whose GPUs all reach each other.
+// try direct all-reduces (package direct): the settings allow it for n
+// ranks, all on one host with GPUs that reach each other.
 func directPossible(s *config.Settings, choice p2p.Choice, n int) bool {
-	return s.DirectMax > 0 && !s.DirectOff && choice.Transport == p2p.IPC && choice.AnyPeer && n >= 2 && n <= kernels.DirectMaxRanks
+	return s.DirectFor(n) && choice.Transport == p2p.IPC && choice.AnyPeer
 }
 
 // reachLocal enables this rank's access to the GPUs of the ranks of its
