@@ -261,13 +261,8 @@ func cachedName(cache *kernelNames, t reduce.DataType, op reduce.DeviceOp, name 
 // directArea is DirectArea in a build with the cuda tag.
 func (r *Rank) directArea(stage int64) (uintptr, error) {
 	if r.area == 0 {
-		size := int64(kernels.DirectSyncBytes) + stage
-		p, err := r.dev.Alloc(size)
+		p, err := r.dev.AllocZeroed(kernels.DirectSyncBytes+stage, kernels.DirectSyncBytes)
 		if err != nil {
-			return 0, err
-		}
-		if err := r.dev.Memset(p, 0, kernels.DirectSyncBytes); err != nil {
-			r.dev.Free(p)
 			return 0, err
 		}
 		r.area = p
@@ -282,12 +277,9 @@ const directWindowsAt = 128
 // setDirect is SetDirect in a build with the cuda tag.
 func (r *Rank) setDirect(rank int, areas []uintptr, order []int) error {
 	if r.direct == 0 {
-		p, err := r.dev.Alloc(directWindowsAt + kernels.DirectWindowsBytes)
+		const size = directWindowsAt + kernels.DirectWindowsBytes
+		p, err := r.dev.AllocZeroed(size, size)
 		if err != nil {
-			return err
-		}
-		if err := r.dev.Memset(p, 0, directWindowsAt+kernels.DirectWindowsBytes); err != nil {
-			r.dev.Free(p)
 			return err
 		}
 		r.direct = p

@@ -113,14 +113,11 @@ func (g *Local) Add(edges []transport.Edge) error {
 			continue
 		}
 		size := g.opts.Bytes(len(entries))
-		p, err := g.devs[r].Alloc(size)
+		p, err := g.devs[r].AllocZeroed(size, size)
 		if err != nil {
 			return err
 		}
 		regions[r] = p
-		if err := g.devs[r].Memset(p, 0, size); err != nil {
-			return err
-		}
 	}
 	at := func(q int) uint64 { return uint64(regions[q]) }
 	for r, entries := range rd.Entries {

@@ -44,10 +44,7 @@ func shareIPC(ctx context.Context, ex transport.Exchanger, dev *cuda.Device, siz
 	mine := regionShare{Pid: os.Getpid()}
 	if size > 0 {
 		var err error
-		if region, err = dev.Alloc(size); err != nil {
-			return fail(err)
-		}
-		if err := dev.Memset(region, 0, size); err != nil {
+		if region, err = dev.AllocZeroed(size, size); err != nil {
 			return fail(err)
 		}
 		h, err := dev.ExportIPC(region)

@@ -243,12 +243,8 @@ func (c *Conns) Close() error {
 
 // alone places a region of size bytes in dev's memory, for a ring of one.
 func alone(dev *cuda.Device, size int64) (cuda.Ptr, func() error, error) {
-	p, err := dev.Alloc(size)
+	p, err := dev.AllocZeroed(size, size)
 	if err != nil {
-		return 0, nil, err
-	}
-	if err := dev.Memset(p, 0, size); err != nil {
-		dev.Free(p)
 		return 0, nil, err
 	}
 	return p, func() error { return dev.Free(p) }, nil

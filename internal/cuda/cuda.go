@@ -207,6 +207,20 @@ func (d *Device) Alloc(n int64) (Ptr, error) {
 	return p, held(&live.allocs, err, 1)
 }
 
+// AllocZeroed is Alloc of n bytes whose first zeroed bytes are set to 0
+// before it returns; on failure nothing stays allocated.
+func (d *Device) AllocZeroed(n, zeroed int64) (Ptr, error) {
+	p, err := d.Alloc(n)
+	if err != nil {
+		return 0, err
+	}
+	if err := d.Memset(p, 0, zeroed); err != nil {
+		d.Free(p)
+		return 0, err
+	}
+	return p, nil
+}
+
 // Free releases memory from Alloc.
 func (d *Device) Free(p Ptr) error {
 	return held(&live.allocs, d.Do(func() error { return check("free device memory", C.cuMemFree(C.CUdeviceptr(p))) }), -1)
