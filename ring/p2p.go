@@ -19,7 +19,8 @@ import (
 // In round d every message to the round's send peer and from its receive
 // peer is cut into chunks — a chunk is one step, at most ChunkCount
 // elements, and a message spreads over several channels once it holds
-// P2PMinPart bytes for each — and chunk j of message k of a
+// P2PMinPart bytes for each (P2PDirectMinPart when it moves directly) —
+// and chunk j of message k of a
 // pair goes to channel (k+j) mod Channels. Both ends of a message compute
 // the same chunks and channels: they depend only on the message's count,
 // its index k among the pair's messages, and the plan's geometry, which
@@ -312,8 +313,9 @@ func NewP2P(spec P2PSpec) (*Plan, error) {
 // them by channel: chunk j of message k goes to channel (k+j) mod Channels.
 // A message is cut into as many chunks as it needs of ChunkCount elements
 // (of one LL slot's, for a message by LL), and into up to one chunk per
-// channel when it holds more than P2PMinPart bytes per channel; chunks start at multiples of the alignment
-// unit from the message's start, and none is empty.
+// channel when it holds more than P2PMinPart bytes per channel
+// (P2PDirectMinPart for a direct one); chunks start at multiples of the
+// alignment unit from the message's start, and none is empty.
 func (p *Plan) chunks(xs []Xfer) [][]chunk {
 	nch := int64(len(p.Channels))
 	out := make([][]chunk, nch)
@@ -326,7 +328,11 @@ func (p *Plan) chunks(xs []Xfer) [][]chunk {
 		if ll {
 			most = p.P2P.llChunk()
 		}
-		unit := alignUp(ceilDiv(P2PMinPart, int64(p.Spec.EltSize)), p.AlignmentElems)
+		part := int64(P2PMinPart)
+		if p.Direct(ll) {
+			part = P2PDirectMinPart
+		}
+		unit := alignUp(ceilDiv(part, int64(p.Spec.EltSize)), p.AlignmentElems)
 		parts := max(ceilDiv(x.Count, most), min(nch, ceilDiv(x.Count, unit)))
 		l := min(alignUp(ceilDiv(x.Count, parts), p.AlignmentElems), most)
 		for j, off := int64(0), int64(0); off < x.Count; j, off = j+1, off+l {
@@ -344,6 +350,15 @@ func (p *Plan) chunks(xs []Xfer) [][]chunk {
 // send/recv by LL of 512 B to 16 KiB took 14–16 µs spread over up to 32
 // channels in 16-byte grains, 10–11 µs on one (BENCHMARKS, issue 20).
 const P2PMinPart = 64 << 10
+
+// P2PDirectMinPart is P2PMinPart for a message that moves directly (its
+// sender's block copies it into the receiver's output): no FIFO line is
+// polled, so a part costs its channel one address posted and one tail, and
+// a block copies only ~24 GB/s — 64 KiB on one channel is 2.7 µs of
+// copying, on eight 0.35 µs each (one H200, 2 ranks:
+// send/recv 8.8–9.4 µs at 32–256 KiB against the direct all-reduce's
+// 6.3–6.9, BENCHMARKS, issue 20).
+const P2PDirectMinPart = 8 << 10
 
 // chunk is one step's share of a message, and whether it goes by LL under
 // a plan of another protocol.

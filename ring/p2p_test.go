@@ -81,6 +81,40 @@ func TestP2PSchedule(t *testing.T) {
 	assert.Equal(t, int64(1), plans[0].Channels[1].Steps[0].InOff, "message 1 starts on channel 1")
 }
 
+// TestP2PParts: a message stays on one channel up to P2PMinPart bytes
+// and spreads in parts of at least that much above; one that moves
+// directly spreads in parts of P2PDirectMinPart.
+func TestP2PParts(t *testing.T) {
+	for _, tc := range []struct {
+		direct bool
+		bytes  int64
+		want   int // channels with steps
+	}{
+		{false, ring.P2PMinPart, 1},
+		{false, 2 * ring.P2PMinPart, 2},
+		{false, 100 * ring.P2PMinPart, 16},
+		{true, ring.P2PDirectMinPart, 1},
+		{true, 4 * ring.P2PDirectMinPart, 4},
+		{true, 4*ring.P2PDirectMinPart + 1, 5},
+		{true, 100 * ring.P2PDirectMinPart, 16},
+	} {
+		g := p2pGeom(2, 16, ring.Simple, 1)
+		g.BuffSize, g.Direct = 1<<20, tc.direct
+		sends := [][]ring.Xfer{{{Peer: 1, Count: tc.bytes}}, nil}
+		recvs := [][]ring.Xfer{nil, {{Peer: 0, Count: tc.bytes}}}
+		plans, err := ringtest.P2PPlans(g, sends, recvs)
+		require.NoError(t, err)
+		require.NoError(t, ring.Verify(plans))
+		used := 0
+		for _, ch := range plans[0].Channels {
+			if len(ch.Steps) > 0 {
+				used++
+			}
+		}
+		assert.Equal(t, tc.want, used, "%d bytes, direct %v", tc.bytes, tc.direct)
+	}
+}
+
 // TestP2PLLHalves: under a Simple plan with an LL threshold, a message of
 // at most LLMax elements goes by LL (NCCL_P2P_LL_THRESHOLD), in chunks of
 // one LL slot, each half of a step by its own message's protocol; both
