@@ -14,10 +14,13 @@ func Lose(c *Comm) { c.group.(*group.World).Lose(c.rank, "marked lost by the tes
 // own process, for the tests' check that none is left.
 func Tag(c *Comm) string { return c.group.(*group.Procs).Tag }
 
-// ReadsPeers reports whether an all-reduce of bytes on c reads the peers'
-// inputs directly (device.Rank.LaunchDirect) rather than run the ring.
-func ReadsPeers(c *Comm, bytes int64) bool {
-	return c.gpu != nil && c.gpu.reads != nil && c.cfg.Direct(CollAllReduce, bytes)
+// ReadsPeers returns in how many shots an all-reduce of bytes on c reads
+// the peers' inputs directly (device.Rank.LaunchDirect); 0: the ring.
+func ReadsPeers(c *Comm, bytes int64) int {
+	if c.gpu == nil || c.gpu.reads == nil {
+		return 0
+	}
+	return c.cfg.Direct(CollAllReduce, bytes)
 }
 
 // ReadFrom returns where a direct all-reduce on c reads its input of bytes

@@ -278,13 +278,13 @@ func (c *Comm) launch(call DeviceCall, s Stream) error {
 		}
 		return nil
 	}
-	if c.gpu.reads != nil && c.cfg.Direct(call.Coll, bytes) {
+	if shots := c.cfg.Direct(call.Coll, bytes); c.gpu.reads != nil && shots > 0 {
 		f, err := c.funcs.Get(call.Type, call.Op, c.size)
 		if err != nil {
 			return errs.InvalidErr(op, c.rank, err)
 		}
 		how, at := c.gpu.reads.Source(call.Send, bytes)
-		if err := c.gpu.exec.LaunchDirect(call.Send, call.Recv, bytes, f, how, at, s.h); err != nil {
+		if err := c.gpu.exec.LaunchDirect(shots, call.Send, call.Recv, bytes, f, how, at, s.h); err != nil {
 			return c.launchErr(op, err)
 		}
 		return nil

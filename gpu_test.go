@@ -364,14 +364,16 @@ func TestGPUBadInput(t *testing.T) {
 
 // TestGPUAbsentRank: rank 1 never enqueues its part; rank 0's Wait ends
 // at its deadline with ErrTimeout, its kernel aborted, and the
-// communicator refuses further work — on the ring and in a direct
-// all-reduce (1 Ki floats), whose blocks wait for the absent rank's flags.
+// communicator refuses further work — on the ring (16 MiB) and in direct
+// all-reduces in two shots (4 MiB) and in one (1 Ki floats), whose blocks
+// wait for the absent rank's flags.
 func TestGPUAbsentRank(t *testing.T) {
 	g := testGPUs(t)
-	for _, count := range []int{1 << 20, 1 << 10} {
+	for _, tc := range []struct{ count, shots int }{{1 << 22, 0}, {1 << 20, 2}, {1 << 10, 1}} {
+		count := tc.count
 		t.Run(fmt.Sprint(count), func(t *testing.T) {
 			comms := localGPUs(t, g, nil)
-			require.Equal(t, count == 1<<10, ringo.ReadsPeers(comms[0], int64(count)*4))
+			require.Equal(t, tc.shots, ringo.ReadsPeers(comms[0], int64(count)*4))
 			s, _ := ringo.NewStream(g[0])
 			defer s.Close()
 			buf, _ := ringo.DeviceAlloc[float32](g[0], count)
@@ -394,55 +396,78 @@ func TestGPUAbsentRank(t *testing.T) {
 }
 
 // TestGPUDirectAllReduce: all-reduces up to RINGO_DIRECT_MAX read the
-// peers' inputs directly (kernels/src/direct.cu) — every datatype and op,
-// counts across the kernel's pack and block boundaries up to its 1-MiB
-// limit, in and out of place, unaligned buffers, 2 and 4 ranks (on the
-// test's GPUs, twice over), a ring order that is not the identity (the sum
-// follows it: the random-input check wants one rotation of the ring), and
-// CUDA graphs, whose replays count the blocks' epochs on; the ring runs
-// the same calls with RINGO_DIRECT_MAX=0.
+// peers' inputs directly in one shot, and above it up to RINGO_TWOSHOT_MAX
+// in two (kernels/src/direct.cu) — every datatype and op, counts across
+// the kernels' pack, block and segment boundaries up to one shot's 1-MiB
+// limit (two shots: to 8 MiB, all of them in two shots here), in and out
+// of place, unaligned buffers, 2 and 4 ranks (on the test's GPUs, twice
+// over), a ring order that is not the identity (the sum follows it: the
+// random-input check wants one rotation of the ring), and CUDA graphs,
+// whose replays count the blocks' epochs on, with calls of one shot and of
+// two between; the ring runs the same calls with both limits 0.
 func TestGPUDirectAllReduce(t *testing.T) {
-	t.Setenv("RINGO_DIRECT_MAX", "1M")
 	g := testGPUs(t)
-	o := checkedOptions(1, 2, 3, 7, 13, 97, 1021, 4099, 8193, 65537, 131071, 262143, 1<<20)
-	o.Colls = []bench.Coll{bench.AllReduce}
-	for _, gpus := range [][]int{g, append(append([]int{}, g...), g...)} {
-		t.Run(fmt.Sprint(gpus), func(t *testing.T) {
-			comms := localGPUs(t, gpus, nil)
-			require.True(t, ringo.ReadsPeers(comms[0], 1<<20), "a direct all-reduce of 1 MiB")
-			require.False(t, ringo.ReadsPeers(comms[0], 1<<20+1), "the ring above RINGO_DIRECT_MAX")
-			sweepGPUs(t, gpus, nil, o)
-
-			u := o
-			u.Counts = []int64{13, 1021, 65537}
-			u.Types = []ringo.DataType{ringo.TypeFloat32, ringo.TypeFloat16, ringo.TypeInt8, ringo.TypeFloat64}
-			u.Ops = []reduce.OpKind{reduce.Sum, reduce.Max}
-			for _, shift := range []int64{1, 3} {
-				u.Unalign = shift
-				sweepGPUs(t, gpus, nil, u)
+	for _, mode := range []struct {
+		name, directMax, twoShotMax string
+		shots                       int
+		counts                      []int64
+	}{
+		{"one shot", "1M", "0", 1, []int64{1, 2, 3, 7, 13, 97, 1021, 4099, 8193, 65537, 131071, 262143, 1 << 18}},
+		{"two shots", "0", "8M", 2, []int64{1, 2, 3, 7, 13, 97, 1021, 4099, 8193, 65537, 262143, 1<<19 + 7, 1 << 21}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Setenv("RINGO_DIRECT_MAX", mode.directMax)
+			t.Setenv("RINGO_TWOSHOT_MAX", mode.twoShotMax)
+			most := int64(1 << 20)
+			if mode.shots == 2 {
+				most = 8 << 20
 			}
+			o := checkedOptions(mode.counts...)
+			o.Colls = []bench.Coll{bench.AllReduce}
+			for _, gpus := range [][]int{g, append(append([]int{}, g...), g...)} {
+				t.Run(fmt.Sprint(gpus), func(t *testing.T) {
+					comms := localGPUs(t, gpus, nil)
+					require.Equal(t, mode.shots, ringo.ReadsPeers(comms[0], 8))
+					require.Equal(t, mode.shots, ringo.ReadsPeers(comms[0], most), "a direct all-reduce of its limit")
+					require.Zero(t, ringo.ReadsPeers(comms[0], most+1), "the ring above it")
+					sweepGPUs(t, gpus, nil, o)
 
-			order := make([]int, len(gpus)) // backwards: from 3 ranks on no rotation of the identity
-			for i := range order {
-				order[i] = len(gpus) - 1 - i
+					u := o
+					u.Counts = []int64{13, 1021, 65537}
+					u.Types = []ringo.DataType{ringo.TypeFloat32, ringo.TypeFloat16, ringo.TypeInt8, ringo.TypeFloat64}
+					u.Ops = []reduce.OpKind{reduce.Sum, reduce.Max}
+					for _, shift := range []int64{1, 3} {
+						u.Unalign = shift
+						sweepGPUs(t, gpus, nil, u)
+					}
+
+					order := make([]int, len(gpus)) // backwards: from 3 ranks on no rotation of the identity
+					for i := range order {
+						order[i] = len(gpus) - 1 - i
+					}
+					e := bench.Options{Colls: []bench.Coll{bench.AllReduce}, Types: []ringo.DataType{ringo.TypeFloat32, ringo.TypeBFloat16},
+						Ops: []reduce.OpKind{reduce.Sum}, Counts: []int64{5, 4099, 65537}, StepFactor: 2, Iters: 1, Check: 2, Error: true}
+					sweepGPUs(t, gpus, &ringo.Config{Ring: order}, e)
+				})
 			}
-			e := bench.Options{Colls: []bench.Coll{bench.AllReduce}, Types: []ringo.DataType{ringo.TypeFloat32, ringo.TypeBFloat16},
-				Ops: []reduce.OpKind{reduce.Sum}, Counts: []int64{5, 4099, 65537}, StepFactor: 2, Iters: 1, Check: 2, Error: true}
-			sweepGPUs(t, gpus, &ringo.Config{Ring: order}, e)
-
-			gr := o
-			gr.Counts = []int64{7, 4099, 65537}
-			gr.Types = []ringo.DataType{ringo.TypeFloat32, ringo.TypeInt64}
-			gr.Iters, gr.Check, gr.Graph = 2, 3, 3
-			sweepGPUs(t, gpus, nil, gr)
 		})
 	}
+	t.Run("graphs", func(t *testing.T) { // one shot to 256 KiB, two above
+		t.Setenv("RINGO_DIRECT_MAX", "256K")
+		t.Setenv("RINGO_TWOSHOT_MAX", "4M")
+		gr := checkedOptions(7, 4099, 65537, 1<<18, 1<<20)
+		gr.Colls = []bench.Coll{bench.AllReduce}
+		gr.Types = []ringo.DataType{ringo.TypeFloat32, ringo.TypeInt64}
+		gr.Iters, gr.Check, gr.Graph = 2, 3, 3
+		sweepGPUs(t, g, nil, gr)
+	})
 	t.Run("ring", func(t *testing.T) {
 		t.Setenv("RINGO_DIRECT_MAX", "0")
+		t.Setenv("RINGO_TWOSHOT_MAX", "0")
 		comms := localGPUs(t, g, nil)
-		require.False(t, ringo.ReadsPeers(comms[0], 8))
-		p := o
-		p.Counts = []int64{1, 1021, 65537}
+		require.Zero(t, ringo.ReadsPeers(comms[0], 8))
+		p := checkedOptions(1, 1021, 65537)
+		p.Colls = []bench.Coll{bench.AllReduce}
 		sweepGPUs(t, g, nil, p)
 	})
 }
@@ -815,7 +840,7 @@ func gpuChildMain(mode string) int {
 		fmt.Println("ok")
 		return 0
 	case "gpu-window":
-		if os.Getenv("NCCL_P2P_DISABLE") == "" && !ringo.ReadsPeers(c, 8) {
+		if os.Getenv("NCCL_P2P_DISABLE") == "" && ringo.ReadsPeers(c, 8) == 0 {
 			return fail(4, fmt.Errorf("rank %d: no direct all-reduce over CUDA IPC", rank))
 		}
 		if err := runWindows(ctx, c, s, true); err != nil {
@@ -1821,7 +1846,7 @@ func testPlanCacheBounded(t *testing.T, g []int) {
 // every all-reduce up to RINGO_DIRECT_MAX reads the inputs in place.
 func TestGPUWindows(t *testing.T) {
 	fourLocalRanks(t, func(ctx context.Context, c *ringo.Comm, s ringo.Stream) error {
-		if !ringo.ReadsPeers(c, 8) || ringo.ReadFrom(c, 0, 8) != kernels.DirectRaw {
+		if ringo.ReadsPeers(c, 8) == 0 || ringo.ReadFrom(c, 0, 8) != kernels.DirectRaw {
 			return fmt.Errorf("rank %d: all-reduces of ranks of one process do not read the inputs in place", c.Rank())
 		}
 		return runWindows(ctx, c, s, false)
@@ -1830,10 +1855,13 @@ func TestGPUWindows(t *testing.T) {
 
 // TestGPUProcessesWindows: windows on 4 GPU ranks, each its own process,
 // over CUDA IPC (direct all-reduces: inputs in a window read there, others
-// staged) and over shared memory and sockets (the ring: windows checked
-// and kept).
+// staged; in one shot, and again in two) and over shared memory and
+// sockets (the ring: windows checked and kept).
 func TestGPUProcessesWindows(t *testing.T) {
 	gpuProcesses(t, "gpu-window", nil, allTransports, nil)
+	t.Run("two shots", func(t *testing.T) {
+		gpuProcesses(t, "gpu-window", []string{"RINGO_DIRECT_MAX=0"}, map[string][]string{"P2P": nil}, nil)
+	})
 }
 
 // runWindows, on rank c of a GPU communicator: a window over a buffer
@@ -1888,7 +1916,7 @@ func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bo
 	if err != nil {
 		return err
 	}
-	if processes && ringo.ReadsPeers(c, 8) {
+	if processes && ringo.ReadsPeers(c, 8) > 0 {
 		if got := ringo.ReadFrom(c, win.Slice(count, 2*count).Addr(), count*4); got != kernels.DirectWindow {
 			return fmt.Errorf("rank %d: an input inside the window is read from %d, not the window", r, got)
 		}
@@ -1949,7 +1977,7 @@ func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bo
 	if err := w.Deregister(); err == nil || !strings.Contains(err.Error(), "deregistered already") {
 		return fmt.Errorf("rank %d: a second Deregister: %v", r, err)
 	}
-	if processes && ringo.ReadsPeers(c, 8) && ringo.ReadFrom(c, win.Addr(), 64) != kernels.DirectStaged {
+	if processes && ringo.ReadsPeers(c, 8) > 0 && ringo.ReadFrom(c, win.Addr(), 64) != kernels.DirectStaged {
 		return fmt.Errorf("rank %d: a deregistered window is still read", r)
 	}
 	if err := fill(win.Slice(0, count), 9); err != nil {

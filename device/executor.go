@@ -86,14 +86,15 @@ func (r *Rank) SetDirect(rank int, areas []uintptr, order []int) error {
 // all-reduces of inputs in it (LaunchDirect's kernels.DirectWindow + w).
 func (r *Rank) SetWindow(w int, addrs []uintptr) error { return r.setWindow(w, addrs) }
 
-// LaunchDirect enqueues a direct all-reduce of bytes (at most
-// kernels.DirectMaxBytes) from in to out with f on stream: every rank of
-// the communicator must make the same call. how says where the others
+// LaunchDirect enqueues a direct all-reduce in shots (1 or 2) shots of
+// bytes (at most kernels.DirectMaxBytes in one, TwoShotMaxBytes in two;
+// staged, at most DirectArea's stage) from in to out with f on stream:
+// every rank of the communicator must make the same call. how says where the others
 // read this rank's input (kernels.DirectRaw: at in, kernels.DirectStaged:
 // copied to the staging buffer, kernels.DirectWindow + w: in window w at
 // offset at). SetDirect must have been called.
-func (r *Rank) LaunchDirect(in, out uintptr, bytes int64, f *reduce.Func, how, at uint64, stream uintptr) error {
-	return r.launchDirect(in, out, bytes, f, how, at, stream)
+func (r *Rank) LaunchDirect(shots int, in, out uintptr, bytes int64, f *reduce.Func, how, at uint64, stream uintptr) error {
+	return r.launchDirect(shots, in, out, bytes, f, how, at, stream)
 }
 
 // EnableTrace makes the rank's kernels record every step's start and end,

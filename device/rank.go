@@ -46,10 +46,12 @@ type rankState struct {
 	scratch     []byte
 	args        [cuda.MaxArgs]uint64
 	trace       *gpuTrace // nil unless EnableTrace
-	// The direct all-reduce's: the rank's sync area (DirectArea) and its
-	// RingoDirect (SetDirect), 0 until made; directNames by type and op.
+	// The direct all-reduces': the rank's sync area (DirectArea) with its
+	// staging buffer's bytes, and its RingoDirect (SetDirect), 0 until made;
+	// directNames by shots (less one), type and op.
 	area, direct cuda.Ptr
-	directNames  kernelNames
+	stage        int64
+	directNames  [2]kernelNames
 }
 
 // PlanCache is how many plans a rank keeps in device memory before it
@@ -239,6 +241,12 @@ func ringName(t reduce.DataType, op reduce.DeviceOp) (string, error) {
 	return kernels.Name(t, op, true)
 }
 
+// directNamers name the direct all-reduces in one and in two shots.
+var directNamers = [2]func(reduce.DataType, reduce.DeviceOp) (string, error){
+	func(t reduce.DataType, op reduce.DeviceOp) (string, error) { return kernels.DirectName(t, op, 1) },
+	func(t reduce.DataType, op reduce.DeviceOp) (string, error) { return kernels.DirectName(t, op, 2) },
+}
+
 // kernelNames are kernel names by type and device op.
 type kernelNames = [reduce.NumTypes][reduce.DevSumPostDiv + 1]string
 
@@ -265,7 +273,7 @@ func (r *Rank) directArea(stage int64) (uintptr, error) {
 		if err != nil {
 			return 0, err
 		}
-		r.area = p
+		r.area, r.stage = p, stage
 	}
 	return uintptr(r.area), nil
 }
@@ -311,18 +319,27 @@ func (r *Rank) setWindow(w int, addrs []uintptr) error {
 }
 
 // launchDirect is LaunchDirect in a build with the cuda tag.
-func (r *Rank) launchDirect(in, out uintptr, bytes int64, f *reduce.Func, how, at uint64, stream uintptr) error {
+func (r *Rank) launchDirect(shots int, in, out uintptr, bytes int64, f *reduce.Func, how, at uint64, stream uintptr) error {
 	if r.aborted() {
 		return fmt.Errorf("%w: an earlier collective was aborted", errs.ErrAborted)
 	}
 	if r.direct == 0 {
 		return fmt.Errorf("device: a direct all-reduce on GPU %d before SetDirect", r.dev.Ordinal)
 	}
-	if bytes < 1 || bytes > kernels.DirectMaxBytes {
-		return fmt.Errorf("%w: a direct all-reduce of %d bytes (1…%d)", errs.ErrInvalidArgument, bytes, kernels.DirectMaxBytes)
+	most := int64(kernels.DirectMaxBytes)
+	if shots == 2 {
+		most = kernels.TwoShotMaxBytes
+	}
+	switch {
+	case shots != 1 && shots != 2:
+		return fmt.Errorf("%w: a direct all-reduce in %d shots (1 or 2)", errs.ErrInvalidArgument, shots)
+	case bytes < 1 || bytes > most:
+		return fmt.Errorf("%w: a direct all-reduce in %d shots of %d bytes (1…%d)", errs.ErrInvalidArgument, shots, bytes, most)
+	case how == kernels.DirectStaged && bytes > r.stage:
+		return fmt.Errorf("%w: a staged direct all-reduce of %d bytes, in a staging buffer of %d", errs.ErrInvalidArgument, bytes, r.stage)
 	}
 	op, arg := f.Device()
-	name, err := cachedName(&r.directNames, f.Type(), op, kernels.DirectName)
+	name, err := cachedName(&r.directNames[shots-1], f.Type(), op, directNamers[shots-1])
 	if err != nil {
 		return err
 	}

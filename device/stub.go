@@ -34,7 +34,7 @@ func (r *Rank) setDirect(int, []uintptr, []int) error { return cuda.ErrNoCUDA }
 
 func (r *Rank) setWindow(int, []uintptr) error { return cuda.ErrNoCUDA }
 
-func (r *Rank) launchDirect(uintptr, uintptr, int64, *reduce.Func, uint64, uint64, uintptr) error {
+func (r *Rank) launchDirect(int, uintptr, uintptr, int64, *reduce.Func, uint64, uint64, uintptr) error {
 	return cuda.ErrNoCUDA
 }
 

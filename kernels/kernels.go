@@ -142,15 +142,17 @@ func ScaleName(t reduce.DataType) (string, error) {
 }
 
 // Names returns every kernel the modules must contain: the collectives',
-// the scaling kernels and the direct all-reduces.
+// the scaling kernels and the direct all-reduces (one and two shots).
 func Names() []string {
 	names := Collectives()
 	for t := range reduce.NumTypes {
 		n, _ := ScaleName(t)
 		names = append(names, n)
 		for op := reduce.DevSum; op <= reduce.DevSumPostDiv; op++ {
-			if n, err := DirectName(t, op); err == nil {
-				names = append(names, n)
+			for shots := 1; shots <= 2; shots++ {
+				if n, err := DirectName(t, op, shots); err == nil {
+					names = append(names, n)
+				}
 			}
 		}
 	}
@@ -174,9 +176,11 @@ func Collectives() []string {
 	return names
 }
 
-// The direct all-reduce (kernels/src/direct.cu): for ranks that reach each
-// other's memory, every rank reads every input and reduces its share, no
-// FIFO. Its limits are the kernel's.
+// The direct all-reduces (kernels/src/direct.cu): for ranks that reach
+// each other's memory, no FIFO. In one shot every rank reads every input
+// and reduces its share; in two, every rank reduces its segment of the
+// inputs, then reads the others' reduced segments. Their limits are the
+// kernels'.
 const (
 	DirectThreads   = 512 // RINGO_DIRECT_THREADS: a block
 	DirectMaxRanks  = 8   // RINGO_DIRECT_MAXRANKS
@@ -185,22 +189,33 @@ const (
 	// DirectMaxBytes is the largest buffer a direct all-reduce takes: its
 	// blocks hold their share in registers until every rank has read.
 	DirectMaxBytes = DirectMaxBlocks * DirectThreads * 16 * directPacks
+	// TwoShotMaxBytes is the largest buffer a two-shot all-reduce takes:
+	// ranks in separate processes stage their inputs (and reduced
+	// segments) in a buffer of RINGO_TWOSHOT_MAX bytes of device memory.
+	TwoShotMaxBytes = 16 << 20
 	// directBlockBytes is what one block takes while blocks are left: a
 	// pack per thread.
 	directBlockBytes = DirectThreads * 16
 )
 
-// DirectName returns the direct all-reduce kernel of type t and op.
-func DirectName(t reduce.DataType, op Op) (string, error) {
+// DirectName returns the direct all-reduce kernel of type t and op in
+// shots (1 or 2) shots.
+func DirectName(t reduce.DataType, op Op, shots int) (string, error) {
 	n, err := Name(t, op, true)
 	if err != nil {
 		return "", err
 	}
-	return n + "_direct", nil
+	switch shots {
+	case 1:
+		return n + "_direct", nil
+	case 2:
+		return n + "_twoshot", nil
+	}
+	return "", fmt.Errorf("kernels: a direct all-reduce in %d shots (1 or 2)", shots)
 }
 
-// DirectGrid returns the blocks of a direct all-reduce of bytes (at most
-// DirectMaxBytes): one per 8 KiB, up to DirectMaxBlocks. Every rank of a
+// DirectGrid returns the blocks of a direct all-reduce of bytes: one per
+// 8 KiB, up to DirectMaxBlocks. Every rank of a
 // call launches the same grid, which the blocks' epochs rely on.
 func DirectGrid(bytes int64) int {
 	return int(max(1, min((bytes+directBlockBytes-1)/directBlockBytes, DirectMaxBlocks)))

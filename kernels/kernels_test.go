@@ -87,7 +87,7 @@ func TestFatbinHasEveryKernel(t *testing.T) {
 func TestScaleKernels(t *testing.T) {
 	src, err := os.ReadFile("src/onerank.cu")
 	require.NoError(t, err)
-	if got, want := len(Names()), len(Collectives())+int(reduce.NumTypes)+12*5+6; got != want { // + direct: type × op, sum-then-divide
+	if got, want := len(Names()), len(Collectives())+int(reduce.NumTypes)+2*(12*5+6); got != want { // + direct in one and two shots: type × op, sum-then-divide
 		t.Fatalf("%d kernel names, want %d", got, want)
 	}
 	for _, inst := range []string{"RINGO_FOR_TYPES(RINGO_SCALE_KERNEL, RINGO_SCALE_KERNEL)", "RINGO_FOR_FP8_TYPES(RINGO_SCALE_KERNEL)"} {
@@ -107,8 +107,8 @@ func TestScaleKernels(t *testing.T) {
 	assert.ElementsMatch(t, want, listed, "reduce.cuh's types, package kernels' typeNames")
 }
 
-// TestDirectKernels: direct.cu instantiates a direct all-reduce for every
-// type and op Names lists, in no other unit, and its limits and layout are
+// TestDirectKernels: direct.cu instantiates a one-shot and a two-shot
+// all-reduce for every type and op Names lists, in no other unit, and its limits and layout are
 // package kernels' constants.
 func TestDirectKernels(t *testing.T) {
 	src, err := os.ReadFile("src/direct.cu")
@@ -125,27 +125,33 @@ func TestDirectKernels(t *testing.T) {
 		}
 		for _, op := range ops {
 			made["ringo_"+tn+"_"+op+"_direct"] = true
+			made["ringo_"+tn+"_"+op+"_twoshot"] = true
 		}
 	}
 	want := map[string]bool{}
 	for _, n := range Names() {
-		if strings.HasSuffix(n, "_direct") {
+		if strings.HasSuffix(n, "_direct") || strings.HasSuffix(n, "_twoshot") {
 			want[n] = true
 		}
 	}
 	assert.Equal(t, want, made)
-	n, err := DirectName(reduce.BF16, reduce.DevPreMulSum)
+	n, err := DirectName(reduce.BF16, reduce.DevPreMulSum, 1)
 	require.NoError(t, err)
 	assert.Equal(t, "ringo_bfloat16_premulsum_direct", n)
-	_, err = DirectName(reduce.Float64, reduce.DevSumPostDiv)
+	n, err = DirectName(reduce.Int8, reduce.DevMax, 2)
+	require.NoError(t, err)
+	assert.Equal(t, "ringo_int8_max_twoshot", n)
+	_, err = DirectName(reduce.Float64, reduce.DevSumPostDiv, 1)
 	assert.Error(t, err, "a float sum-then-divide")
+	_, err = DirectName(reduce.Float32, reduce.DevSum, 3)
+	assert.ErrorContains(t, err, "in 3 shots")
 
 	defines := map[string]int{}
 	for _, m := range regexp.MustCompile(`(?m)^#define RINGO_DIRECT_([A-Z]+) (\d+)$`).FindAllStringSubmatch(string(src), -1) {
 		defines[m[1]], _ = strconv.Atoi(m[2])
 	}
 	assert.Equal(t, map[string]int{"MAXRANKS": DirectMaxRanks, "MAXBLOCKS": DirectMaxBlocks, "THREADS": DirectThreads, "PACKS": directPacks,
-		"MAXWINDOWS": DirectMaxWindows, "RAW": DirectRaw, "STAGED": DirectStaged, "WINDOW": DirectWindow}, defines)
+		"MAXWINDOWS": DirectMaxWindows, "SLOT": DirectSlotWords, "RAW": DirectRaw, "STAGED": DirectStaged, "WINDOW": DirectWindow}, defines)
 	assert.Contains(t, string(src), "sizeof(RingoDirect) == "+strconv.Itoa(DirectBytes))
 	assert.Equal(t, 1<<20, DirectMaxBytes)
 

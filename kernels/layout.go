@@ -178,13 +178,14 @@ func EncodeConns(dst []byte, conns []Conn) []byte {
 	return dst
 }
 
-// The direct all-reduce's structures (kernels/src/direct.cu): a rank's
-// sync area — the blocks' epochs, per block and rank a start slot of four
-// words and an end flag, then (for ranks in separate processes) a staging
-// buffer — and RingoDirect, the rank's view of every rank's area and
-// windows.
+// The direct all-reduces' structures (kernels/src/direct.cu): a rank's
+// sync area — the blocks' epochs, per block and rank a start slot of
+// DirectSlotWords words, a mid flag and an end flag, then (for ranks in
+// separate processes) a staging buffer — and RingoDirect, the rank's view
+// of every rank's area and windows.
 const (
-	DirectSyncBytes  = (DirectMaxBlocks + DirectMaxBlocks*DirectMaxRanks*4 + DirectMaxBlocks*DirectMaxRanks) * 8
+	DirectSlotWords  = 8 // RINGO_DIRECT_SLOT
+	DirectSyncBytes  = (DirectMaxBlocks + DirectMaxBlocks*DirectMaxRanks*DirectSlotWords + 2*DirectMaxBlocks*DirectMaxRanks) * 8
 	DirectBytes      = DirectMaxRanks*8 + 8 + DirectMaxRanks + 8 // RingoDirect
 	DirectMaxWindows = 64                                        // RINGO_DIRECT_MAXWINDOWS
 	// DirectWindowsBytes is RingoDirect.windows's table: per window, every

@@ -23,8 +23,8 @@ func (s *Settings) Fingerprint() string {
 		sum := sha256.Sum256(b)
 		model = fmt.Sprintf("%s/%x", s.Model.Machine, sum[:8])
 	}
-	return fmt.Sprintf("channels=%d..%d protos=%v protoset=%v buffsize=%d llbuffsize=%d ll128buffsize=%d p2pll=%d p2pchannels=%d p2pread=%v directmax=%d directoff=%v ring=%v variant=%v group=%d model=%s",
-		s.MinChannels, s.Channels, s.Protos, s.ProtoFrom != "", s.Sizes.Simple, s.Sizes.LL, s.LL128Size, s.P2PLLMax, s.P2PChannels, s.P2PRead, s.DirectMax, s.DirectOff, s.Ring.Order, s.Variant, s.Group, model)
+	return fmt.Sprintf("channels=%d..%d protos=%v protoset=%v buffsize=%d llbuffsize=%d ll128buffsize=%d p2pll=%d p2pchannels=%d p2pread=%v directmax=%d twoshotmax=%d directoff=%v ring=%v variant=%v group=%d model=%s",
+		s.MinChannels, s.Channels, s.Protos, s.ProtoFrom != "", s.Sizes.Simple, s.Sizes.LL, s.LL128Size, s.P2PLLMax, s.P2PChannels, s.P2PRead, s.DirectMax, s.TwoShotMax, s.DirectOff, s.Ring.Order, s.Variant, s.Group, model)
 }
 
 // GPUChoice picks the protocol (one of protos) and channel count of a GPU
@@ -41,20 +41,33 @@ func (s *Settings) GPUChoice(coll ring.Collective, n int, bytes int64, protos [3
 	return ring.LL, s.Channels
 }
 
-// Direct reports whether a GPU collective of coll moving bytes per rank
-// runs by direct reads (device.Rank.LaunchDirect) where the ranks reach
-// each other's memory: all-reduces up to DirectMax, unless a protocol or a
-// variant was asked for, which the ring then runs.
-func (s *Settings) Direct(coll ring.Collective, bytes int64) bool {
-	return coll == ring.AllReduce && bytes <= int64(s.DirectMax) && s.ProtoFrom == "" && s.Variant == ring.RingVariant
+// Direct returns in how many shots a GPU collective of coll moving bytes
+// per rank runs by direct reads (device.Rank.LaunchDirect) where the ranks
+// reach each other's memory: all-reduces up to DirectMax in one, above it
+// up to TwoShotMax in two; 0 for the ring, which also runs every call that
+// asks for a protocol or a variant.
+func (s *Settings) Direct(coll ring.Collective, bytes int64) int {
+	switch {
+	case coll != ring.AllReduce || s.ProtoFrom != "" || s.Variant != ring.RingVariant:
+		return 0
+	case bytes <= int64(s.DirectMax):
+		return 1
+	case bytes <= int64(s.TwoShotMax):
+		return 2
+	}
+	return 0
 }
+
+// DirectStage is the staging buffer a rank of direct all-reduces needs
+// where the others cannot read its input in place: the largest call.
+func (s *Settings) DirectStage() int64 { return int64(max(s.DirectMax, s.TwoShotMax)) }
 
 // DirectFor reports whether a communicator of n GPU ranks sets direct
 // all-reduces up at all (where its ranks reach each other's memory):
-// RINGO_DIRECT_MAX and NCCL_P2P_DIRECT_DISABLE allow it, and the kernel
-// takes n ranks.
+// RINGO_DIRECT_MAX or RINGO_TWOSHOT_MAX and NCCL_P2P_DIRECT_DISABLE allow
+// it, and the kernels take n ranks.
 func (s *Settings) DirectFor(n int) bool {
-	return s.DirectMax > 0 && !s.DirectOff && n >= 2 && n <= kernels.DirectMaxRanks
+	return (s.DirectMax > 0 || s.TwoShotMax > 0) && !s.DirectOff && n >= 2 && n <= kernels.DirectMaxRanks
 }
 
 // Protocol picks the protocol of a call moving bytes per rank buffer.

@@ -261,22 +261,43 @@ func TestResolveEnv(t *testing.T) {
 			assert.True(t, s.DirectFor(8))
 			assert.False(t, s.DirectFor(1), "a world of one has no peers")
 			assert.False(t, s.DirectFor(9), "more ranks than the kernel takes")
-			assert.True(t, s.Direct(ring.AllReduce, 64<<10))
-			assert.False(t, s.Direct(ring.AllReduce, 64<<10+1), "above the limit: the ring")
-			assert.False(t, s.Direct(ring.Broadcast, 8), "all-reduce only")
+			assert.Equal(t, 1, s.Direct(ring.AllReduce, 64<<10))
+			assert.Equal(t, 2, s.Direct(ring.AllReduce, 64<<10+1), "above the limit: two shots")
+			assert.Equal(t, 2, s.Direct(ring.AllReduce, DefaultTwoShotMax))
+			assert.Zero(t, s.Direct(ring.AllReduce, DefaultTwoShotMax+1), "above RINGO_TWOSHOT_MAX: the ring")
+			assert.Zero(t, s.Direct(ring.Broadcast, 8), "all-reduce only")
+			assert.Equal(t, int64(DefaultTwoShotMax), s.DirectStage(), "staging for the largest call")
 			d := s
 			d.DirectMax = DefaultDirectMax
 			assert.NotEqual(t, d.Fingerprint(), s.Fingerprint(), "ranks must agree on which all-reduces read directly")
 		}},
 		{name: "RINGO_DIRECT_MAX", value: "0", gpu: true, check: func(t *testing.T, s Settings) {
-			assert.False(t, s.Direct(ring.AllReduce, 8))
-			assert.False(t, s.DirectFor(2), "nothing set up")
+			assert.Equal(t, 2, s.Direct(ring.AllReduce, 8), "two shots from the first byte")
+			assert.True(t, s.DirectFor(2))
+		}},
+		{name: "RINGO_TWOSHOT_MAX", value: "17M", err: "want a multiple of 1 bytes in [0, 16M]"},
+		{name: "RINGO_TWOSHOT_MAX", value: "1M", gpu: true, check: func(t *testing.T, s Settings) {
+			assert.Equal(t, 1<<20, s.TwoShotMax)
+			assert.Equal(t, 1, s.Direct(ring.AllReduce, DefaultDirectMax))
+			assert.Equal(t, 2, s.Direct(ring.AllReduce, 1<<20))
+			assert.Zero(t, s.Direct(ring.AllReduce, 1<<20+1))
+			assert.Equal(t, int64(1<<20), s.DirectStage())
+			d := s
+			d.TwoShotMax = DefaultTwoShotMax
+			assert.NotEqual(t, d.Fingerprint(), s.Fingerprint(), "ranks must agree on which all-reduces run in two shots")
+			d.TwoShotMax, d.DirectMax = 0, 0
+			assert.False(t, d.DirectFor(2), "neither: nothing set up")
+			d.TwoShotMax = 100 // under DirectMax: never two shots
+			d.DirectMax = 1000
+			assert.Equal(t, 1, d.Direct(ring.AllReduce, 1000))
+			assert.Zero(t, d.Direct(ring.AllReduce, 1001))
 		}},
 		{name: "NCCL_PROTO", value: "Simple", gpu: true, check: func(t *testing.T, s Settings) {
-			assert.False(t, s.Direct(ring.AllReduce, 8), "a protocol asked for: the ring runs it")
+			assert.Zero(t, s.Direct(ring.AllReduce, 8), "a protocol asked for: the ring runs it")
+			assert.Zero(t, s.Direct(ring.AllReduce, 1<<20), "nor two shots")
 		}},
 		{name: "RINGO_VARIANT", value: "bidirectional", gpu: true, check: func(t *testing.T, s Settings) {
-			assert.False(t, s.Direct(ring.AllReduce, 8), "a variant asked for: the ring runs it")
+			assert.Zero(t, s.Direct(ring.AllReduce, 8), "a variant asked for: the ring runs it")
 		}},
 		{name: "RINGO_CHECK", value: "on", err: flag},
 		{name: "NCCL_NVTX_DISABLE", value: "-1", err: flag},

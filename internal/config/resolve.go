@@ -62,6 +62,10 @@ const (
 	// at most these bytes run by direct reads where the ranks reach each
 	// other's memory (measured on one H200, BENCHMARKS "Direct all-reduce").
 	DefaultDirectMax = 256 << 10
+	// DefaultTwoShotMax is RINGO_TWOSHOT_MAX's default: GPU all-reduces
+	// above RINGO_DIRECT_MAX and up to these bytes run by direct reads in
+	// two shots where the ranks reach each other's memory.
+	DefaultTwoShotMax = 4 << 20
 )
 
 // Defaults are what a kind of communicator assumes for what the
@@ -108,6 +112,7 @@ var (
 	envP2PLL       = env.Var{Name: "P2P_LL_THRESHOLD", NCCL: true}
 	envP2PChannels = env.Var{Name: "MAX_P2P_NCHANNELS", NCCL: true}
 	envDirectMax   = env.Var{Name: "DIRECT_MAX"}
+	envTwoShotMax  = env.Var{Name: "TWOSHOT_MAX"}
 	envTimeout     = env.Var{Name: "TIMEOUT"}
 	envStopGrace   = env.Var{Name: "STOP_GRACE"}
 	envAlgo        = env.Var{Name: "ALGO", NCCL: true}
@@ -150,6 +155,7 @@ type Settings struct {
 	P2PRead          bool // NCCL_P2P_READ_ENABLE=1: GPU Simple slots at the sender, read by the receiver
 	DirectOff        bool // NCCL_P2P_DIRECT_DISABLE=1: GPU ranks of one process send through FIFOs, not into each other's buffers
 	DirectMax        int  // RINGO_DIRECT_MAX: GPU all-reduces of at most these bytes read the peers' inputs directly where they can (0: never)
+	TwoShotMax       int  // RINGO_TWOSHOT_MAX: and those above DirectMax up to these bytes, in two shots (not above DirectMax: never)
 
 	ChannelsGiven bool // channels came from Config.Channels
 	ChannelsMax   int  // otherwise: NCCL_MAX_NCHANNELS or MaxChannels
@@ -273,6 +279,9 @@ func Resolve(c Request, n int, d Defaults) (Settings, error) {
 	}
 	_, _, s.P2PChannelsGiven = envP2PChannels.Lookup()
 	if s.DirectMax, err = envDirectMax.Size(DefaultDirectMax, 0, kernels.DirectMaxBytes, 1); err != nil {
+		return Settings{}, err
+	}
+	if s.TwoShotMax, err = envTwoShotMax.Size(DefaultTwoShotMax, 0, kernels.TwoShotMaxBytes, 1); err != nil {
 		return Settings{}, err
 	}
 

@@ -102,7 +102,7 @@ func ConnectGPU(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *con
 	}
 	if directPossible(s, choice, len(ps)) {
 		gpu := direct.NewGPU(dev, exec, s.Timeout)
-		reads, why, err := direct.Join(ctx, bs, gpu, rank, local, s.Ring.Order, int64(s.DirectMax), reachLocal(dev, ps, local, rank))
+		reads, why, err := direct.Join(ctx, bs, gpu, rank, local, s.Ring.Order, s.DirectStage(), reachLocal(dev, ps, local, rank))
 		if err != nil {
 			exec.Close()
 			conns.Close()
