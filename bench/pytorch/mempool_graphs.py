@@ -1,0 +1,176 @@
+"""What a training job does with NCCL's memory and CUDA graphs, one mode per
+run (torchrun, one process per rank; ranks beyond the GPUs share them):
+
+  --mode ddp       DistributedDataParallel, the reference (also on Gloo);
+  --mode ddp-pool  the same, its gradient buckets in an NCCL memory pool:
+                   torch.cuda.MemPool over ProcessGroupNCCL's allocator
+                   (ncclMemAlloc/ncclMemFree), registered with the
+                   communicator (register_mem_pool: ncclCommRegister);
+  --mode fsdp2     FSDP2 (fully_shard per layer), its communication buffers
+                   from the process group's allocator
+                   (set_allocate_memory_from_process_group_for_comm);
+  --mode graphs    all-reduces (one-shot, two-shot and ring sizes),
+                   all-gather, reduce-scatter and broadcast captured in one
+                   torch.cuda.graph and replayed with new inputs, every
+                   element checked against host-computed values.
+
+The training modes write each step's loss to a CSV (compare.py compares two);
+graphs prints "graphs: OK" or exits non-zero.
+
+    torchrun --nproc_per_node 2 mempool_graphs.py --mode ddp --backend gloo --out gloo.csv
+    LD_PRELOAD=build/lib/libnccl.so.2 torchrun --nproc_per_node 2 mempool_graphs.py --mode ddp-pool --out pool.csv
+    python3 compare.py gloo.csv pool.csv --rtol 1e-5
+"""
+import argparse
+import csv
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ddp_train import TinyLM  # noqa: E402
+
+
+def nccl_backend():
+    return dist.distributed_c10d._get_default_group()._get_backend(torch.device("cuda"))
+
+
+def train(args, rank, world, dev):
+    torch.manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    model = TinyLM(dim=128, layers=2).to(dev)
+    if args.mode == "ddp-pool":
+        backend = nccl_backend()
+        pool = torch.cuda.MemPool(backend.mem_allocator)
+        with torch.cuda.use_mem_pool(pool):  # DDP's buckets come from ncclMemAlloc
+            model = nn.parallel.DistributedDataParallel(model, device_ids=[dev.index], bucket_cap_mb=1)
+        backend.register_mem_pool(pool)
+        pooled = pool.snapshot()
+        if not pooled:
+            sys.exit(f"rank {rank}: the NCCL memory pool holds no segment")
+        print(f"rank {rank}: {len(pooled)} segments, {sum(s['total_size'] for s in pooled)} bytes in the NCCL pool, registered")
+    elif args.mode == "fsdp2":
+        from torch.distributed.fsdp import fully_shard
+
+        for layer in model.body.layers:
+            fully_shard(layer)
+        fully_shard(model)
+        model.set_allocate_memory_from_process_group_for_comm(True)
+    else:
+        model = nn.parallel.DistributedDataParallel(model, device_ids=[dev.index], bucket_cap_mb=1)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    gen = torch.Generator(device=dev).manual_seed(1234 + rank)
+    lossf = nn.CrossEntropyLoss()
+    rows = []
+    for step in range(args.steps):
+        x = torch.randint(0, 2048, (8, 65), device=dev, generator=gen)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        logits = model(x[:, :-1])
+        loss = lossf(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1))
+        loss.backward()
+        opt.step()
+        l = loss.detach().clone()
+        dist.all_reduce(l)
+        l /= world
+        torch.cuda.synchronize()
+        rows.append((step, l.item(), (time.perf_counter() - t0) * 1e3))
+    if rank == 0:
+        with open(args.out, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["step", "loss", "step_ms"])
+            w.writerows(rows)
+        print(f"{args.out}: {args.mode}, {args.steps} steps, final loss {rows[-1][1]:.6f}")
+
+
+def graphs(args, rank, world, dev):
+    sizes = (1024, 256 << 10, 2 << 20)  # floats: one shot, two shots, the ring (ringo's defaults)
+    ar = [torch.zeros(n, device=dev) for n in sizes]
+    ag_in, ag_out = torch.zeros(4099, device=dev), torch.zeros(4099 * world, device=dev)
+    rs_in, rs_out = torch.zeros(4099 * world, device=dev), torch.zeros(4099, device=dev)
+    bc = torch.zeros(65537, device=dev)
+
+    def ops():
+        for t in ar:
+            dist.all_reduce(t)
+        dist.all_gather_into_tensor(ag_out, ag_in)
+        dist.reduce_scatter_tensor(rs_out, rs_in)
+        dist.broadcast(bc, src=world - 1)
+
+    def val(r, it, n):  # small integers: every sum is exact in float32
+        return (torch.arange(n, device=dev) % 7) + r + it
+
+    def fill(it):
+        for t in ar:
+            t.copy_(val(rank, it, t.numel()))
+        ag_in.copy_(val(rank, it, ag_in.numel()))
+        rs_in.copy_(val(rank, it, rs_in.numel()))
+        bc.copy_(val(rank, it, bc.numel()))
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up outside the capture, as torch.cuda.graphs asks
+        fill(0)
+        ops()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        ops()
+    bad = 0
+    for it in range(1, args.steps + 1):
+        fill(it)
+        g.replay()
+        torch.cuda.synchronize()
+        want = {}
+        for t in ar:
+            n = t.numel()
+            want[f"all_reduce {n}"] = (t, sum(val(q, it, n) for q in range(world)))
+        want["all_gather"] = (ag_out, torch.cat([val(q, it, ag_in.numel()) for q in range(world)]))
+        full = sum(val(q, it, rs_in.numel()) for q in range(world))
+        want["reduce_scatter"] = (rs_out, full[rank * rs_out.numel():(rank + 1) * rs_out.numel()])
+        want["broadcast"] = (bc, val(world - 1, it, bc.numel()))
+        for what, (got, exp) in want.items():
+            if not torch.equal(got, exp.to(got.dtype)):
+                i = int((got != exp).nonzero()[0])
+                print(f"rank {rank}, replay {it}, {what}: element {i} = {got[i].item()}, want {exp[i].item()}")
+                bad += 1
+    if bad:
+        sys.exit(f"rank {rank}: {bad} wrong results in {args.steps} replays")
+    if rank == 0:
+        print(f"graphs: OK ({args.steps} replays of {len(ar) + 3} collectives, {world} ranks)")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", required=True, choices=("ddp", "ddp-pool", "fsdp2", "graphs"))
+    ap.add_argument("--backend", default="nccl", choices=("nccl", "gloo"))
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--out", default="losses.csv")
+    args = ap.parse_args()
+    if args.backend == "gloo" and args.mode != "ddp":
+        sys.exit("Gloo runs the ddp reference only")
+
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    local = int(os.environ.get("LOCAL_RANK", rank)) % torch.cuda.device_count()
+    torch.cuda.set_device(local)
+    dev = torch.device("cuda", local)
+    if args.backend == "nccl":
+        dist.init_process_group("nccl", device_id=dev)
+    else:
+        dist.init_process_group("gloo")
+    if args.mode == "graphs":
+        graphs(args, rank, world, dev)
+    else:
+        train(args, rank, world, dev)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
