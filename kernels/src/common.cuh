@@ -106,6 +106,14 @@ __device__ __forceinline__ void ringoStoreRelaxed(uint64_t* p, uint64_t v) {
   asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+// ringoStoreRelease publishes v at p after everything this thread wrote or
+// read before it, and, after a block barrier, everything the block did: a
+// post by one thread after the barrier, with no system-wide fence
+// (fence.sc) of its own.
+__device__ __forceinline__ void ringoStoreRelease(uint64_t* p, uint64_t v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
 // ringoPackPost packs a net connection's post entry as transport.packPost
 // does: bytes in the low 32 bits, then the slots covered, the slots
 // skipped and the protocol, a byte each.

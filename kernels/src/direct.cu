@@ -48,7 +48,12 @@
 //      input (in place), and return, after which its stream may overwrite
 //      the input (or the next call its staging buffer);
 //   4. one shot: it writes its share of the output.
-// The flags carry the block's epoch, a count of its launches kept in the
+// A flag is a release store at system scope by one thread after the
+// block's barrier, as NCCL posts a step (one thread fences after the
+// barrier): what every thread of the block wrote before the barrier (a
+// staged share, a reduced segment) or read (a peer's input) is ordered
+// before it, and a peer that acquires the flag sees the writes. The flags
+// carry the block's epoch, a count of its launches kept in the
 // area across launches (so a CUDA graph's replays count on), which the
 // ranks agree on because they make the same calls in the same order and a
 // call's grid depends on its size alone. Spins check the abort flag.
@@ -91,10 +96,6 @@ struct RingoDirect {
   const uint64_t* windows;
 };
 static_assert(sizeof(RingoDirect) == 88, "RingoDirect layout");
-
-__device__ __forceinline__ void ringoStoreRelease(uint64_t* p, uint64_t v) {
-  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
 
 // waitEpoch spins until *p reaches e; false when the abort flag rose first.
 __device__ __forceinline__ bool waitEpoch(const uint64_t* p, uint64_t e, const volatile uint32_t* abortFlag) {
@@ -253,8 +254,7 @@ __device__ __forceinline__ void directAllReduce(const RingoDirect* d, const char
   const uint64_t lo = min((uint64_t)b * share, bytes), hi = min(lo + share, bytes);
   if (how == RINGO_DIRECT_STAGED) {  // 0. the share into the staging buffer, seen by all before the start
     copyRange<T>(reinterpret_cast<char*>(own) + RINGO_DIRECT_STAGE_OFFSET, in, lo, hi);
-    __threadfence_system();
-    __syncthreads();
+    __syncthreads();  // seen by the peers through the start's release (fences)
   }
   if (!directStart(d, &v, in, out, arg, how, at, abortFlag)) return;
 
@@ -312,7 +312,6 @@ __device__ __forceinline__ void directTwoShot(const RingoDirect* d, const char* 
       part(q, lo, hi);
       copyRange<T>(stage, in, lo, hi);
     }
-    __threadfence_system();
     __syncthreads();
   }
   if (!directStart(d, &v, in, out, arg, how, at, abortFlag)) return;
@@ -348,7 +347,6 @@ __device__ __forceinline__ void directTwoShot(const RingoDirect* d, const char* 
       if (how != RINGO_DIRECT_RAW) storePack<T>(stage, off, hi, val);
     }
   }
-  __threadfence_system();
   if (!directFlag(d, &v, RINGO_DIRECT_MID, abortFlag)) return;
 
   // 2b. Every other segment, from the rank that reduced it.

@@ -82,8 +82,7 @@ __device__ __forceinline__ bool p2pSendSimple(const R& r, P2PEnds& e, const char
           ringoPackPost(e.sendStep - e.posted, e.sendStep + sps - e.posted, (uint64_t)len, RINGO_PROTO_SIMPLE);
       e.posted = e.sendStep + sps;
     }
-    __threadfence_system();
-    ringoStoreRelaxed(e.sc->sendTail, e.sendStep + sps);
+    ringoStoreRelease(e.sc->sendTail, e.sendStep + sps);  // after the barrier: every worker's data before it
   }
   e.sendStep += sps;
   return true;
@@ -224,8 +223,7 @@ __device__ void runP2P(const R& r, const RingoConn* conns, const RingoStep* step
       for (int k = 0; k < nr; k++)
         e.rc->recvPtrs[1 + (e.recvStep + k * g.slotsPerSlice) % RINGO_NSTEPS] =
             (uint64_t)(out + s.outOff + min((int64_t)k * slice, recvBytes));
-      __threadfence_system();
-      ringoStoreRelaxed(e.rc->recvPtrs, e.recvStep + nr * g.slotsPerSlice);
+      ringoStoreRelease(e.rc->recvPtrs, e.recvStep + nr * g.slotsPerSlice);
     }
     const uint32_t sSlot = sp == g.proto ? g.slotBytes : llSlotBytes, rSlot = rp == g.proto ? g.slotBytes : llSlotBytes;
     bool ok = true;
