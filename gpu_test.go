@@ -472,6 +472,99 @@ func TestGPUDirectAllReduce(t *testing.T) {
 	})
 }
 
+// TestGPUStreams: each rank's calls alternate between two streams with no
+// wait between them — a ring all-reduce (16 MiB) and an all-gather on one,
+// a direct all-reduce and a reduce-scatter on the other, ten rounds, as
+// FSDP puts all-gathers and reduce-scatters on streams of their own — and
+// every result is right: a rank's kernels run one at a time, in the order
+// they were enqueued (device.Rank's Streams). 2 and 4 ranks.
+func TestGPUStreams(t *testing.T) {
+	g := testGPUs(t)
+	for _, gpus := range [][]int{g, append(append([]int{}, g...), g...)} {
+		t.Run(fmt.Sprint(gpus), func(t *testing.T) {
+			n := len(gpus)
+			comms := localGPUs(t, gpus, nil)
+			const big, small, part = 1 << 22, 1000, 4099
+			val := func(r, i int) float32 { return float32(r + 1 + i%5) }
+			sum := func(i int) float32 { return float32(n*(n+1)/2 + n*(i%5)) }
+			type rank struct {
+				s                        [2]ringo.Stream
+				in, out, sin, sout       ringo.DevPtr[float32]
+				agIn, agOut, rsIn, rsOut ringo.DevPtr[float32]
+			}
+			ranks := make([]*rank, n)
+			alloc := func(r, count int, fill bool) ringo.DevPtr[float32] {
+				p, err := ringo.DeviceAlloc[float32](gpus[r], count)
+				require.NoError(t, err)
+				t.Cleanup(func() { p.Free() })
+				if fill {
+					h := make([]float32, count)
+					for i := range h {
+						h[i] = val(r, i)
+					}
+					require.NoError(t, p.CopyFrom(h))
+				}
+				return p
+			}
+			for r := range ranks { // every buffer before any launch (ranks sharing a GPU)
+				k := &rank{}
+				for i := range k.s {
+					var err error
+					k.s[i], err = ringo.NewStream(gpus[r])
+					require.NoError(t, err)
+					t.Cleanup(func() { k.s[i].Close() })
+				}
+				k.in, k.out, k.sin, k.sout = alloc(r, big, true), alloc(r, big, false), alloc(r, small, true), alloc(r, small, false)
+				k.agIn, k.agOut, k.rsIn, k.rsOut = alloc(r, part, true), alloc(r, n*part, false), alloc(r, n*part, true), alloc(r, part, false)
+				ranks[r] = k
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			var wg sync.WaitGroup
+			errs := make([]error, n)
+			for r, k := range ranks {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c := comms[r]
+					for range 10 {
+						for _, err := range []error{
+							ringo.AllReduceDevice(ctx, c, k.in, k.out, ringo.OpSum, k.s[0]),
+							ringo.AllReduceDevice(ctx, c, k.sin, k.sout, ringo.OpSum, k.s[1]),
+							ringo.AllGatherDevice(ctx, c, k.agIn, k.agOut, k.s[0]),
+							ringo.ReduceScatterDevice(ctx, c, k.rsIn, k.rsOut, ringo.OpSum, k.s[1]),
+						} {
+							if err != nil {
+								errs[r] = err
+								c.Abort()
+								return
+							}
+						}
+					}
+					errs[r] = errors.Join(c.Wait(ctx, k.s[0]), c.Wait(ctx, k.s[1]))
+				}()
+			}
+			wg.Wait()
+			require.NoError(t, errors.Join(errs...))
+			for r, k := range ranks {
+				check := func(p ringo.DevPtr[float32], want func(i int) float32, what string) {
+					h := make([]float32, p.Len())
+					require.NoError(t, p.CopyTo(h))
+					for i, v := range h {
+						if v != want(i) {
+							t.Fatalf("rank %d, %s: element %d of %d = %v, want %v", r, what, i, len(h), v, want(i))
+						}
+					}
+				}
+				check(k.out, sum, "ring all-reduce")
+				check(k.sout, sum, "direct all-reduce")
+				check(k.agOut, func(i int) float32 { return val(i/part, i%part) }, "all-gather")
+				check(k.rsOut, func(i int) float32 { return sum(r*part + i) }, "reduce-scatter")
+			}
+		})
+	}
+}
+
 // TestGPUAbortLatency: Abort from another goroutine stops a kernel that
 // waits for an absent peer, and Wait returns, within 100 ms.
 func TestGPUAbortLatency(t *testing.T) {

@@ -52,7 +52,23 @@ type rankState struct {
 	area, direct cuda.Ptr
 	stage        int64
 	directNames  [2]kernelNames
+	// Launch order across streams (orderFor): mark is recorded after every
+	// launch that is not captured into a graph; marked says the latest
+	// launch was recorded so, on stream markedOn.
+	mark     cuda.Event
+	marked   bool
+	markedOn uintptr
 }
+
+// Streams. A rank's kernels share its connections, FIFO counters and sync
+// areas, so two of them must never run at once: when a rank's calls go on
+// several streams (PyTorch's FSDP puts all-gathers on one and
+// reduce-scatters on another), each launch waits for the rank's previous
+// one, as NCCL's launches wait for their communicator's. One marker event
+// is recorded after every launch, in the launch's cgo crossing, and a
+// launch on another stream than the previous one's waits for it first. A
+// launch captured into a graph is not recorded (the graph orders its own
+// replays), so the launch after it waits for nothing.
 
 // PlanCache is how many plans a rank keeps in device memory before it
 // evicts the least recently used of those no kernel can still read (down
@@ -347,9 +363,39 @@ func (r *Rank) launchDirect(shots int, in, out uintptr, bytes int64, f *reduce.F
 	if err != nil {
 		return err
 	}
+	o, err := r.orderFor(stream)
+	if err != nil {
+		return err
+	}
 	r.args = [cuda.MaxArgs]uint64{uint64(r.direct), uint64(in), uint64(out), uint64(bytes), arg, how, at, uint64(r.flag.Dev)}
-	return r.dev.Launch(fn, kernels.DirectGrid(bytes), kernels.DirectThreads, cuda.Stream(stream), &r.args, 8)
+	captured, _, err := r.dev.LaunchWatched(fn, kernels.DirectGrid(bytes), kernels.DirectThreads, cuda.Stream(stream), &r.args, 8, 0, o)
+	if err != nil {
+		return err
+	}
+	r.ordered(stream, captured)
+	return nil
 }
+
+// orderFor returns the Order of a launch on stream (see Streams above):
+// record the rank's marker after it, and first wait for the marker's
+// latest record if the previous launch went on another stream.
+func (r *Rank) orderFor(stream uintptr) (cuda.Order, error) {
+	if r.mark == 0 {
+		m, err := r.dev.NewMarker()
+		if err != nil {
+			return cuda.Order{}, err
+		}
+		r.mark = m
+	}
+	o := cuda.Order{Mark: r.mark}
+	if r.marked && stream != r.markedOn {
+		o.After = r.mark
+	}
+	return o, nil
+}
+
+// ordered notes a launch on stream made with orderFor's Order.
+func (r *Rank) ordered(stream uintptr, captured bool) { r.marked, r.markedOn = !captured, stream }
 
 // local is Local in a build with the cuda tag.
 func (r *Rank) local(in, out uintptr, bytes int64, f *reduce.Func, stream uintptr) error {
@@ -380,29 +426,29 @@ func (r *Rank) local(in, out uintptr, bytes int64, f *reduce.Func, stream uintpt
 	return r.dev.Launch(fn, max(grid, 1), kernels.ScaleThreads, s, &r.args, 4)
 }
 
-// launch launches fn over plan on stream: plainly, or watched in churn.
+// launch launches fn over plan on stream, in order (orderFor), with a
+// fence after it every fenceEvery launches in churn.
 func (r *Rank) launch(fn cuda.Func, p *ring.Plan, plan *planEntry, stream uintptr) error {
 	grid, s := plan.grid, cuda.Stream(stream)
-	var fe *fence
-	var captured, marked bool
-	var err error
-	if !r.churn {
-		err = r.dev.Launch(fn, grid, kernels.Threads, s, &r.args, 7)
-	} else {
-		var mark cuda.Event
-		if r.launches%fenceEvery == fenceEvery-1 {
-			if fe = &r.fences[r.nfences%nFences]; fe.done == 0 {
-				if fe.done, err = r.dev.NewMarker(); err != nil {
-					return err
-				}
-			}
-			mark = fe.done
-		}
-		captured, marked, err = r.dev.LaunchWatched(fn, grid, kernels.Threads, s, &r.args, 7, mark)
-	}
+	o, err := r.orderFor(stream)
 	if err != nil {
 		return err
 	}
+	var fe *fence
+	var mark cuda.Event
+	if r.churn && r.launches%fenceEvery == fenceEvery-1 {
+		if fe = &r.fences[r.nfences%nFences]; fe.done == 0 {
+			if fe.done, err = r.dev.NewMarker(); err != nil {
+				return err
+			}
+		}
+		mark = fe.done
+	}
+	captured, marked, err := r.dev.LaunchWatched(fn, grid, kernels.Threads, s, &r.args, 7, mark, o)
+	if err != nil {
+		return err
+	}
+	r.ordered(stream, captured)
 	r.launches++
 	plan.last, plan.stream = r.launches, stream
 	plan.pinned = plan.pinned || captured
@@ -622,6 +668,10 @@ func (r *Rank) close() error {
 			r.dev.DestroyEvent(f.done)
 		}
 		r.fences[i] = fence{}
+	}
+	if r.mark != 0 {
+		r.dev.DestroyEvent(r.mark)
+		r.mark, r.marked = 0, false
 	}
 	for _, p := range []*cuda.Ptr{&r.area, &r.direct} {
 		if *p != 0 {

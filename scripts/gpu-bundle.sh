@@ -5,7 +5,8 @@
 # ringo command, the cuda-tagged tests of the root package (also built with
 # -race) and of capi/,
 # lib/ (libnccl.so.2 and gpu_smoke, as scripts/build-libnccl.sh left them in
-# build/lib: make gpu-bundle builds them first, once), the NVTX
+# build/lib: make gpu-bundle builds them first, once; and libncclalloc.so,
+# capi/testdata/ncclalloc.c), the NVTX
 # recorder TestGPUNVTX loads (libnvtx-inject.so), nccl-tests'
 # *_perf binaries (when its source is at hand, see scripts/nccl-tests.sh)
 # and run.sh, which runs it all. On the GPU machine, from the repository:
@@ -25,6 +26,7 @@ if [ ! -f build/lib/libnccl.so.2 ]; then
 	exit 1
 fi
 cp -r build/lib "$out/lib"
+cc -O2 -Wall -shared -fPIC -I include -o "$out/lib/libncclalloc.so" capi/testdata/ncclalloc.c -L build/lib -l:libnccl.so.2 # mempool_graphs.py's
 cp scripts/gpu-run.sh "$out/run.sh"
 cc -O2 -shared -fPIC -o "$out/libnvtx-inject.so" internal/cuda/nvtx/nvtxtest/lib/inject.c # TestGPUNVTX's NVTX recorder
 bash scripts/nccl-tests.sh build/nccl-tests

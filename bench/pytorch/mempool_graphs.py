@@ -4,10 +4,14 @@ run (torchrun, one process per rank; ranks beyond the GPUs share them):
   --mode ddp       DistributedDataParallel, the reference (also on Gloo);
   --mode ddp-pool  the same, its gradient buckets in an NCCL memory pool:
                    torch.cuda.MemPool over ProcessGroupNCCL's allocator
-                   (ncclMemAlloc/ncclMemFree), registered with the
-                   communicator (register_mem_pool: ncclCommRegister);
-  --mode fsdp2     FSDP2 (fully_shard per layer), its communication buffers
-                   from the process group's allocator
+                   (ncclMemAlloc/ncclMemFree) — on a GPU without multicast,
+                   which PyTorch's refuses, over --allocator (capi/testdata/ncclalloc.c)
+                   — registered with the communicator (register_mem_pool:
+                   ncclCommRegister);
+  --mode fsdp2     FSDP2 (fully_shard per layer), all-gathers and
+                   reduce-scatters on streams of their own, its
+                   communication buffers from the process group's
+                   allocator where the GPU has multicast
                    (set_allocate_memory_from_process_group_for_comm);
   --mode graphs    all-reduces (one-shot, two-shot and ring sizes),
                    all-gather, reduce-scatter and broadcast captured in one
@@ -46,7 +50,13 @@ def train(args, rank, world, dev):
     model = TinyLM(dim=128, layers=2).to(dev)
     if args.mode == "ddp-pool":
         backend = nccl_backend()
-        pool = torch.cuda.MemPool(backend.mem_allocator)
+        if backend.supports_tensor_alloc(dev.index):
+            allocator = backend.mem_allocator
+        else:  # PyTorch's NCCL allocator wants multicast: the same calls through a pluggable one
+            so = args.allocator or sys.exit("this GPU has no multicast: --allocator libncclalloc.so (capi/testdata/ncclalloc.c)")
+            allocator = torch.cuda.memory.CUDAPluggableAllocator(so, "ncclalloc_alloc", "ncclalloc_free").allocator()
+            print(f"rank {rank}: no multicast, ncclMemAlloc through {os.path.basename(so)}")
+        pool = torch.cuda.MemPool(allocator)
         with torch.cuda.use_mem_pool(pool):  # DDP's buckets come from ncclMemAlloc
             model = nn.parallel.DistributedDataParallel(model, device_ids=[dev.index], bucket_cap_mb=1)
         backend.register_mem_pool(pool)
@@ -60,7 +70,10 @@ def train(args, rank, world, dev):
         for layer in model.body.layers:
             fully_shard(layer)
         fully_shard(model)
-        model.set_allocate_memory_from_process_group_for_comm(True)
+        if nccl_backend().supports_tensor_alloc(dev.index):  # wants multicast, as mem_allocator
+            model.set_allocate_memory_from_process_group_for_comm(True)
+        elif rank == 0:
+            print("fsdp2: no multicast, communication buffers from PyTorch's allocator")
     else:
         model = nn.parallel.DistributedDataParallel(model, device_ids=[dev.index], bucket_cap_mb=1)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
@@ -153,6 +166,7 @@ def main():
     ap.add_argument("--backend", default="nccl", choices=("nccl", "gloo"))
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--out", default="losses.csv")
+    ap.add_argument("--allocator", help="libncclalloc.so, for ddp-pool where PyTorch's NCCL allocator is refused")
     args = ap.parse_args()
     if args.backend == "gloo" and args.mode != "ddp":
         sys.exit("Gloo runs the ddp reference only")

@@ -91,7 +91,7 @@ const MaxArgs = 16
 // parameter is 8 bytes. It is one cgo crossing: the context is made
 // current in C.
 func (d *Device) Launch(f Func, grid, block int, s Stream, args *[MaxArgs]uint64, nargs int) error {
-	_, _, err := d.launch(f, grid, block, s, args, nargs, false, 0)
+	_, _, err := d.launch(f, grid, block, s, args, nargs, false, 0, Order{})
 	return err
 }
 
@@ -100,18 +100,26 @@ func (d *Device) Launch(f Func, grid, block int, s Stream, args *[MaxArgs]uint64
 // when it is not, records done (a marker event; 0 for none) after the
 // kernel, in the same cgo crossing; marked reports that record. The
 // capture query costs host time on every call: Launch is the plain one.
-func (d *Device) LaunchWatched(f Func, grid, block int, s Stream, args *[MaxArgs]uint64, nargs int, done Event) (captured, marked bool, err error) {
-	return d.launch(f, grid, block, s, args, nargs, true, done)
+// With o.Mark, it orders the kernel as Order says.
+func (d *Device) LaunchWatched(f Func, grid, block int, s Stream, args *[MaxArgs]uint64, nargs int, done Event, o Order) (captured, marked bool, err error) {
+	return d.launch(f, grid, block, s, args, nargs, true, done, o)
 }
 
-func (d *Device) launch(f Func, grid, block int, s Stream, args *[MaxArgs]uint64, nargs int, watch bool, done Event) (captured, marked bool, err error) {
+// Order keeps the kernels of one owner (a rank) that go on several
+// streams in the order they were launched: before a launch, its stream
+// waits for After's latest record (0: none), and Mark is recorded after
+// it, unless the stream is being captured into a graph (whose replays
+// keep their own order).
+type Order struct{ Mark, After Event }
+
+func (d *Device) launch(f Func, grid, block int, s Stream, args *[MaxArgs]uint64, nargs int, watch bool, done Event, o Order) (captured, marked bool, err error) {
 	var w, c, m C.int
 	if watch {
 		w = 1
 	}
 	runtime.LockOSThread()
 	r := C.ringoLaunch(d.cctx(), f.fn, C.uint(grid), C.uint(block), 0, C.uintptr_t(s), (*C.uint64_t)(unsafe.Pointer(&args[0])), C.int(nargs),
-		w, C.uintptr_t(done), &c, &m)
+		w, C.uintptr_t(done), C.uintptr_t(o.Mark), C.uintptr_t(o.After), &c, &m)
 	runtime.UnlockOSThread()
 	if r != C.CUDA_SUCCESS {
 		return false, false, check("launch "+f.name, r) // named only on failure: no allocation per launch
