@@ -474,7 +474,8 @@ func TestGPUDirectAllReduce(t *testing.T) {
 
 // TestGPUStreams: each rank's calls alternate between two streams with no
 // wait between them — a ring all-reduce (16 MiB) and an all-gather on one,
-// a direct all-reduce and a reduce-scatter on the other, ten rounds, as
+// a direct all-reduce and a reduce-scatter on the other, ten rounds after
+// a first on one stream (see the comment in it), as
 // FSDP puts all-gathers and reduce-scatters on streams of their own — and
 // every result is right: a rank's kernels run one at a time, in the order
 // they were enqueued (device.Rank's Streams). 2 and 4 ranks.
@@ -527,16 +528,27 @@ func TestGPUStreams(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					c := comms[r]
-					for range 10 {
+					// Round 0 on one stream, waited for: every plan is
+					// uploaded before a launch waits for another stream's.
+					for round := range 11 {
+						a, b := k.s[0], k.s[1]
+						if round == 0 {
+							b = a
+						}
 						for _, err := range []error{
-							ringo.AllReduceDevice(ctx, c, k.in, k.out, ringo.OpSum, k.s[0]),
-							ringo.AllReduceDevice(ctx, c, k.sin, k.sout, ringo.OpSum, k.s[1]),
-							ringo.AllGatherDevice(ctx, c, k.agIn, k.agOut, k.s[0]),
-							ringo.ReduceScatterDevice(ctx, c, k.rsIn, k.rsOut, ringo.OpSum, k.s[1]),
+							ringo.AllReduceDevice(ctx, c, k.in, k.out, ringo.OpSum, a),
+							ringo.AllReduceDevice(ctx, c, k.sin, k.sout, ringo.OpSum, b),
+							ringo.AllGatherDevice(ctx, c, k.agIn, k.agOut, a),
+							ringo.ReduceScatterDevice(ctx, c, k.rsIn, k.rsOut, ringo.OpSum, b),
 						} {
 							if err != nil {
 								errs[r] = err
 								c.Abort()
+								return
+							}
+						}
+						if round == 0 {
+							if errs[r] = c.Wait(ctx, a); errs[r] != nil {
 								return
 							}
 						}

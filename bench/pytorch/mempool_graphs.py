@@ -50,7 +50,7 @@ def train(args, rank, world, dev):
     model = TinyLM(dim=128, layers=2).to(dev)
     if args.mode == "ddp-pool":
         backend = nccl_backend()
-        if backend.supports_tensor_alloc(dev.index):
+        if backend.supports_tensor_alloc(dev):
             allocator = backend.mem_allocator
         else:  # PyTorch's NCCL allocator wants multicast: the same calls through a pluggable one
             so = args.allocator or sys.exit("this GPU has no multicast: --allocator libncclalloc.so (capi/testdata/ncclalloc.c)")
@@ -70,7 +70,7 @@ def train(args, rank, world, dev):
         for layer in model.body.layers:
             fully_shard(layer)
         fully_shard(model)
-        if nccl_backend().supports_tensor_alloc(dev.index):  # wants multicast, as mem_allocator
+        if nccl_backend().supports_tensor_alloc(dev):  # wants multicast, as mem_allocator
             model.set_allocate_memory_from_process_group_for_comm(True)
         elif rank == 0:
             print("fsdp2: no multicast, communication buffers from PyTorch's allocator")
