@@ -130,6 +130,17 @@ func ShmDevice() (uint64, error) {
 	return st.Dev, nil
 }
 
+// ShmFree returns the bytes of /dev/shm that an unprivileged process may
+// still fill (statfs: available blocks times block size), as now: what
+// other processes reserve later does not count.
+func ShmFree() (uint64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(ShmDir, &st); err != nil {
+		return 0, fmt.Errorf("statfs %s: %w", ShmDir, err)
+	}
+	return uint64(st.Bavail) * uint64(st.Bsize), nil
+}
+
 // ListSegments returns the names in /dev/shm that start with prefix.
 func ListSegments(prefix string) ([]string, error) {
 	ents, err := os.ReadDir(ShmDir)

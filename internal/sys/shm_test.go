@@ -68,10 +68,16 @@ func TestSegmentNoSpace(t *testing.T) {
 	assert.ErrorContains(t, err, "NCCL_BUFFSIZE")
 	_, err = os.Stat(ShmDir + "/" + name)
 	assert.ErrorIs(t, err, os.ErrNotExist, "the segment that did not fit is left in /dev/shm")
+	before, err := ShmFree()
+	require.NoError(t, err)
+	assert.LessOrEqual(t, before, uint64(1<<20), "ShmFree of a 1-MiB /dev/shm")
 	s, err := CreateSegment(name, 512<<10)
 	require.NoError(t, err)
 	defer Unlink(name)
 	defer s.Close()
+	after, err := ShmFree()
+	require.NoError(t, err)
+	assert.LessOrEqual(t, after, before-512<<10, "ShmFree after a 512-KiB segment was reserved")
 	for i := range s.Mem {
 		s.Mem[i] = 1
 	}
