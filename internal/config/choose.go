@@ -15,7 +15,9 @@ import (
 // Fingerprint is the part of the settings every rank must share: what
 // the connections' layout (Layout, and PlaceLL128's choice, which an
 // explicit protocol selection changes) and each call's plan (the channel
-// range and the GPU cost model) depend on.
+// range and the GPU cost model) depend on. Its Simple FIFO is the one
+// resolved, "1048576|4194304" where FitShm picks one of the two later:
+// ranks that would pick differently differ here.
 func (s *Settings) Fingerprint() string {
 	model := ""
 	if s.Model != nil {
@@ -23,8 +25,12 @@ func (s *Settings) Fingerprint() string {
 		sum := sha256.Sum256(b)
 		model = fmt.Sprintf("%s/%x", s.Model.Machine, sum[:8])
 	}
-	return fmt.Sprintf("channels=%d..%d protos=%v protoset=%v buffsize=%d llbuffsize=%d ll128buffsize=%d p2pll=%d p2pchannels=%d p2pread=%v directmax=%d twoshotmax=%d directoff=%v ring=%v variant=%v group=%d model=%s",
-		s.MinChannels, s.Channels, s.Protos, s.ProtoFrom != "", s.Sizes.Simple, s.Sizes.LL, s.LL128Size, s.P2PLLMax, s.P2PChannels, s.P2PRead, s.DirectMax, s.TwoShotMax, s.DirectOff, s.Ring.Order, s.Variant, s.Group, model)
+	buff := fmt.Sprint(s.Sizes.Simple)
+	if s.RoomySimple > 0 {
+		buff += fmt.Sprintf("|%d", s.RoomySimple)
+	}
+	return fmt.Sprintf("channels=%d..%d protos=%v protoset=%v buffsize=%s llbuffsize=%d ll128buffsize=%d p2pll=%d p2pchannels=%d p2pread=%v directmax=%d twoshotmax=%d directoff=%v ring=%v variant=%v group=%d model=%s",
+		s.MinChannels, s.Channels, s.Protos, s.ProtoFrom != "", buff, s.Sizes.LL, s.LL128Size, s.P2PLLMax, s.P2PChannels, s.P2PRead, s.DirectMax, s.TwoShotMax, s.DirectOff, s.Ring.Order, s.Variant, s.Group, model)
 }
 
 // GPUChoice picks the protocol (one of protos) and channel count of a GPU

@@ -42,13 +42,17 @@ type Request struct {
 // Defaults of the settings; the root package exports them under the same
 // names.
 const (
+	// DefaultBuffSize is the Simple FIFO of host ranks in separate
+	// processes where some host's /dev/shm lacks room for
+	// DefaultLocalBuffSize (Settings.FitShm).
 	DefaultBuffSize = 1 << 20
 	// DefaultLocalBuffSize is host ranks' of one process (NewLocal), whose
 	// FIFOs are heap memory, not /dev/shm: 4 MiB took 2 such ranks'
 	// all-reduce busbw from 3.1–4.2 to 5.7–8.7 GB/s at 4–16 MiB, no
 	// clear change below (the 2-core VM; BENCHMARKS.md, issue 25). Ranks
-	// of separate processes gain as much but keep DefaultBuffSize: their
-	// FIFOs live in /dev/shm, which containers often cap at 64 MiB.
+	// of separate processes gain as much, and take it too where every
+	// host's /dev/shm, which containers often cap at 64 MiB, has room
+	// (Settings.FitShm); elsewhere DefaultBuffSize.
 	DefaultLocalBuffSize    = 4 << 20
 	DefaultLLBuffSize       = 256 << 10
 	DefaultGPUBuffSize      = 4 << 20   // NCCL_BUFFSIZE's default
@@ -73,15 +77,18 @@ const (
 type Defaults struct {
 	channels          int
 	simple, ll, ll128 int
+	roomySimple       int     // if > simple, the Simple FIFO where /dev/shm has room for it (Settings.FitShm)
 	protos            [3]bool // protocols the executor has, indexed by ring.Protocol
 	what              string  // "the host path", "the GPU path"
 	gpu               bool    // choose with the tuner's cost model
 }
 
 // Host and GPU are the defaults of host and GPU communicators; LocalHost
-// is Host for ranks of one process, with larger Simple FIFOs.
+// is Host for ranks of one process, with larger Simple FIFOs. Host's ranks,
+// in separate processes, take LocalHost's Simple FIFOs too where every
+// host's /dev/shm has room for them (Settings.FitShm).
 var (
-	Host = Defaults{channels: 1, simple: DefaultBuffSize, ll: DefaultLLBuffSize,
+	Host = Defaults{channels: 1, simple: DefaultBuffSize, roomySimple: DefaultLocalBuffSize, ll: DefaultLLBuffSize,
 		protos: [3]bool{ring.LL: true, ring.Simple: true}, what: "the host path"}
 	LocalHost = Host.withSimple(DefaultLocalBuffSize)
 	GPU       = Defaults{channels: DefaultGPUChannels, simple: DefaultGPUBuffSize, ll: DefaultGPULLBuffSize,
@@ -89,9 +96,9 @@ var (
 		what: "the GPU path", gpu: true}
 )
 
-// withSimple returns d with Simple FIFOs of bytes.
+// withSimple returns d with Simple FIFOs of bytes, whatever the room.
 func (d Defaults) withSimple(bytes int) Defaults {
-	d.simple = bytes
+	d.simple, d.roomySimple = bytes, 0
 	return d
 }
 
@@ -132,12 +139,18 @@ var protoNames = []string{ring.LL.String(), ring.LL128.String(), ring.Simple.Str
 
 // Settings are a Request resolved against the environment and defaults.
 type Settings struct {
-	Channels         int // the most channels a collective uses (connections exist for these)
-	MinChannels      int
-	Model            *tune.Model // the GPU path's cost model; nil on the host
-	Protos           [3]bool     // allowed, indexed by ring.Protocol
-	ProtoFrom        string      // what chose protos ("Config.Protocol", "NCCL_PROTO"); "": the defaults
-	Sizes            transport.Sizes
+	Channels    int // the most channels a collective uses (connections exist for these)
+	MinChannels int
+	Model       *tune.Model // the GPU path's cost model; nil on the host
+	Protos      [3]bool     // allowed, indexed by ring.Protocol
+	ProtoFrom   string      // what chose protos ("Config.Protocol", "NCCL_PROTO"); "": the defaults
+	Sizes       transport.Sizes
+	// RoomySimple, where > 0, is the Simple FIFO that host ranks in
+	// separate processes take instead of Sizes.Simple where every host's
+	// /dev/shm has room for it (FitShm decides, once the ranks have
+	// exchanged what they have free); 0 where neither Config.BuffSize nor
+	// NCCL_BUFFSIZE leaves the size open, and for other communicators.
+	RoomySimple      int
 	LL128Size        int  // the LL128 FIFO of a GPU connection
 	P2PLLMax         int  // NCCL_P2P_LL_THRESHOLD: GPU point-to-point messages of at most these bytes go by LL (P2PLL)
 	P2PChannels      int  // NCCL_MAX_P2P_NCHANNELS: the channels a GPU point-to-point call shares among its peers
@@ -253,6 +266,9 @@ func Resolve(c Request, n int, d Defaults) (Settings, error) {
 	}
 	if s.Sizes.LL, err = sizeOf(c.LLBuffSize, envLLBuffSize, d.ll, 16); err != nil {
 		return Settings{}, err
+	}
+	if _, _, set := envBuffSize.Lookup(); c.BuffSize == 0 && !set && d.roomySimple > s.Sizes.Simple {
+		s.RoomySimple = d.roomySimple // an explicit size always wins, unchanged
 	}
 	if s.Sizes.Simple > maxBuff || s.Sizes.LL > maxBuff {
 		return bad("buffer sizes %d/%d exceed %d", s.Sizes.Simple, s.Sizes.LL, maxBuff)

@@ -8,8 +8,10 @@
 // kernels' stop and cleanup, and the Siblings of its process).
 //
 // ConnectHosts makes a host rank's Procs: it exchanges peer information,
-// orders the ring host by host, and connects the ring's edges through
-// shared memory (package shm) or the net transport (package network).
+// orders the ring host by host, settles the Simple FIFOs' size from what
+// every rank has free in /dev/shm (config.Settings.FitShm), and connects
+// the ring's edges through shared memory (package shm) or the net
+// transport (package network).
 // ConnectGPU (cuda tag) makes a GPU rank's: it exchanges peer information,
 // fits the settings to the ranks sharing a GPU, has package p2p choose and
 // connect the transport, and starts the rank's device executor, which its

@@ -132,6 +132,10 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 		}
 		s.Channels = min(max(s.Channels, network.HostChannels(cpus)), s.ChannelsMax)
 	}
+	ringEdges := transport.RingEdges(s.Ring, s.Variant, s.Channels)
+	// The Simple FIFOs' size, before any exists: every rank decides alike
+	// from what every rank said of its /dev/shm.
+	s.FitShm(ps, ringEdges, shmLink)
 	sc, err := shm.NewConnector(tag, s.Sizes, shmLink)
 	if err != nil {
 		return nil, err
@@ -145,7 +149,6 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 		kinds = append(kinds, nc)
 	}
 	mesh := transport.NewMesh(bs, kinds...)
-	ringEdges := transport.RingEdges(s.Ring, s.Variant, s.Channels)
 	if err := mesh.Connect(ctx, ringEdges); err != nil {
 		mesh.Close()
 		return nil, err

@@ -2,12 +2,13 @@
 // processes tell each other before they connect, and what the ranks of one
 // communicator that share this process hold together.
 //
-// Exchange all-gathers every rank's Info (host, process, /dev/shm device,
-// CPUs, GPU, the fingerprint of its settings) over the bootstrap and
-// refuses ranks whose settings or shared-memory switch differ; Ring orders
-// the ranks host by host; HostID names this host (NCCL_HOSTID). Split is
-// ncclCommSplit's rendezvous: the ranks of one color ordered by key, the
-// new communicator's id made by the first and handed to the others (Part).
+// Exchange all-gathers every rank's Info (host, process, /dev/shm device
+// and its free bytes, CPUs, GPU, the fingerprint of its settings) over the
+// bootstrap and refuses ranks whose settings or shared-memory switch
+// differ; Ring orders the ranks host by host; HostID names this host
+// (NCCL_HOSTID). Split is ncclCommSplit's rendezvous: the ranks of one
+// color ordered by key, the new communicator's id made by the first and
+// handed to the others (Part).
 // Shrink is ncclCommShrink's: the survivors of a loss agree on whom they
 // exclude and on the new id, over their point-to-point connections (the
 // root and the ring may have died with a rank). Grow is ncclCommGrow's: the

@@ -22,6 +22,11 @@ type Info struct {
 	ShmOff   bool   `json:"shm_off"` // NCCL_SHM_DISABLE=1
 	CPUs     int    `json:"cpus"`    // for the channels of a ring with net links
 	Settings string `json:"settings"`
+	// ShmFree is the bytes its /dev/shm had free when it joined (ShmFree;
+	// 0 where it could not tell): host ranks in separate processes take
+	// larger Simple FIFOs only where every rank of a host saw room
+	// (config.Settings.FitShm).
+	ShmFree  uint64 `json:"shm_free"`
 	GPU      string `json:"gpu,omitempty"`      // a GPU rank's device: its UUID
 	Resident int    `json:"resident,omitempty"` // a GPU rank's device: blocks of ringo's kernels it holds at once
 }
@@ -38,16 +43,28 @@ type Local struct {
 	Resident int    // a GPU rank's device: blocks of ringo's kernels it holds at once
 }
 
-// Exchange tells every rank about every other — host, /dev/shm device,
-// GPU — and checks that they agree on their settings. Every rank calls it
-// at once; it returns every rank's Info, by rank.
+// ShmFree measures the bytes this process's /dev/shm has free
+// (sys.ShmFree). Tests replace it to play a host whose /dev/shm is short;
+// nothing else may.
+var ShmFree = sys.ShmFree
+
+// Exchange tells every rank about every other — host, /dev/shm device and
+// its free bytes, GPU — and checks that they agree on their settings.
+// Every rank calls it at once; it returns every rank's Info, by rank.
 func Exchange(ctx context.Context, ex transport.Exchanger, l Local) ([]Info, error) {
 	dev, err := sys.ShmDevice()
 	if err != nil {
 		dev = 0 // no /dev/shm: this rank shares memory with nobody
 	}
+	var free uint64
+	if dev != 0 {
+		if free, err = ShmFree(); err != nil {
+			env.Info(env.SubInit|env.SubShm, "%v: counting /dev/shm as full", err)
+			free = 0 // its host's ranks keep the smaller FIFOs
+		}
+	}
 	me := Info{Host: HostID(), Pid: os.Getpid(), ShmDev: dev, ShmOff: l.ShmOff || dev == 0, CPUs: runtime.NumCPU(),
-		Settings: l.Settings, GPU: l.GPU, Resident: l.Resident}
+		Settings: l.Settings, ShmFree: free, GPU: l.GPU, Resident: l.Resident}
 	blob, _ := json.Marshal(me)
 	blobs, err := ex.AllGather(ctx, blob)
 	if err != nil {
