@@ -10,6 +10,9 @@ var P2PChannels = p2pChannels
 // of one process cannot die alone, so the shrink tests make one lost so.
 func Lose(c *Comm) { c.group.(*group.World).Lose(c.rank, "marked lost by the test") }
 
+// SimpleFIFO returns the Simple FIFO of each of c's connections in bytes.
+func SimpleFIFO(c *Comm) int { return c.cfg.Sizes.Simple }
+
 // Tag returns what names the shared-memory segments of c, a rank in its
 // own process, for the tests' check that none is left.
 func Tag(c *Comm) string { return c.group.(*group.Procs).Tag }

@@ -13,12 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ringo-ccl/ringo"
 	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/internal/commhook"
 	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/internal/peers"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/ring/ringtest"
 	"github.com/ringo-ccl/ringo/shm"
@@ -32,6 +34,9 @@ const (
 	envID    = "RINGO_TEST_ID"
 	envRank  = "RINGO_TEST_RANK"
 	envRanks = "RINGO_TEST_RANKS"
+	// envShmFree, where set, is the bytes the rank says its /dev/shm has
+	// free (peers.ShmFree), to play a host short of room.
+	envShmFree = "RINGO_TEST_SHM_FREE"
 )
 
 func TestMain(m *testing.M) {
@@ -48,6 +53,8 @@ func TestMain(m *testing.M) {
 //     verify them.
 //   - "every": run every collective at two sizes and verify them
 //     (checkEvery).
+//   - "every-fifo": "every", first writing "fifo=<bytes>", the size of
+//     its Simple FIFOs, on standard error.
 //   - "loop": report "ready" after the first all-reduce, then all-reduce
 //     until an error, which it prints.
 //   - "join-then-die": join the bootstrap, then kill itself (a rank lost
@@ -90,6 +97,14 @@ func childMain(mode string) int {
 		}
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	}
+	if v := os.Getenv(envShmFree); v != "" {
+		free, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "child:", envShmFree, err)
+			return 2
+		}
+		peers.ShmFree = func() (uint64, error) { return free, nil }
+	}
 	var c *ringo.Comm
 	mode, fromEnv := strings.CutSuffix(mode, "-env")
 	mode, hier := strings.CutSuffix(mode, "-hier")
@@ -118,7 +133,10 @@ func childMain(mode string) int {
 		return childShrink(ctx, mode, c)
 	}
 	switch mode {
-	case "every":
+	case "every", "every-fifo":
+		if mode == "every-fifo" {
+			fmt.Fprintf(os.Stderr, "fifo=%d\n", ringo.SimpleFIFO(c))
+		}
 		if err := checkEvery(ctx, c, n, rank); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			return 5
@@ -422,6 +440,55 @@ func TestProcessesAnyPeer(t *testing.T) {
 			noLeftovers(t, id)
 		})
 	}
+}
+
+// TestProcessesShmFIFO: host ranks in separate processes agree on their
+// Simple FIFOs' size from what each says its /dev/shm has free (faked
+// through RINGO_TEST_SHM_FREE): 4 MiB where all have room, 1 MiB for
+// every rank where one is short, NCCL_BUFFSIZE's whatever the room; every
+// collective is right at each. A rank that sets NCCL_BUFFSIZE among ranks
+// that leave it open fails them all at once, naming both settings.
+func TestProcessesShmFIFO(t *testing.T) {
+	const roomy = 1 << 30
+	for _, tc := range []struct {
+		name string
+		env  func(rank int) []string
+		want int
+	}{
+		{"room", func(int) []string { return []string{fmt.Sprintf("%s=%d", envShmFree, roomy)} }, ringo.DefaultLocalBuffSize},
+		{"one rank short", func(r int) []string {
+			free := roomy
+			if r == 1 {
+				free = 1 << 20
+			}
+			return []string{fmt.Sprintf("%s=%d", envShmFree, free)}
+		}, ringo.DefaultBuffSize},
+		{"NCCL_BUFFSIZE", func(int) []string {
+			return []string{fmt.Sprintf("%s=%d", envShmFree, roomy), "NCCL_BUFFSIZE=2M"}
+		}, 2 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id, kids := startRanksEnv(t, 3, func(int) string { return "every-fifo" }, tc.env)
+			for r, k := range kids {
+				require.NoError(t, waitExit(t, k, 90*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
+				require.Contains(t, k.stderr.String(), fmt.Sprintf("fifo=%d\n", tc.want), "rank %d", r)
+			}
+			noLeftovers(t, id)
+		})
+	}
+	t.Run("NCCL_BUFFSIZE on one rank", func(t *testing.T) {
+		id, kids := startRanksEnv(t, 3, func(int) string { return "every-fifo" }, func(r int) []string {
+			if r == 0 {
+				return []string{"NCCL_BUFFSIZE=1M"}
+			}
+			return nil
+		})
+		for r, k := range kids {
+			require.Error(t, waitExit(t, k, 90*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
+			assert.Contains(t, k.stderr.String(), "buffsize=1048576|4194304 ", "rank %d", r)
+		}
+		noLeftovers(t, id)
+	})
 }
 
 func TestProcessesAllReduce(t *testing.T) {
