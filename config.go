@@ -24,8 +24,13 @@ type Config struct {
 	Protocol string
 
 	// BuffSize is the Simple FIFO of each connection in bytes (all 8
-	// slots). 0: NCCL_BUFFSIZE, else DefaultBuffSize (DefaultLocalBuffSize
-	// for NewLocal's ranks, DefaultGPUBuffSize for GPU ranks).
+	// slots). 0: NCCL_BUFFSIZE, else, for host ranks in separate processes,
+	// DefaultLocalBuffSize where every host's /dev/shm has twice the room
+	// their segments take at that size (each rank measures it when the
+	// communicator is made, and all decide alike from every rank's
+	// report), DefaultBuffSize where not; DefaultLocalBuffSize for
+	// NewLocal's ranks, DefaultGPUBuffSize for GPU ranks. Every rank must
+	// set it alike, or leave it alike to the environment.
 	BuffSize int
 
 	// LLBuffSize is the LL FIFO of each connection in bytes. 0:
@@ -80,8 +85,8 @@ type Config struct {
 
 // Defaults for host communicators; GPU communicators take NCCL's.
 const (
-	DefaultBuffSize      = config.DefaultBuffSize
-	DefaultLocalBuffSize = config.DefaultLocalBuffSize // NewLocal's: heap, not /dev/shm
+	DefaultBuffSize      = config.DefaultBuffSize      // ranks in separate processes where /dev/shm is short
+	DefaultLocalBuffSize = config.DefaultLocalBuffSize // NewLocal's (heap), and processes' where /dev/shm has room
 	DefaultLLBuffSize    = config.DefaultLLBuffSize
 	DefaultGPUBuffSize   = config.DefaultGPUBuffSize   // NCCL_BUFFSIZE's default
 	DefaultGPULLBuffSize = config.DefaultGPULLBuffSize // NCCL_LL_BUFFSIZE's default
