@@ -528,27 +528,28 @@ func TestGPUStreams(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					c := comms[r]
-					// Round 0 on one stream, waited for: every plan is
-					// uploaded before a launch waits for another stream's.
+					// Round 0 on one stream, each call waited for: every plan
+					// is uploaded while no kernel of this rank waits behind
+					// another (a plan's upload hung so, call c).
 					for round := range 11 {
 						a, b := k.s[0], k.s[1]
 						if round == 0 {
 							b = a
 						}
-						for _, err := range []error{
-							ringo.AllReduceDevice(ctx, c, k.in, k.out, ringo.OpSum, a),
-							ringo.AllReduceDevice(ctx, c, k.sin, k.sout, ringo.OpSum, b),
-							ringo.AllGatherDevice(ctx, c, k.agIn, k.agOut, a),
-							ringo.ReduceScatterDevice(ctx, c, k.rsIn, k.rsOut, ringo.OpSum, b),
-						} {
+						calls := []func() error{
+							func() error { return ringo.AllReduceDevice(ctx, c, k.in, k.out, ringo.OpSum, a) },
+							func() error { return ringo.AllReduceDevice(ctx, c, k.sin, k.sout, ringo.OpSum, b) },
+							func() error { return ringo.AllGatherDevice(ctx, c, k.agIn, k.agOut, a) },
+							func() error { return ringo.ReduceScatterDevice(ctx, c, k.rsIn, k.rsOut, ringo.OpSum, b) },
+						}
+						for _, call := range calls {
+							err := call()
+							if err == nil && round == 0 {
+								err = c.Wait(ctx, a)
+							}
 							if err != nil {
 								errs[r] = err
 								c.Abort()
-								return
-							}
-						}
-						if round == 0 {
-							if errs[r] = c.Wait(ctx, a); errs[r] != nil {
 								return
 							}
 						}
