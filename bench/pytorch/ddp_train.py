@@ -36,6 +36,37 @@ class TinyLM(nn.Module):
         return self.head(self.body(h, mask=mask, is_causal=True))
 
 
+def run_steps(model, opt, dev, rank, world, steps, batch, seq, out, what):
+    """Trains model for steps next-token steps on synthetic batches of
+    batch × seq tokens (rank's own fixed seed: two runs see the same numbers
+    up to the reductions), and has rank 0 write each step's loss — the mean
+    over ranks, through the library under test too (a sum, then a division:
+    Gloo has no AVG) — and time to the CSV out."""
+    gen = torch.Generator(device=dev).manual_seed(1234 + rank)
+    lossf = nn.CrossEntropyLoss()
+    rows = []
+    for step in range(steps):
+        x = torch.randint(0, 2048, (batch, seq + 1), device=dev, generator=gen)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        logits = model(x[:, :-1])
+        loss = lossf(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1))
+        loss.backward()
+        opt.step()
+        l = loss.detach().clone()
+        dist.all_reduce(l)
+        l /= world
+        torch.cuda.synchronize()
+        rows.append((step, l.item(), (time.perf_counter() - t0) * 1e3))
+    if rank == 0:
+        with open(out, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["step", "loss", "step_ms"])
+            w.writerows(rows)
+        print(f"{out}: {what}, {steps} steps, final loss {rows[-1][1]:.6f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=300)
@@ -59,31 +90,7 @@ def main():
     torch.backends.cudnn.allow_tf32 = False
     model = DDP(TinyLM().to(dev), device_ids=[local], bucket_cap_mb=4)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
-    gen = torch.Generator(device=dev).manual_seed(1234 + rank)
-    lossf = nn.CrossEntropyLoss()
-    rows = []
-    for step in range(args.steps):
-        x = torch.randint(0, 2048, (args.batch, 129), device=dev, generator=gen)
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        logits = model(x[:, :-1])
-        loss = lossf(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1))
-        loss.backward()
-        opt.step()
-        # The mean loss over ranks, through the library under test too
-        # (a sum, then a division: Gloo has no AVG).
-        l = loss.detach().clone()
-        dist.all_reduce(l)
-        l /= world
-        torch.cuda.synchronize()
-        rows.append((step, l.item(), (time.perf_counter() - t0) * 1e3))
-    if rank == 0:
-        with open(args.out, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["step", "loss", "step_ms"])
-            w.writerows(rows)
-        print(f"{args.out}: {args.steps} steps, final loss {rows[-1][1]:.5f}")
+    run_steps(model, opt, dev, rank, world, args.steps, args.batch, 128, args.out, "ddp")
     dist.destroy_process_group()
 
 

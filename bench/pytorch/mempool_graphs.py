@@ -26,17 +26,15 @@ graphs prints "graphs: OK" or exits non-zero.
     python3 compare.py gloo.csv pool.csv --rtol 1e-5
 """
 import argparse
-import csv
 import os
 import sys
-import time
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ddp_train import TinyLM  # noqa: E402
+from ddp_train import TinyLM, run_steps  # noqa: E402
 
 
 def nccl_backend():
@@ -77,29 +75,7 @@ def train(args, rank, world, dev):
     else:
         model = nn.parallel.DistributedDataParallel(model, device_ids=[dev.index], bucket_cap_mb=1)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
-    gen = torch.Generator(device=dev).manual_seed(1234 + rank)
-    lossf = nn.CrossEntropyLoss()
-    rows = []
-    for step in range(args.steps):
-        x = torch.randint(0, 2048, (8, 65), device=dev, generator=gen)
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        logits = model(x[:, :-1])
-        loss = lossf(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1))
-        loss.backward()
-        opt.step()
-        l = loss.detach().clone()
-        dist.all_reduce(l)
-        l /= world
-        torch.cuda.synchronize()
-        rows.append((step, l.item(), (time.perf_counter() - t0) * 1e3))
-    if rank == 0:
-        with open(args.out, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["step", "loss", "step_ms"])
-            w.writerows(rows)
-        print(f"{args.out}: {args.mode}, {args.steps} steps, final loss {rows[-1][1]:.6f}")
+    run_steps(model, opt, dev, rank, world, args.steps, 8, 64, args.out, args.mode)
 
 
 def graphs(args, rank, world, dev):
