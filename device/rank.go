@@ -53,8 +53,8 @@ type rankState struct {
 	stage        int64
 	directNames  [2]kernelNames
 	// Launch order across streams (orderFor): mark is recorded after every
-	// launch that is not captured into a graph; marked says the latest
-	// launch was recorded so, on stream markedOn.
+	// launch that is not captured into a graph; marked says it has been,
+	// latest on stream markedOn.
 	mark     cuda.Event
 	marked   bool
 	markedOn uintptr
@@ -67,8 +67,8 @@ type rankState struct {
 // one, as NCCL's launches wait for their communicator's. One marker event
 // is recorded after every launch, in the launch's cgo crossing, and a
 // launch on another stream than the previous one's waits for it first. A
-// launch captured into a graph is not recorded (the graph orders its own
-// replays), so the launch after it waits for nothing.
+// launch captured into a graph neither waits nor is recorded (the graph
+// orders its own replays); the launches around it keep their order.
 
 // PlanCache is how many plans a rank keeps in device memory before it
 // evicts the least recently used of those no kernel can still read (down
@@ -394,8 +394,13 @@ func (r *Rank) orderFor(stream uintptr) (cuda.Order, error) {
 	return o, nil
 }
 
-// ordered notes a launch on stream made with orderFor's Order.
-func (r *Rank) ordered(stream uintptr, captured bool) { r.marked, r.markedOn = !captured, stream }
+// ordered notes a launch on stream made with orderFor's Order: one not
+// captured holds the marker's latest record.
+func (r *Rank) ordered(stream uintptr, captured bool) {
+	if !captured {
+		r.marked, r.markedOn = true, stream
+	}
+}
 
 // local is Local in a build with the cuda tag.
 func (r *Rank) local(in, out uintptr, bytes int64, f *reduce.Func, stream uintptr) error {
