@@ -36,6 +36,21 @@ class TinyLM(nn.Module):
         return self.head(self.body(h, mask=mask, is_causal=True))
 
 
+def init_rank(backend):
+    """Joins torchrun's job on backend ("nccl" or "gloo"), rank r on GPU r
+    modulo the GPU count, and returns the rank, the world size and the
+    device."""
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    local = int(os.environ.get("LOCAL_RANK", rank)) % torch.cuda.device_count()
+    torch.cuda.set_device(local)
+    dev = torch.device("cuda", local)
+    if backend == "nccl":
+        dist.init_process_group("nccl", device_id=dev)
+    else:
+        dist.init_process_group("gloo")
+    return rank, world, dev
+
+
 def run_steps(model, opt, dev, rank, world, steps, batch, seq, out, what):
     """Trains model for steps next-token steps on synthetic batches of
     batch × seq tokens (rank's own fixed seed: two runs see the same numbers
@@ -75,20 +90,13 @@ def main():
     ap.add_argument("--backend", default="nccl", choices=("nccl", "gloo"))
     args = ap.parse_args()
 
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    local = int(os.environ.get("LOCAL_RANK", rank)) % torch.cuda.device_count()
-    torch.cuda.set_device(local)
-    dev = torch.device("cuda", local)
-    if args.backend == "nccl":
-        dist.init_process_group("nccl", device_id=dev)
-    else:
-        dist.init_process_group("gloo")
+    rank, world, dev = init_rank(args.backend)
     # Same initial weights everywhere, different data per rank, fixed seeds:
     # two runs see exactly the same numbers up to the reductions.
     torch.manual_seed(0)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    model = DDP(TinyLM().to(dev), device_ids=[local], bucket_cap_mb=4)
+    model = DDP(TinyLM().to(dev), device_ids=[dev.index], bucket_cap_mb=4)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
     run_steps(model, opt, dev, rank, world, args.steps, args.batch, 128, args.out, "ddp")
     dist.destroy_process_group()

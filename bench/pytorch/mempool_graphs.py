@@ -34,7 +34,7 @@ import torch.distributed as dist
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ddp_train import TinyLM, run_steps  # noqa: E402
+from ddp_train import TinyLM, init_rank, run_steps  # noqa: E402
 
 
 def nccl_backend():
@@ -147,14 +147,7 @@ def main():
     if args.backend == "gloo" and args.mode != "ddp":
         sys.exit("Gloo runs the ddp reference only")
 
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    local = int(os.environ.get("LOCAL_RANK", rank)) % torch.cuda.device_count()
-    torch.cuda.set_device(local)
-    dev = torch.device("cuda", local)
-    if args.backend == "nccl":
-        dist.init_process_group("nccl", device_id=dev)
-    else:
-        dist.init_process_group("gloo")
+    rank, world, dev = init_rank(args.backend)
     if args.mode == "graphs":
         graphs(args, rank, world, dev)
     else:
