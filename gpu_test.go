@@ -366,7 +366,7 @@ func TestGPUBadInput(t *testing.T) {
 // at its deadline with ErrTimeout, its kernel aborted, and the
 // communicator refuses further work — on the ring (16 MiB) and in direct
 // all-reduces in two shots (4 MiB) and in one (1 Ki floats), whose blocks
-// wait for the absent rank's flags.
+// wait for the absent rank's flags: the error says so.
 func TestGPUAbsentRank(t *testing.T) {
 	g := testGPUs(t)
 	for _, tc := range []struct{ count, shots int }{{1 << 22, 0}, {1 << 20, 2}, {1 << 10, 1}} {
@@ -386,6 +386,9 @@ func TestGPUAbsentRank(t *testing.T) {
 			start := time.Now()
 			err := comms[0].Wait(ctx, s)
 			wantGPUError(t, err, ringo.ErrTimeout, "did not finish")
+			if tc.shots > 0 { // the stall names the absent rank and what rank 0 waited for
+				assert.Contains(t, err.Error(), "direct all-reduce, rank 0: block 0 at epoch 1 waits for the start of rank 1 (at 0)")
+			}
 			if el := time.Since(start); el > 5*time.Second {
 				t.Fatalf("abort took %v", el)
 			}
@@ -528,9 +531,10 @@ func TestGPUStreams(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					c := comms[r]
-					// Round 0 on one stream, each call waited for: every plan
-					// is uploaded while no kernel of this rank waits behind
-					// another (a plan's upload hung so, call c).
+					// Round 0 on one stream, no call waited for: each plan is
+					// uploaded while this rank's earlier kernels may wait for
+					// a peer's launch (a synchronous upload hung so, in three
+					// runs of three: device.Rank's plan).
 					for round := range 11 {
 						a, b := k.s[0], k.s[1]
 						if round == 0 {
@@ -543,11 +547,7 @@ func TestGPUStreams(t *testing.T) {
 							func() error { return ringo.ReduceScatterDevice(ctx, c, k.rsIn, k.rsOut, ringo.OpSum, b) },
 						}
 						for _, call := range calls {
-							err := call()
-							if err == nil && round == 0 {
-								err = c.Wait(ctx, a)
-							}
-							if err != nil {
+							if err := call(); err != nil {
 								errs[r] = err
 								c.Abort()
 								return

@@ -73,6 +73,11 @@ func (r *Rank) Local(in, out uintptr, bytes int64, f *reduce.Func, stream uintpt
 // to the area, so each must reach it (SetDirect).
 func (r *Rank) DirectArea(stage int64) (uintptr, error) { return r.directArea(stage) }
 
+// DirectSync reads the rank's sync area for direct all-reduces (nil
+// before the first): what a stalled one waits for, read once its kernels
+// have stopped (after Abort), as a stall report says it.
+func (r *Rank) DirectSync() (*kernels.DirectSync, error) { return r.directSync() }
+
 // SetDirect readies the rank for direct all-reduces as rank rank of a
 // communicator whose ranks' sync areas (DirectArea) are areas, as this
 // rank reaches them, summing in the order of the ring order. This rank's

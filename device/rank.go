@@ -38,11 +38,18 @@ type rankState struct {
 	// as launches first ask for them.
 	reduceNames kernelNames
 	spare       map[int][]*planEntry // evicted plans' memory, by size, for new plans
-	launches    uint64               // launches made, the plans' clock
-	churn       bool                 // PlanCache/2 plans were kept once: launches are watched
-	fences      [nFences]fence       // the latest, round robin
-	nfences     int                  // fences recorded
-	old         []*planEntry         // evict's scratch
+	// uploads is pinned host memory that plans are uploaded from on the
+	// call's stream (see plan), handed out to plans uploadsUsed bytes
+	// at a time; dropped holds plans whose launch failed after their
+	// upload was enqueued, freed at Close.
+	uploads     *cuda.Mapped
+	uploadsUsed int
+	dropped     []*planEntry
+	launches    uint64         // launches made, the plans' clock
+	churn       bool           // PlanCache/2 plans were kept once: launches are watched
+	fences      [nFences]fence // the latest, round robin
+	nfences     int            // fences recorded
+	old         []*planEntry   // evict's scratch
 	scratch     []byte
 	args        [cuda.MaxArgs]uint64
 	trace       *gpuTrace // nil unless EnableTrace
@@ -51,6 +58,8 @@ type rankState struct {
 	// directNames by shots (less one), type and op.
 	area, direct cuda.Ptr
 	stage        int64
+	directRank   int // its rank and the ranks of its SetDirect
+	directRanks  int
 	directNames  [2]kernelNames
 	// Launch order across streams (orderFor): mark is recorded after every
 	// launch that is not captured into a graph; marked says it has been,
@@ -80,6 +89,11 @@ type rankState struct {
 // launch.
 const PlanCache = 256
 
+// uploadBytes is a rank's pinned memory for plans' uploads (see plan):
+// every plan of up to 4 KiB (2 ranks' point-to-point plans over 64
+// channels, every collective's on 32) in a full cache of PlanCache.
+const uploadBytes = PlanCache * 4 << 10
+
 // Watching launches. A rank that has never kept PlanCache/2 plans launches
 // plainly, as before the cache was bounded: nothing is evicted, so nothing
 // needs to be known. The first time it keeps that many it enters churn:
@@ -99,6 +113,7 @@ type planEntry struct {
 	key    planKey
 	ptr    cuda.Ptr
 	size   int     // bytes at ptr: a power of two
+	host   []byte  // size bytes of Rank.uploads it is uploaded from; nil: synchronously
 	grid   int     // its launches' blocks (kernels.Grid)
 	stream uintptr // the stream of its latest launch
 	last   uint64  // Rank.launches at that launch
@@ -148,7 +163,12 @@ func newRank(ordinal int, channels int) (*Rank, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Rank{rankState{dev: dev, sms: sms, channels: channels, flag: flag,
+	uploads, err := dev.AllocMapped(uploadBytes)
+	if err != nil {
+		dev.FreeMapped(flag)
+		return nil, err
+	}
+	return &Rank{rankState{dev: dev, sms: sms, channels: channels, flag: flag, uploads: uploads,
 		plans: map[planKey]*planEntry{}, p2pKeys: map[*ring.Plan]uint64{}, spare: map[int][]*planEntry{}}}, nil
 }
 
@@ -210,14 +230,7 @@ func (r *Rank) launchPlan(p *ring.Plan, sched bool, seq uint64, in, out uintptr,
 	if r.entries == nil {
 		return fmt.Errorf("device: rank on GPU %d launched before it has a connection table", r.dev.Ordinal)
 	}
-	plan, err := r.plan(p, sched)
-	if err != nil {
-		return err
-	}
-	if r.churn && plan.last > 0 && plan.stream != stream && !plan.pinned && !r.finished(plan, r.doneFences()) {
-		plan.pinned = true // fences on this stream will not show the other's launch over
-	}
-	name, arg := "ringo_copy", uint64(0)
+	name, arg, err := "ringo_copy", uint64(0), error(nil)
 	if p.P2P != nil {
 		name, arg = kernels.P2PName, kernels.P2PArg(p)
 	}
@@ -237,8 +250,19 @@ func (r *Rank) launchPlan(p *ring.Plan, sched bool, seq uint64, in, out uintptr,
 	if err != nil {
 		return err
 	}
+	plan, fresh, err := r.plan(p, sched, stream)
+	if err != nil {
+		return err
+	}
+	if r.churn && plan.last > 0 && plan.stream != stream && !plan.pinned && !r.finished(plan, r.doneFences()) {
+		plan.pinned = true // fences on this stream will not show the other's launch over
+	}
 	r.args = [cuda.MaxArgs]uint64{uint64(r.table), uint64(plan.ptr), uint64(in), uint64(out), arg, kernels.Geom(p), uint64(r.flag.Dev)}
 	if err := r.launch(fn, p, plan, stream); err != nil {
+		if fresh { // its upload may land later: no launch on another stream may read it
+			delete(r.plans, plan.key)
+			r.dropped = append(r.dropped, plan)
+		}
 		return err
 	}
 	if r.trace != nil {
@@ -282,6 +306,18 @@ func cachedName(cache *kernelNames, t reduce.DataType, op reduce.DeviceOp, name 
 	return n, err
 }
 
+// directSync is DirectSync in a build with the cuda tag.
+func (r *Rank) directSync() (*kernels.DirectSync, error) {
+	if r.area == 0 {
+		return nil, nil
+	}
+	b := make([]byte, kernels.DirectSyncBytes)
+	if err := r.dev.CopyDtoH(b, r.area); err != nil {
+		return nil, err
+	}
+	return kernels.DecodeDirectSync(b)
+}
+
 // directArea is DirectArea in a build with the cuda tag.
 func (r *Rank) directArea(stage int64) (uintptr, error) {
 	if r.area == 0 {
@@ -300,6 +336,7 @@ const directWindowsAt = 128
 
 // setDirect is SetDirect in a build with the cuda tag.
 func (r *Rank) setDirect(rank int, areas []uintptr, order []int) error {
+	r.directRank, r.directRanks = rank, len(areas)
 	if r.direct == 0 {
 		const size = directWindowsAt + kernels.DirectWindowsBytes
 		p, err := r.dev.AllocZeroed(size, size)
@@ -478,16 +515,26 @@ func (r *Rank) setTable(table uintptr, t *kernels.Table) error {
 	return nil
 }
 
-// plan returns p's encoding in device memory, uploading it on first use.
-// A plan stays until Close, or until PlanCache plans are kept and it is
-// among the least recently used whose last launch has finished; its memory
-// then serves a later plan. The upload is synchronous and kept out of any
-// stream capture in progress, so a collective may be first seen while its
-// stream is being captured.
-func (r *Rank) plan(p *ring.Plan, sched bool) (*planEntry, error) {
+// plan returns p's encoding in device memory, uploading it on first use
+// for a launch on stream. A plan stays until Close, or until PlanCache
+// plans are kept and it is among the least recently used whose last launch
+// has finished; its memory then serves a later plan.
+//
+// Uploads. A plan is copied from its share of the rank's pinned upload
+// memory on stream itself, ahead of its launch, and the host goes on at
+// once (fresh: enqueued so; the launch that follows orders it for the
+// other streams). A copy the host waited for, on the device's own stream,
+// could wait behind another rank's kernels: a context maps its streams
+// onto a few hardware queues, and where the own stream's queue was also
+// a rank's whose next kernel waited for a peer's, the peer's upload never
+// finished and neither did its launch (TestGPUStreams' first version hung
+// so). While stream is being captured, or once the upload memory is
+// spent, the upload is synchronous (on the device's stream), and kept out
+// of the capture, so a collective may be first seen while its stream is
+// being captured.
+func (r *Rank) plan(p *ring.Plan, sched bool, stream uintptr) (e *planEntry, fresh bool, err error) {
 	s := &p.Spec
 	key := planKey{coll: s.Coll, count: s.Count, eltSize: s.EltSize, root: s.Root, proto: s.Proto, channels: s.Channels, buff: s.BuffSize, variant: s.Variant}
-	var err error
 	encoded := false // r.scratch holds p's encoding
 	if sched {
 		// A schedule's plan is not the planner's for its spec: it is
@@ -500,7 +547,7 @@ func (r *Rank) plan(p *ring.Plan, sched bool) (*planEntry, error) {
 		k, ok := r.p2pKeys[p]
 		if !ok {
 			if r.scratch, err = kernels.EncodePlan(r.scratch[:0], p, r.entries); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			encoded, k = true, fnv64a(r.scratch)|1
 			if p.P2P != nil {
@@ -513,15 +560,14 @@ func (r *Rank) plan(p *ring.Plan, sched bool) (*planEntry, error) {
 		key.sched = k
 	}
 	if e, ok := r.plans[key]; ok {
-		return e, nil
+		return e, false, nil
 	}
 	if !encoded {
 		if r.scratch, err = kernels.EncodePlan(r.scratch[:0], p, r.entries); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	size := max(256, 1<<bits.Len(uint(len(r.scratch)-1)))
-	var e *planEntry
 	err = r.dev.Uncaptured(func() error {
 		switch {
 		case len(r.plans) >= PlanCache:
@@ -534,13 +580,26 @@ func (r *Rank) plan(p *ring.Plan, sched bool) (*planEntry, error) {
 		}
 		if list := r.spare[size]; len(list) > 0 {
 			e, r.spare[size] = list[len(list)-1], list[:len(list)-1]
-			*e = planEntry{ptr: e.ptr, size: size}
+			*e = planEntry{ptr: e.ptr, size: size, host: e.host}
 		} else {
 			ptr, err := r.dev.Alloc(int64(size))
 			if err != nil {
 				return err
 			}
 			e = &planEntry{ptr: ptr, size: size}
+			if u := r.uploadsUsed; u+size <= len(r.uploads.Host) {
+				e.host, r.uploadsUsed = r.uploads.Host[u:u+size:u+size], u+size
+			}
+		}
+		if e.host != nil {
+			captured, err := r.dev.UploadAsync(e.ptr, e.host[:copy(e.host, r.scratch)], cuda.Stream(stream))
+			if err != nil {
+				r.spare[size] = append(r.spare[size], e)
+				return err
+			}
+			if fresh = !captured; fresh {
+				return nil
+			}
 		}
 		if err := r.dev.CopyHtoD(e.ptr, r.scratch); err != nil {
 			r.spare[size] = append(r.spare[size], e)
@@ -549,11 +608,11 @@ func (r *Rank) plan(p *ring.Plan, sched bool) (*planEntry, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	e.key, e.grid = key, kernels.Grid(p)
 	r.plans[key] = e
-	return e, nil
+	return e, fresh, nil
 }
 
 // evict moves the least recently used plans that are not pinned and whose
@@ -650,10 +709,27 @@ func (r *Rank) wait(ctx context.Context, stream uintptr) error {
 			return err
 		}
 		if ctx.Err() == context.DeadlineExceeded {
-			return fmt.Errorf("%w: the GPU's collective did not finish: %w", errs.ErrTimeout, ctx.Err())
+			return fmt.Errorf("%w: the GPU's collective did not finish%s: %w", errs.ErrTimeout, r.stalledDirect(), ctx.Err())
 		}
 		return ctx.Err()
 	}
+}
+
+// stalledDirect says which ranks a direct all-reduce's blocks were waiting
+// for when its kernels stopped (kernels.DirectSync.Stalled), as a clause
+// of a timeout's error; "" if none was, or the area cannot be read.
+func (r *Rank) stalledDirect() string {
+	if r.direct == 0 {
+		return ""
+	}
+	d, err := r.directSync()
+	if err != nil || d == nil {
+		return ""
+	}
+	if s := d.Stalled(r.directRank, r.directRanks); s != "" {
+		return fmt.Sprintf(" (direct all-reduce, rank %d: %s)", r.directRank, s)
+	}
+	return ""
 }
 
 // close is Close in a build with the cuda tag.
@@ -668,6 +744,10 @@ func (r *Rank) close() error {
 		}
 		delete(r.spare, size)
 	}
+	for _, e := range r.dropped {
+		r.dev.Free(e.ptr)
+	}
+	r.dropped = nil
 	for i, f := range r.fences {
 		if f.done != 0 {
 			r.dev.DestroyEvent(f.done)
@@ -692,6 +772,7 @@ func (r *Rank) close() error {
 	r.flagMu.Lock()
 	r.flagFreed = true
 	r.flagMu.Unlock()
+	r.dev.FreeMapped(r.uploads)
 	return r.dev.FreeMapped(r.flag)
 }
 

@@ -30,7 +30,8 @@ func (r *Rank) local(uintptr, uintptr, int64, *reduce.Func, uintptr) error { ret
 
 func (r *Rank) directArea(int64) (uintptr, error) { return 0, cuda.ErrNoCUDA }
 
-func (r *Rank) setDirect(int, []uintptr, []int) error { return cuda.ErrNoCUDA }
+func (r *Rank) setDirect(int, []uintptr, []int) error    { return cuda.ErrNoCUDA }
+func (r *Rank) directSync() (*kernels.DirectSync, error) { return nil, cuda.ErrNoCUDA }
 
 func (r *Rank) setWindow(int, []uintptr) error { return cuda.ErrNoCUDA }
 

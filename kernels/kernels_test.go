@@ -420,3 +420,41 @@ func TestGrid(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, Grid(none))
 }
+
+// TestDirectSyncStalled: a sync area's words decode at the kernel's
+// offsets (direct.cu), and Stalled names the blocks that started and did
+// not end and the ranks each waits for, at the stage it waits in.
+func TestDirectSyncStalled(t *testing.T) {
+	b := make([]byte, DirectSyncBytes)
+	put := func(word int, v uint64) { binary.LittleEndian.PutUint64(b[8*word:], v) }
+	const start = DirectMaxBlocks
+	const mid = start + DirectMaxBlocks*DirectMaxRanks*DirectSlotWords
+	const end = mid + DirectMaxBlocks*DirectMaxRanks
+	slot := func(k, q int) int { return start + (k*DirectMaxRanks+q)*DirectSlotWords }
+	// Rank 0 of 3. Block 0 finished epoch 4 (all flags 4): not stalled.
+	// Block 1 (3 done) started epoch 4, rank 2 has not. Block 2 (3 done)
+	// passed its start, waits for rank 1's end.
+	put(0, 4)
+	for q := range 3 {
+		put(slot(0, q), 4)
+		put(end+q, 4)
+	}
+	put(1, 3)
+	put(slot(1, 0), 4)
+	put(slot(1, 1), 4)
+	put(slot(1, 2), 3)
+	put(2, 3)
+	for q := range 3 {
+		put(slot(2, q), 4)
+	}
+	put(end+2*DirectMaxRanks+0, 4)
+	put(end+2*DirectMaxRanks+1, 3)
+	put(end+2*DirectMaxRanks+2, 4)
+	d, err := DecodeDirectSync(b)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(4), d.Start[1][1])
+	assert.Equal(t, uint64(3), d.End[2][1])
+	assert.Equal(t, "block 1 at epoch 4 waits for the start of rank 2 (at 3); block 2 at epoch 4 waits for the end of rank 1 (at 3)", d.Stalled(0, 3))
+	_, err = DecodeDirectSync(b[:8])
+	assert.Error(t, err)
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ringo-ccl/ringo/ring"
 )
@@ -192,6 +193,67 @@ const (
 	// rank's address of it.
 	DirectWindowsBytes = DirectMaxWindows * DirectMaxRanks * 8
 )
+
+// DirectSync is what a rank's sync area says of its direct all-reduces'
+// blocks: Epoch[b], block b's launches completed on this rank; Start[b][q],
+// Mid[b][q] and End[b][q], the latest epoch at which rank q's block b told
+// this rank it started, reached its mid point (two shots) and ended. A
+// stalled block b at epoch e waits for the ranks q whose flag is below e.
+type DirectSync struct {
+	Epoch           [DirectMaxBlocks]uint64
+	Start, Mid, End [DirectMaxBlocks][DirectMaxRanks]uint64
+}
+
+// DecodeDirectSync decodes the first DirectSyncBytes of a sync area.
+func DecodeDirectSync(b []byte) (*DirectSync, error) {
+	if len(b) < DirectSyncBytes {
+		return nil, fmt.Errorf("kernels: a direct sync area of %d bytes, need %d", len(b), DirectSyncBytes)
+	}
+	w := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
+	const start, mid = DirectMaxBlocks, DirectMaxBlocks + DirectMaxBlocks*DirectMaxRanks*DirectSlotWords
+	const end = mid + DirectMaxBlocks*DirectMaxRanks
+	d := &DirectSync{}
+	for k := range DirectMaxBlocks {
+		d.Epoch[k] = w(k)
+		for q := range DirectMaxRanks {
+			d.Start[k][q] = w(start + (k*DirectMaxRanks+q)*DirectSlotWords)
+			d.Mid[k][q] = w(mid + k*DirectMaxRanks + q)
+			d.End[k][q] = w(end + k*DirectMaxRanks + q)
+		}
+	}
+	return d, nil
+}
+
+// Stalled describes, for rank me of n, each block of a direct all-reduce
+// that started and did not end (its own start flag is one past its
+// completed epochs) and which ranks it still waits for: to start, to reach
+// the mid point (two shots), to end; "" when no block is stalled.
+func (d *DirectSync) Stalled(me, n int) string {
+	var out []string
+	for k := range DirectMaxBlocks {
+		e := d.Epoch[k] + 1
+		if d.Start[k][me] != e {
+			continue
+		}
+		stage, flags := "start", &d.Start[k]
+		switch {
+		case d.End[k][me] == e:
+			stage, flags = "end", &d.End[k]
+		case d.Mid[k][me] == e:
+			stage, flags = "mid point", &d.Mid[k]
+		}
+		var late []string
+		for q := range n {
+			if flags[q] < e {
+				late = append(late, fmt.Sprintf("rank %d (at %d)", q, flags[q]))
+			}
+		}
+		if len(late) > 0 {
+			out = append(out, fmt.Sprintf("block %d at epoch %d waits for the %s of %s", k, e, stage, strings.Join(late, ", ")))
+		}
+	}
+	return strings.Join(out, "; ")
+}
 
 // Where a direct all-reduce reads a rank's input (RINGO_DIRECT_*): at its
 // own address (every rank in one process), in the rank's staging buffer

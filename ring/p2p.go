@@ -36,7 +36,8 @@ import (
 // that carry them are marked SendLL or RecvLL. Both ends of a message
 // agree, as they share its count. A half moves in units: a Simple one in
 // SlicesPerStep slices of SlotsPerSlice slots (every slice SliceCapElems
-// long, a chunk's trailing slices empty), an LL one in a single slot. A
+// long, a chunk's trailing slices empty), an LL one in a single slot, a
+// direct one (below) in a single unit of ChunkSlots slots. A
 // step runs send unit k, then receive unit k, for k up to the larger count,
 // so the send half never waits for the receive half. A connection's slot
 // counter is the protocols' together; before a Simple half it is rounded
@@ -46,17 +47,18 @@ import (
 // slots, and 2·ChunkSlots − 1 ≤ NSteps (7 ≤ 8).
 //
 // Direct halves. With Direct (ranks of one process, on the device), a
-// Simple half moves no data through the FIFO: at the start of a step whose
-// receive half is direct, the receiver posts where each of its units goes
-// in its output (a mailbox of NSteps addresses by the sender's head, and a
-// count of the slots posted); the sender's unit waits until its own is
-// posted, copies its slice there and advances the tail; the receiver's
-// unit waits for the tail and returns the credit. Counters and rounding
-// are a Simple half's, so protocols still mix on a connection, and the
-// mailbox always has room: a step's receive units span at most ChunkSlots
-// ≤ NSteps slots, and every earlier unit was taken. Unlike a FIFO's, a
-// direct send cannot finish before its receive has started: a send whose
-// receive is issued later, outside the group, waits for it (as NCCL's).
+// Simple half moves no data through the FIFO, and is one unit of a whole
+// chunk's ChunkSlots slots: at the start of a step whose receive half is
+// direct, the receiver posts where its chunk goes in its output (a mailbox
+// of NSteps addresses by the sender's head, and a count of the slots
+// posted); the sender's unit waits until it is posted, copies the chunk
+// there and advances the tail; the receiver's unit waits for the tail and
+// returns the credit. Counters and rounding are a Simple half's, so
+// protocols still mix on a connection, and the mailbox always has room: a
+// step's receive unit spans ChunkSlots ≤ NSteps slots, and every earlier
+// unit was taken. Unlike a FIFO's, a direct send cannot finish before its
+// receive has started: a send whose receive is issued later, outside the
+// group, waits for it (as NCCL's).
 //
 // Why it cannot deadlock, for any set of matched sends and receives. The
 // channels are independent (each runs on its own connections), so take one.
@@ -69,9 +71,9 @@ import (
 //
 //   - A rank x blocked on receive unit k of step i has an empty FIFO from
 //     w = x−d, which has not sent unit k of its step i. An empty FIFO never
-//     blocks a send (a unit and its rounding take at most SlotsPerSlice +
-//     ChunkSlots − 1 ≤ NSteps slots), nor does a direct one (x, in step i,
-//     has posted its units up to step i's), so w is blocked on a receive too, at
+//     blocks a send (a unit and its rounding take at most 2·ChunkSlots − 1
+//     ≤ NSteps slots), nor does a direct one (x, in step i, has posted its
+//     chunks up to step i's), so w is blocked on a receive too, at
 //     unit k' of step i', having sent its units up to k' of step i' (or its
 //     whole send half, if shorter). So (i', k') < (i, k), and around the
 //     cycle x, x−d, x−2d … the places would strictly decrease.
@@ -115,7 +117,7 @@ type P2PSpec struct {
 	LLBuffSize int
 	// Direct, with Proto Simple: the messages not sent by LL go straight
 	// from the sender's input into the receiver's output, one copy, at the
-	// addresses the receiver posts for each unit (the device executor, for
+	// addresses the receiver posts for each chunk (the device executor, for
 	// ranks of one process, as NCCL's P2P direct); a FIFO slot's counters
 	// still pace them, but no data passes through it.
 	Direct bool
@@ -312,10 +314,11 @@ func NewP2P(spec P2PSpec) (*Plan, error) {
 // chunks cuts the messages of one pair, in order, into chunks, and returns
 // them by channel: chunk j of message k goes to channel (k+j) mod Channels.
 // A message is cut into as many chunks as it needs of ChunkCount elements
-// (of one LL slot's, for a message by LL), and into up to one chunk per
-// channel when it holds more than P2PMinPart bytes per channel
-// (P2PDirectMinPart for a direct one); chunks start at multiples of the
-// alignment unit from the message's start, and none is empty.
+// (of one LL slot's, for a message by LL; of P2PDirectMaxChunk bytes for a
+// direct one, which no FIFO bounds), and into up to one chunk per channel
+// when it holds more than P2PMinPart bytes per channel (P2PDirectMinPart
+// for a direct one); chunks start at multiples of the alignment unit from
+// the message's start, and none is empty.
 func (p *Plan) chunks(xs []Xfer) [][]chunk {
 	nch := int64(len(p.Channels))
 	out := make([][]chunk, nch)
@@ -324,12 +327,12 @@ func (p *Plan) chunks(xs []Xfer) [][]chunk {
 			continue
 		}
 		ll := p.P2P.ll(x.Count)
-		most := p.ChunkCount
-		if ll {
+		most, part := p.ChunkCount, int64(P2PMinPart)
+		switch {
+		case ll:
 			most = p.P2P.llChunk()
-		}
-		part := int64(P2PMinPart)
-		if p.Direct(ll) {
+		case p.Direct(ll):
+			most = max(alignDown(P2PDirectMaxChunk/int64(p.Spec.EltSize), p.AlignmentElems), p.AlignmentElems)
 			part = P2PDirectMinPart
 		}
 		unit := alignUp(ceilDiv(part, int64(p.Spec.EltSize)), p.AlignmentElems)
@@ -359,6 +362,14 @@ const P2PMinPart = 64 << 10
 // send/recv 8.8–9.4 µs at 32–256 KiB against the direct all-reduce's
 // 6.3–6.9, BENCHMARKS, issue 20).
 const P2PDirectMinPart = 8 << 10
+
+// P2PDirectMaxChunk is the most bytes of a direct chunk: one unit, one
+// post, one tail, however large (no FIFO holds it), so a message of up to
+// 16 MiB a channel takes one step on each. It keeps a SendRecv step's
+// receive within the kernel's 32-bit field. One post and tail a chunk
+// instead of one a slice also spares a step the waits of its later
+// slices.
+const P2PDirectMaxChunk = 16 << 20
 
 // chunk is one step's share of a message, and whether it goes by LL under
 // a plan of another protocol.

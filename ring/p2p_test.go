@@ -83,7 +83,8 @@ func TestP2PSchedule(t *testing.T) {
 
 // TestP2PParts: a message stays on one channel up to P2PMinPart bytes
 // and spreads in parts of at least that much above; one that moves
-// directly spreads in parts of P2PDirectMinPart.
+// directly spreads in parts of P2PDirectMinPart, and its part of a channel
+// is one step however many FIFO chunks it would fill.
 func TestP2PParts(t *testing.T) {
 	for _, tc := range []struct {
 		direct bool
@@ -100,6 +101,9 @@ func TestP2PParts(t *testing.T) {
 	} {
 		g := p2pGeom(2, 16, ring.Simple, 1)
 		g.BuffSize, g.Direct = 1<<20, tc.direct
+		if tc.direct { // chunks of 32 KiB: the largest part fills two
+			g.BuffSize = 64 << 10
+		}
 		sends := [][]ring.Xfer{{{Peer: 1, Count: tc.bytes}}, nil}
 		recvs := [][]ring.Xfer{nil, {{Peer: 0, Count: tc.bytes}}}
 		plans, err := ringtest.P2PPlans(g, sends, recvs)
@@ -107,9 +111,17 @@ func TestP2PParts(t *testing.T) {
 		require.NoError(t, ring.Verify(plans))
 		used := 0
 		for _, ch := range plans[0].Channels {
-			if len(ch.Steps) > 0 {
-				used++
+			if len(ch.Steps) == 0 {
+				continue
 			}
+			used++
+			if tc.direct {
+				assert.Len(t, ch.Steps, 1, "%d bytes: a direct part is one step", tc.bytes)
+			}
+		}
+		if tc.direct && tc.want == 16 {
+			require.Greater(t, tc.bytes/16, plans[0].ChunkCount)
+			assert.Equal(t, int64(tc.bytes/16), plans[0].Channels[0].Steps[0].Count, "a direct part larger than a FIFO's chunk")
 		}
 		assert.Equal(t, tc.want, used, "%d bytes, direct %v", tc.bytes, tc.direct)
 	}

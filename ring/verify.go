@@ -321,6 +321,10 @@ func (v *verifier) checkStep(p *Plan, c int, st *Step) error {
 			return fmt.Errorf("a half by LL in a plan that sends nothing by LL")
 		case h.ll && h.n > p.P2P.llChunk():
 			return fmt.Errorf("an LL half of %d elements overflows its slot of %d", h.n, p.P2P.llChunk())
+		case !h.ll && p.Direct(false):
+			if h.n > P2PDirectMaxChunk/int64(p.Spec.EltSize) {
+				return fmt.Errorf("a direct half of %d elements exceeds a direct chunk's %d bytes", h.n, P2PDirectMaxChunk)
+			}
 		case !h.ll && st.SliceLen*int64(p.SlicesPerStep) < h.n:
 			return fmt.Errorf("%d slices of %d elements cannot carry %d", p.SlicesPerStep, st.SliceLen, h.n)
 		}

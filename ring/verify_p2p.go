@@ -48,27 +48,33 @@ func (q *queue) pop() unit {
 // whose halves move units of their own protocol (prims_p2p.cuh): a SendRecv
 // of any plan, and every step of a point-to-point plan but its copies. A
 // half by the plan's protocol is SlicesPerStep units of SlotsPerSlice
-// slots, one by LL (SendLL, RecvLL) a single unit of one slot; send unit k
+// slots, one by LL (SendLL, RecvLL) a single unit of one slot, a direct one
+// (Plan.Direct) a single unit of the whole chunk's slots; send unit k
 // runs before receive unit k. In a point-to-point plan a Simple unit after
 // the first that its chunk leaves empty is skipped at both ends, its slots counted (a sender to a
 // proxy posts it, empty, which moves only the tail: not modelled). In a point-to-point plan of Simple, a Simple
 // half starts its connection's counter on a multiple of a chunk's slots,
 // on both ends (the receiver returning the slots skipped as credit). A
-// direct receive half (Plan.Direct) posts all its units as its step
-// starts, and a direct send unit waits for its own to be posted. A
+// direct receive half posts its unit as its step starts, and a direct
+// send unit waits for it to be posted. A
 // receiver that meets a unit started at another counter, or of another
 // protocol, is an error naming both.
 func (v *verifier) halves(r, c int, st *Step, cur *cursor, where func(string, ...any) error) (ok, done bool, err error) {
 	p := v.plans[r]
+	// whole: a half that moves in one unit of its whole chunk.
+	whole := func(ll bool) bool { return ll || p.Direct(ll) }
 	units := func(ll bool) int {
-		if ll {
+		if whole(ll) {
 			return 1
 		}
 		return p.SlicesPerStep
 	}
 	slots := func(ll bool) int64 {
-		if ll {
+		switch {
+		case ll:
 			return 1
+		case p.Direct(ll):
+			return int64(p.SlotsPerStep())
 		}
 		return int64(p.SlotsPerSlice)
 	}
@@ -108,7 +114,7 @@ func (v *verifier) halves(r, c int, st *Step, cur *cursor, where func(string, ..
 		if !q.room(at, w) || p.Direct(st.SendLL) && at+w > q.posted {
 			return false, false, nil
 		}
-		if st.SendLL {
+		if whole(st.SendLL) {
 			off, cnt = 0, st.Count
 		}
 		lo, hi := st.InOff+off, st.InOff+off+cnt
@@ -134,7 +140,7 @@ func (v *verifier) halves(r, c int, st *Step, cur *cursor, where func(string, ..
 					w, at, st.RecvLL, p.Direct(st.RecvLL), st.RecvPeer, u.slots, u.at, u.ll, u.direct)
 			}
 			data := q.pop().data
-			if st.RecvLL {
+			if whole(st.RecvLL) {
 				off, cnt = 0, st.Count
 				if st.Prim == SendRecv {
 					cnt = st.RecvCount

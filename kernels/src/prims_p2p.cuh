@@ -7,15 +7,17 @@
 // the send half's protocol in 8–15, the receive half's in 16–23. Both ends
 // of a connection see the same messages in the same order, so they agree.
 // A Simple half of a plan whose ranks share a process may be direct
-// (RINGO_PROTO_DIRECT, ring.P2PSpec.Direct): its units go straight from
-// the sender's input into the receiver's output. As its step starts, the
-// receiver posts where each of its units goes (the connection's mailbox,
-// beside the sender's head); the sender waits for its unit's post, copies,
-// and advances the tail; the receiver waits for the tail and returns the
-// credit. The slots are counted as a Simple half's, though none is used.
+// (RINGO_PROTO_DIRECT, ring.P2PSpec.Direct): its chunk goes straight from
+// the sender's input into the receiver's output, as one unit. As its step
+// starts, the receiver posts where the chunk goes (the connection's
+// mailbox, beside the sender's head); the sender waits for the post,
+// copies, and advances the tail; the receiver waits for the tail and
+// returns the credit. The unit counts a Simple step's slots, though none
+// is used.
 //
 // Units. A Simple half moves slicesPerStep slices of slotsPerSlice slots, a
-// flagged half (LL, LL128) one slot. A step runs its halves' units in turn
+// flagged half (LL, LL128) one slot, a direct half one unit of a Simple
+// step's slots. A step runs its halves' units in turn
 // — send unit k, then receive unit k, for k up to the larger count — so
 // that a send never waits for the step's receive (two ranks exchanging
 // would otherwise each wait for the other's data first). The counters are
@@ -41,18 +43,26 @@ struct P2PEnds {
   uint64_t posted;  // the poster's: the tail of the last post (net connections)
 };
 
-// simpleUnits reports whether a half of protocol p moves in a Simple
-// half's units: Simple, or direct.
+// simpleUnits reports whether a half of protocol p counts its slots as a
+// Simple half: Simple, or direct.
 __device__ __forceinline__ bool simpleUnits(uint32_t p) { return p == RINGO_PROTO_SIMPLE || p == RINGO_PROTO_DIRECT; }
 
-// p2pSendSimple moves slice k of a Simple send half of n bytes from in:
-// into the FIFO's slots, or (Direct) to where the receiver posted it.
+// unitSlots is the slots of one unit of a Simple half (Direct: of its one
+// unit, a whole step's).
+template <bool Direct>
+__device__ __forceinline__ uint64_t unitSlots(RingoGeom g) {
+  return Direct ? (uint64_t)g.slotsPerSlice * g.slicesPerStep : g.slotsPerSlice;
+}
+
+// p2pSendSimple moves slice k of a Simple send half of n bytes from in
+// into the FIFO's slots, or (Direct: its one unit, k = 0, slice ≥ n) to
+// where the receiver posted it.
 template <typename T, typename R, bool Direct>
 __device__ __forceinline__ bool p2pSendSimple(const R& r, P2PEnds& e, const char* in, int64_t n, int64_t slice, int k,
                                               RingoGeom g, const volatile uint32_t* abortFlag) {
   __shared__ char* dst;  // the unit's destination, as thread 32 read it
   const int tid = threadIdx.x;
-  const uint64_t sps = g.slotsPerSlice;
+  const uint64_t sps = unitSlots<Direct>(g);
   const int64_t off = min((int64_t)k * slice, n), len = min(off + slice, n) - off;
   // A trailing unit the chunk leaves empty: its slots, unused (but posted
   // to a proxy, which reads every unit's post in turn).
@@ -94,7 +104,7 @@ template <typename T, typename R, bool Direct>
 __device__ __forceinline__ bool p2pRecvSimple(const R& r, P2PEnds& e, char* out, int64_t n, int64_t slice, int k,
                                               RingoGeom g, const volatile uint32_t* abortFlag) {
   const int tid = threadIdx.x;
-  const uint64_t sps = g.slotsPerSlice;
+  const uint64_t sps = unitSlots<Direct>(g);
   const int64_t off = min((int64_t)k * slice, n), len = min(off + slice, n) - off;
   if (k > 0 && len == 0) {  // empty at both ends: nothing comes, its slots return as credit
     if (tid == RINGO_NTHREADS - 32) ringoStoreRelaxed(e.rc->recvHead, e.recvStep + sps);
@@ -212,24 +222,24 @@ __device__ void runP2P(const R& r, const RingoConn* conns, const RingoStep* step
     }
     const int64_t sendBytes = s.bytes, recvBytes = prim == PrimSendRecv ? s.sendRecv.recvBytes : s.bytes;
     const int64_t slice = prim == PrimSendRecv ? s.sendRecv.sliceBytes : s.sliceBytes;
-    const int ns = !sends ? 0 : simpleUnits(sp) ? g.slicesPerStep : 1;
-    const int nr = !recvs ? 0 : simpleUnits(rp) ? g.slicesPerStep : 1;
+    const int ns = !sends ? 0 : sp == RINGO_PROTO_SIMPLE ? g.slicesPerStep : 1;
+    const int nr = !recvs ? 0 : rp == RINGO_PROTO_SIMPLE ? g.slicesPerStep : 1;
     if (ns > 0 && simpleUnits(sp)) e.sendStep = (e.sendStep + per - 1) / per * per;
     if (nr > 0 && simpleUnits(rp) && e.recvStep % per != 0) {
       e.recvStep = (e.recvStep + per - 1) / per * per;
       if (poster) ringoStoreRelaxed(e.rc->recvHead, e.recvStep);  // the skipped slots, as credit
     }
-    if (nr > 0 && rp == RINGO_PROTO_DIRECT && poster) {  // post where every unit of the step goes
-      for (int k = 0; k < nr; k++)
-        e.rc->recvPtrs[1 + (e.recvStep + k * g.slotsPerSlice) % RINGO_NSTEPS] =
-            (uint64_t)(out + s.outOff + min((int64_t)k * slice, recvBytes));
-      ringoStoreRelease(e.rc->recvPtrs, e.recvStep + nr * g.slotsPerSlice);
+    if (nr > 0 && rp == RINGO_PROTO_DIRECT && poster) {  // post where the step's chunk goes
+      e.rc->recvPtrs[1 + e.recvStep % RINGO_NSTEPS] = (uint64_t)(out + s.outOff);
+      ringoStoreRelease(e.rc->recvPtrs, e.recvStep + per);
     }
     const uint32_t sSlot = sp == g.proto ? g.slotBytes : llSlotBytes, rSlot = rp == g.proto ? g.slotBytes : llSlotBytes;
     bool ok = true;
+    // A direct half's one unit is its whole chunk.
+    const int64_t sSlice = sp == RINGO_PROTO_DIRECT ? sendBytes : slice, rSlice = rp == RINGO_PROTO_DIRECT ? recvBytes : slice;
     for (int k = 0; ok && k < max(ns, nr); k++) {
-      if (k < ns) ok = p2pHalf<T, R, true>(r, e, sp, in + s.inOff, sendBytes, sSlot, slice, k, g, abortFlag);
-      if (ok && k < nr) ok = p2pHalf<T, R, false>(r, e, rp, out + s.outOff, recvBytes, rSlot, slice, k, g, abortFlag);
+      if (k < ns) ok = p2pHalf<T, R, true>(r, e, sp, in + s.inOff, sendBytes, sSlot, sSlice, k, g, abortFlag);
+      if (ok && k < nr) ok = p2pHalf<T, R, false>(r, e, rp, out + s.outOff, recvBytes, rSlot, rSlice, k, g, abortFlag);
     }
     if (!ok) return;
     tc.end();
