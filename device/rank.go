@@ -112,11 +112,12 @@ const nFences = 4
 type planEntry struct {
 	key    planKey
 	ptr    cuda.Ptr
-	size   int     // bytes at ptr: a power of two
-	host   []byte  // size bytes of Rank.uploads it is uploaded from; nil: synchronously
-	grid   int     // its launches' blocks (kernels.Grid)
-	stream uintptr // the stream of its latest launch
-	last   uint64  // Rank.launches at that launch
+	size   int      // bytes at ptr: a power of two
+	host   []byte   // size bytes of Rank.uploads it is uploaded from; nil: synchronously
+	hostAt cuda.Ptr // where the GPU reads host
+	grid   int      // its launches' blocks (kernels.Grid)
+	stream uintptr  // the stream of its latest launch
+	last   uint64   // Rank.launches at that launch
 	// pinned: kept until Close, because a CUDA graph may replay a launch
 	// of it at any time (it was launched into a stream capture), or it was
 	// launched on another stream before its last launch was known to be
@@ -521,14 +522,16 @@ func (r *Rank) setTable(table uintptr, t *kernels.Table) error {
 // has finished; its memory then serves a later plan.
 //
 // Uploads. A plan is copied from its share of the rank's pinned upload
-// memory on stream itself, ahead of its launch, and the host goes on at
-// once (fresh: enqueued so; the launch that follows orders it for the
-// other streams). A copy the host waited for, on the device's own stream,
-// could wait behind another rank's kernels: a context maps its streams
-// onto a few hardware queues, and where the own stream's queue was also
-// a rank's whose next kernel waited for a peer's, the peer's upload never
-// finished and neither did its launch (TestGPUStreams' first version hung
-// so). While stream is being captured, or once the upload memory is
+// memory, which the GPU reads directly, by a kernel (ringo_upload) on
+// stream itself, ahead of its launch, and the host goes on at once (fresh:
+// enqueued so; the launch that follows orders it for the other streams).
+// The host used to wait for each new plan's copy on the device's own
+// stream, and that wait stalled once a peer sharing the GPU had kernels
+// queued (TestGPUStreams' first version). A kernel on the call's stream
+// neither waits on the host nor goes through the copy engines' queues,
+// which every stream's host-to-device copies share. (That first version
+// still hangs with 2 ranks, now on the GPU: the test waits in its first
+// round.) While stream is being captured, or once the upload memory is
 // spent, the upload is synchronous (on the device's stream), and kept out
 // of the capture, so a collective may be first seen while its stream is
 // being captured.
@@ -580,7 +583,7 @@ func (r *Rank) plan(p *ring.Plan, sched bool, stream uintptr) (e *planEntry, fre
 		}
 		if list := r.spare[size]; len(list) > 0 {
 			e, r.spare[size] = list[len(list)-1], list[:len(list)-1]
-			*e = planEntry{ptr: e.ptr, size: size, host: e.host}
+			*e = planEntry{ptr: e.ptr, size: size, host: e.host, hostAt: e.hostAt}
 		} else {
 			ptr, err := r.dev.Alloc(int64(size))
 			if err != nil {
@@ -588,16 +591,16 @@ func (r *Rank) plan(p *ring.Plan, sched bool, stream uintptr) (e *planEntry, fre
 			}
 			e = &planEntry{ptr: ptr, size: size}
 			if u := r.uploadsUsed; u+size <= len(r.uploads.Host) {
-				e.host, r.uploadsUsed = r.uploads.Host[u:u+size:u+size], u+size
+				e.host, e.hostAt, r.uploadsUsed = r.uploads.Host[u:u+size:u+size], r.uploads.Dev+cuda.Ptr(u), u+size
 			}
 		}
 		if e.host != nil {
-			captured, err := r.dev.UploadAsync(e.ptr, e.host[:copy(e.host, r.scratch)], cuda.Stream(stream))
+			enqueued, err := r.upload(e, stream)
 			if err != nil {
 				r.spare[size] = append(r.spare[size], e)
 				return err
 			}
-			if fresh = !captured; fresh {
+			if fresh = enqueued; fresh {
 				return nil
 			}
 		}
@@ -613,6 +616,23 @@ func (r *Rank) plan(p *ring.Plan, sched bool, stream uintptr) (e *planEntry, fre
 	e.key, e.grid = key, kernels.Grid(p)
 	r.plans[key] = e
 	return e, fresh, nil
+}
+
+// upload enqueues the upload of r.scratch into e from e's pinned memory
+// on stream, with ringo_upload, unless stream is being captured (enqueued
+// false: plan uploads synchronously then).
+func (r *Rank) upload(e *planEntry, stream uintptr) (enqueued bool, err error) {
+	s := cuda.Stream(stream)
+	if captured, err := r.dev.Capturing(s); err != nil || captured {
+		return false, err
+	}
+	fn, err := r.dev.Func(kernels.UploadName)
+	if err != nil {
+		return false, err
+	}
+	copy(e.host, r.scratch)
+	args := [cuda.MaxArgs]uint64{uint64(e.hostAt), uint64(e.ptr), uint64(e.size / 16)}
+	return true, r.dev.Launch(fn, 1, kernels.UploadThreads, s, &args, 3)
 }
 
 // evict moves the least recently used plans that are not pinned and whose

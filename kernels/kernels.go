@@ -141,10 +141,20 @@ func ScaleName(t reduce.DataType) (string, error) {
 	return "ringo_" + tn + "_scale", nil
 }
 
+// UploadName is the kernel that copies a plan from pinned host memory
+// into device memory (kernels/src/upload.cu): arguments the source (as the
+// GPU reaches it), the destination, and the count of 16-byte packs. One
+// block of UploadThreads threads.
+const UploadName = "ringo_upload"
+
+// UploadThreads is ringo_upload's block size.
+const UploadThreads = 256
+
 // Names returns every kernel the modules must contain: the collectives',
-// the scaling kernels and the direct all-reduces (one and two shots).
+// the scaling kernels, the direct all-reduces (one and two shots) and the
+// plans' upload.
 func Names() []string {
-	names := Collectives()
+	names := append(Collectives(), UploadName)
 	for t := range reduce.NumTypes {
 		n, _ := ScaleName(t)
 		names = append(names, n)

@@ -7,10 +7,7 @@ package cuda
 */
 import "C"
 
-import (
-	"runtime"
-	"unsafe"
-)
+import "runtime"
 
 // CopyAsync enqueues a copy of n bytes from device address src to dst on
 // s (the driver's device-to-device copy, at the GPU's copy bandwidth), in
@@ -20,22 +17,6 @@ func (d *Device) CopyAsync(dst, src Ptr, n int64, s Stream) error {
 	r := C.ringoCopyAsync(d.cctx(), C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(n), C.uintptr_t(s))
 	runtime.UnlockOSThread()
 	return check("copy on device", r)
-}
-
-// UploadAsync enqueues a copy of src, which must be pinned host memory
-// (AllocMapped's) left as it is until the copy has run, to device address
-// dst on s, and returns without waiting for it: s's later work sees the
-// bytes. When s is being captured into a graph it enqueues nothing and
-// says so (captured), for the caller to copy another way.
-func (d *Device) UploadAsync(dst Ptr, src []byte, s Stream) (captured bool, err error) {
-	if len(src) == 0 {
-		return false, nil
-	}
-	var c C.int
-	runtime.LockOSThread()
-	r := C.ringoUploadAsync(d.cctx(), C.CUdeviceptr(dst), unsafe.Pointer(&src[0]), C.size_t(len(src)), C.uintptr_t(s), &c)
-	runtime.UnlockOSThread()
-	return c != 0, check("copy to device on the call's stream", r)
 }
 
 // Occupancy returns how many blocks of block threads of f can be resident

@@ -82,21 +82,6 @@ CUresult ringoCopyAsync(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t 
   return cuMemcpyDtoDAsync(dst, src, n, (CUstream)stream);
 }
 
-// ringoUploadAsync makes ctx current and, unless stream is being captured
-// (*captured then says so, and nothing is enqueued), enqueues a copy of n
-// bytes of pinned host memory src to device address dst on stream: the
-// host goes on at once, and the stream's later work sees the bytes.
-CUresult ringoUploadAsync(CUcontext ctx, CUdeviceptr dst, const void* src, size_t n, uintptr_t stream, int* captured) {
-  CUresult r = cuCtxSetCurrent(ctx);
-  if (r != CUDA_SUCCESS) return r;
-  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-  r = cuStreamIsCapturing((CUstream)stream, &st);
-  if (r != CUDA_SUCCESS) return r;
-  *captured = st != CU_STREAM_CAPTURE_STATUS_NONE;
-  if (*captured) return CUDA_SUCCESS;
-  return cuMemcpyHtoDAsync(dst, src, n, (CUstream)stream);
-}
-
 // ringoOccupancy sets *blocks to how many blocks of block threads of f fit
 // on one multiprocessor at once (no dynamic shared memory).
 CUresult ringoOccupancy(CUcontext ctx, CUfunction f, int block, int* blocks) {

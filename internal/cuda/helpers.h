@@ -11,7 +11,6 @@ CUresult ringoLaunch(CUcontext ctx, CUfunction f, unsigned grid, unsigned block,
                      int* captured, int* marked);
 CUresult ringoRelaxCapture(int relax, int* previous);
 CUresult ringoCopyAsync(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t n, uintptr_t stream);
-CUresult ringoUploadAsync(CUcontext ctx, CUdeviceptr dst, const void* src, size_t n, uintptr_t stream, int* captured);
 CUresult ringoOccupancy(CUcontext ctx, CUfunction f, int block, int* blocks);
 CUresult ringoPointerInfo(CUdeviceptr p, int* memType, int* ordinal, CUdeviceptr* base, size_t* size);
 CUstream ringoStream(uintptr_t s);
