@@ -6,7 +6,8 @@
 // prims_ll.cuh and prims_ll128.cuh the lines of the two flag protocols and
 // prims_flagged.cuh their step loop, ring.cuh the entry points, and the
 // compile units ring_*.cu that instantiate them; onerank.cu a one-rank
-// communicator's scaling kernels; direct.cu the direct all-reduce), the
+// communicator's scaling kernels; direct.cu the direct all-reduce; upload.cu
+// the copy of a new plan to the GPU), the
 // modules nvcc makes of them (fatbin/UNIT.fatbin, one per compile unit,
 // committed with fatbin.lock, the hashes of their sources; `make kernels`
 // regenerates both, TestFatbinLock checks the lock without nvcc and
