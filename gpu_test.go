@@ -1982,8 +1982,9 @@ func TestGPUProcessesWindows(t *testing.T) {
 // are read there and the others staged. Then what is refused, on every
 // rank alike in processes (every rank checks every window there; ranks of
 // one process only their own buffer): a size that differs by rank, host
-// memory, a second Deregister. All-reduces run again after the window is
-// gone.
+// memory, a second Deregister. Across processes, a window whose buffer is
+// freed and made again is staged, not read. All-reduces run again after
+// the window is gone.
 func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bool) error {
 	n, r, gpu := c.Size(), c.Rank(), c.GPU()
 	const count = 60000 // floats: 240 KiB, under RINGO_DIRECT_MAX
@@ -2053,6 +2054,44 @@ func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bo
 			if err := check(call.out, k+j, fmt.Sprintf("%s, %d floats", call.what, m)); err != nil {
 				return err
 			}
+		}
+	}
+
+	// A window's buffer freed and another allocated (at its address, as
+	// cuMemAlloc tends to): the others' mappings show the freed memory, so
+	// the new buffer's calls must be staged, and right.
+	if processes && ringo.ReadsPeers(c, 8) > 0 {
+		tmp, err := ringo.DeviceAlloc[float32](gpu, count)
+		if err != nil {
+			return err
+		}
+		w2, err := c.RegisterWindow(ctx, tmp.Addr(), count*4)
+		if err != nil {
+			return err
+		}
+		old := tmp.Addr()
+		if err := tmp.Free(); err != nil {
+			return err
+		}
+		again, err := ringo.DeviceAlloc[float32](gpu, count)
+		if err != nil {
+			return err
+		}
+		defer again.Free()
+		if got := ringo.ReadFrom(c, again.Addr(), count*4); got != kernels.DirectStaged {
+			return fmt.Errorf("rank %d: a buffer made after its window's was freed (same address: %v) is read from %d, not staged", r, again.Addr() == old, got)
+		}
+		if err := fill(again, 5); err != nil {
+			return err
+		}
+		if err := ringo.AllReduceDevice(ctx, c, again, again, ringo.OpSum, s); err != nil {
+			return err
+		}
+		if err := check(again, 5, fmt.Sprintf("in a buffer made where a window's was freed (same address: %v)", again.Addr() == old)); err != nil {
+			return err
+		}
+		if err := w2.Deregister(); err != nil {
+			return err
 		}
 	}
 

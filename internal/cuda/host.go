@@ -89,6 +89,16 @@ func (d *Device) PointerInfo(p Ptr) (kind, ordinal int, base Ptr, size int64, er
 	return kind, ordinal, base, size, err
 }
 
+// BufferID returns CUDA's identity of the allocation holding p, which no
+// other allocation of the process's life shares
+// (CU_POINTER_ATTRIBUTE_BUFFER_ID); an error when p is in none. One cgo
+// crossing, no context needed.
+func (d *Device) BufferID(p Ptr) (uint64, error) {
+	var id C.ulonglong
+	r := C.cuPointerGetAttribute(unsafe.Pointer(&id), C.CU_POINTER_ATTRIBUTE_BUFFER_ID, C.CUdeviceptr(p))
+	return uint64(id), check(fmt.Sprintf("query the allocation holding %#x", uintptr(p)), r)
+}
+
 // CanAccessPeer reports whether d can read and write peer's memory.
 func (d *Device) CanAccessPeer(peer *Device) (bool, error) {
 	var ok C.int

@@ -45,6 +45,10 @@ type GPU interface {
 	// Check returns where the allocation holding [p, p+n) starts, which
 	// must be this GPU's memory (an error naming what it is otherwise).
 	Check(p uintptr, n int64) (base uintptr, err error)
+	// Allocation returns the identity of the allocation holding p, which
+	// no later allocation shares (CUDA's buffer ID), or an error if none
+	// holds it.
+	Allocation(p uintptr) (uint64, error)
 	// Export returns the handle of the allocation starting at base.
 	Export(base uintptr) (Handle, error)
 	// Open maps another process's allocation; Close unmaps it.
@@ -96,6 +100,11 @@ type Window struct {
 	Bytes int64
 	keys  []mapKey // the others' allocations it maps
 	peers *Peers
+	// alloc is the identity of the allocation the others mapped (0 for
+	// ranks of one process, which map nothing); freed says the buffer
+	// at Addr is another allocation now (see Source).
+	alloc uint64
+	freed bool
 }
 
 // Local readies ranks of one process — rank r on gpus[r], each reaching
@@ -192,6 +201,11 @@ func (p *Peers) Raw() bool { return p.raw }
 // Source returns where the others read this rank's input of bytes at in
 // (LaunchDirect's how and at): in place when every rank is in this
 // process, inside a window it lies in, else staged. It allocates nothing.
+// A window whose buffer was freed (its address now another allocation's,
+// or none's) is never read again: the others' mappings still show the
+// freed memory, so its calls are staged — right, if slower — until it is
+// deregistered. Each rank chooses its own source, so the others need not
+// know.
 func (p *Peers) Source(in uintptr, bytes int64) (how, at uint64) {
 	if p.raw {
 		return kernels.DirectRaw, 0
@@ -199,11 +213,21 @@ func (p *Peers) Source(in uintptr, bytes int64) (how, at uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, w := range p.windows {
-		if w != nil && in >= w.Addr && int64(in-w.Addr)+bytes <= w.Bytes {
+		if w != nil && !w.freed && in >= w.Addr && int64(in-w.Addr)+bytes <= w.Bytes {
+			if w.alloc != 0 && !p.same(in, w.alloc) {
+				w.freed = true // the others would read the freed buffer's memory through their mappings
+				break
+			}
 			return kernels.DirectWindow + uint64(w.Slot), uint64(in - w.Addr)
 		}
 	}
 	return kernels.DirectStaged, 0
+}
+
+// same reports whether in lies in allocation alloc still.
+func (p *Peers) same(in uintptr, alloc uint64) bool {
+	id, err := p.gpu.Allocation(in)
+	return err == nil && id == alloc
 }
 
 // Register registers bytes at addr, this rank's buffer, as a window with
@@ -244,6 +268,9 @@ func (p *Peers) Register(ctx context.Context, ex Exchanger, addr uintptr, bytes 
 	mine := entry{addr: addr, bytes: bytes, slot: int64(slot)}
 	if bad == nil {
 		mine.base, bad = p.gpu.Check(addr, bytes)
+	}
+	if bad == nil && !p.raw {
+		w.alloc, bad = p.gpu.Allocation(addr)
 	}
 	if bad == nil && !p.raw {
 		mine.h, bad = p.gpu.Export(mine.base)

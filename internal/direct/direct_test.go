@@ -84,11 +84,12 @@ type fakeGPU struct {
 	opens     int
 	syncs     int
 	nextMap   uintptr
-	hostBelow uintptr // addresses below it are "host memory"
+	hostBelow uintptr            // addresses below it are "host memory"
+	freed     map[uintptr]uint64 // allocation base → times it was freed and made again
 }
 
 func newFake(rank int) *fakeGPU {
-	return &fakeGPU{rank: rank, windows: map[int][]uintptr{}, open: map[uintptr]Handle{},
+	return &fakeGPU{rank: rank, windows: map[int][]uintptr{}, open: map[uintptr]Handle{}, freed: map[uintptr]uint64{},
 		nextMap: 0x7f0000000000 + uintptr(rank)<<32, hostBelow: 0x1000}
 }
 
@@ -119,6 +120,22 @@ func (g *fakeGPU) Check(p uintptr, n int64) (uintptr, error) {
 		return 0, fmt.Errorf("%#x is host memory, not GPU memory", p)
 	}
 	return p &^ 0xfffff, nil
+}
+
+// Allocation identifies an allocation by its base and how often it was
+// freed and made again there (free).
+func (g *fakeGPU) Allocation(p uintptr) (uint64, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	base := p &^ 0xfffff
+	return uint64(base) + g.freed[base], nil
+}
+
+// free frees the allocation holding p, and makes another there.
+func (g *fakeGPU) free(p uintptr) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.freed[p&^0xfffff]++
 }
 
 func (g *fakeGPU) Export(base uintptr) (Handle, error) {
@@ -289,6 +306,17 @@ func TestJoinProcesses(t *testing.T) {
 		how, _ = js[r].p.Source(buf(r)+(1<<20)-64, 128) // runs past the window
 		assert.Equal(t, uint64(kernels.DirectStaged), how)
 	}
+	// Rank 0 frees its window's buffer and gets another at its address:
+	// the others' mappings show the freed one, so its calls are staged
+	// from then on, even were the old allocation's identity to return.
+	g[0].free(buf(0))
+	how, _ := js[0].p.Source(buf(0)+64, 128)
+	assert.Equal(t, uint64(kernels.DirectStaged), how, "a freed window's buffer is staged")
+	g[0].freed[buf(0)&^0xfffff] = 0
+	how, _ = js[0].p.Source(buf(0)+64, 128)
+	assert.Equal(t, uint64(kernels.DirectStaged), how, "a freed window stays unread")
+	how, _ = js[1].p.Source(buf(1)+64, 128)
+	assert.Equal(t, uint64(kernels.DirectWindow), how, "another rank's window is its own")
 	for r, win := range wins {
 		opened := len(g[r].open)
 		require.NoError(t, win.Deregister())

@@ -39,6 +39,8 @@ func (g gpu) Check(p uintptr, n int64) (uintptr, error) {
 	return base, err
 }
 
+func (g gpu) Allocation(p uintptr) (uint64, error) { return g.dev.BufferID(cuda.Ptr(p)) }
+
 func (g gpu) Export(base uintptr) (Handle, error) {
 	h, err := g.dev.ExportIPC(cuda.Ptr(base))
 	return Handle(h), err
