@@ -186,12 +186,20 @@ func EncodeConns(dst []byte, conns []Conn) []byte {
 // of every rank's area and windows.
 const (
 	DirectSlotWords  = 8 // RINGO_DIRECT_SLOT
-	DirectSyncBytes  = (DirectMaxBlocks + DirectMaxBlocks*DirectMaxRanks*DirectSlotWords + 2*DirectMaxBlocks*DirectMaxRanks) * 8
+	DirectSyncBytes  = (directEndWord + DirectMaxBlocks*DirectMaxRanks) * 8
 	DirectBytes      = DirectMaxRanks*8 + 8 + DirectMaxRanks + 8 // RingoDirect
 	DirectMaxWindows = 64                                        // RINGO_DIRECT_MAXWINDOWS
 	// DirectWindowsBytes is RingoDirect.windows's table: per window, every
 	// rank's address of it.
 	DirectWindowsBytes = DirectMaxWindows * DirectMaxRanks * 8
+)
+
+// Where a sync area's regions start, in 64-bit words (RINGO_DIRECT_START,
+// RINGO_DIRECT_MID, RINGO_DIRECT_END): the blocks' epochs are first.
+const (
+	directStartWord = DirectMaxBlocks
+	directMidWord   = directStartWord + DirectMaxBlocks*DirectMaxRanks*DirectSlotWords
+	directEndWord   = directMidWord + DirectMaxBlocks*DirectMaxRanks
 )
 
 // DirectSync is what a rank's sync area says of its direct all-reduces'
@@ -210,15 +218,13 @@ func DecodeDirectSync(b []byte) (*DirectSync, error) {
 		return nil, fmt.Errorf("kernels: a direct sync area of %d bytes, need %d", len(b), DirectSyncBytes)
 	}
 	w := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
-	const start, mid = DirectMaxBlocks, DirectMaxBlocks + DirectMaxBlocks*DirectMaxRanks*DirectSlotWords
-	const end = mid + DirectMaxBlocks*DirectMaxRanks
 	d := &DirectSync{}
 	for k := range DirectMaxBlocks {
 		d.Epoch[k] = w(k)
 		for q := range DirectMaxRanks {
-			d.Start[k][q] = w(start + (k*DirectMaxRanks+q)*DirectSlotWords)
-			d.Mid[k][q] = w(mid + k*DirectMaxRanks + q)
-			d.End[k][q] = w(end + k*DirectMaxRanks + q)
+			d.Start[k][q] = w(directStartWord + (k*DirectMaxRanks+q)*DirectSlotWords)
+			d.Mid[k][q] = w(directMidWord + k*DirectMaxRanks + q)
+			d.End[k][q] = w(directEndWord + k*DirectMaxRanks + q)
 		}
 	}
 	return d, nil
