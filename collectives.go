@@ -155,14 +155,27 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 	if c.oneShot(call) {
 		return c.runOneShot(ctx, call)
 	}
+	if c.directRuns(call) {
+		return c.runDirect(ctx, call)
+	}
 	return c.runRing(ctx, call)
 }
 
-// oneShot reports whether call takes the board's one exchange: ranks of
-// one host, a small call (host.OneShotMax), the ring variants' exact
-// reductions, and no protocol forced (NCCL_PROTO, Config.Protocol: who
-// forces one wants it run).
+// oneShot reports whether call takes the board's one exchange: boardRuns
+// and a small call (host.OneShotMax).
 func (c *Comm) oneShot(call *Call) bool {
+	if !c.boardRuns() {
+		return false
+	}
+	read, fits := host.OneShotBytes(call.Coll, int(call.Count)*call.Type.Size(), c.size, c.board.SlotBytes())
+	return fits && read <= host.OneShotMax
+}
+
+// boardRuns reports whether calls may skip the ring for the board: every
+// rank shares this host, the ring variants' exact reductions, and no
+// protocol forced (NCCL_PROTO, Config.Protocol: who forces one wants it
+// run).
+func (c *Comm) boardRuns() bool {
 	if c.board == nil || c.cfg.ProtoFrom != "" {
 		return false
 	}
@@ -170,8 +183,7 @@ func (c *Comm) oneShot(call *Call) bool {
 	case ring.BF16Wire, ring.FP32Wire:
 		return false
 	}
-	read, fits := host.OneShotBytes(call.Coll, int(call.Count)*call.Type.Size(), c.size, c.board.SlotBytes())
-	return fits && read <= host.OneShotMax
+	return true
 }
 
 // runOneShot runs a call that oneShot admits on the board.
@@ -183,6 +195,29 @@ func (c *Comm) runOneShot(ctx context.Context, call *Call) error {
 	c.shot = host.OneShot{Coll: call.Coll, In: call.Send, Out: call.Recv, Bytes: int(call.Count) * call.Type.Size(), Root: call.Root, Func: f}
 	c.resetWait(ctx)
 	return host.RunOneShot(c.board, &c.wait, c.rank, c.size, &c.shot)
+}
+
+// directRuns reports whether call reads the peers' buffers (host.RunDirect):
+// ranks of one host that the kernel lets read each other, a call too large
+// for the board, and oneShot's other conditions.
+func (c *Comm) directRuns(call *Call) bool {
+	if c.attach == nil || !c.boardRuns() {
+		return false
+	}
+	f, err := c.funcFor(call)
+	return err == nil && host.DirectRuns(call.Coll, f)
+}
+
+// runDirect runs a call that directRuns admits.
+func (c *Comm) runDirect(ctx context.Context, call *Call) error {
+	f, err := c.funcFor(call)
+	if err != nil {
+		return err
+	}
+	d := &c.direct
+	d.Coll, d.In, d.Out, d.Bytes, d.Root, d.Func = call.Coll, call.Send, call.Recv, int(call.Count)*call.Type.Size(), call.Root, f
+	c.resetWait(ctx)
+	return host.RunDirect(c.board, c.attach, &c.wait, c.rank, c.size, d)
 }
 
 // runOne runs a call of a one-rank communicator, where every collective's

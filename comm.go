@@ -45,12 +45,16 @@ type Comm struct {
 	board *shm.Board   // small collectives' one exchange, when every rank shares this host; nil otherwise
 	crowd bool         // this host's ranks outnumber its cores: waits yield the core between polls
 	shot  host.OneShot // the board's call, kept here so that running it does not allocate
-	seq   uint64       // collectives entered
-	plan  ring.Plan
-	wait  transport.Waiter
-	funcs reduce.Cache
-	p2ps  p2pPlans
-	wires [reduce.NumTypes]*reduce.Wire // the precision variant's sums, by buffer type
+	// Larger collectives' reads of the peers' buffers, when every rank
+	// shares this host and the kernel allows it; nil otherwise.
+	attach *shm.Attach
+	direct host.Direct // its call, with its scratch, kept here so that running it does not allocate
+	seq    uint64      // collectives entered
+	plan   ring.Plan
+	wait   transport.Waiter
+	funcs  reduce.Cache
+	p2ps   p2pPlans
+	wires  [reduce.NumTypes]*reduce.Wire // the precision variant's sums, by buffer type
 
 	hier  *hier.Part[*Comm] // the hierarchical variant's sub-communicators; nil otherwise
 	trace *trace.Recorder   // RINGO_TRACE's; nil when off

@@ -32,3 +32,7 @@ func ReadFrom(c *Comm, addr uintptr, bytes int64) uint64 {
 	how, _ := c.gpu.reads.Source(addr, bytes)
 	return how
 }
+
+// Attached reports whether c's collectives may read its peers' buffers
+// (shm.Attach, host.RunDirect).
+func Attached(c *Comm) bool { return c.attach != nil }

@@ -3,6 +3,7 @@ package ringo
 import (
 	"context"
 	"fmt"
+	"github.com/ringo-ccl/ringo/host"
 
 	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/internal/config"
@@ -88,6 +89,9 @@ func newHostComm(ctx context.Context, nranks, rank int, cfg *Config, join func()
 		return nil, err
 	}
 	c.board, c.crowd = g.Board, g.Crowded
+	if c.attach = g.Attach; c.attach != nil {
+		c.direct = host.Direct{Scratch: make([]byte, host.DirectChunk), Addrs: make([]uintptr, 2*nranks)}
+	}
 	c.made = configOf(cfg)
 	sub := subConfig(cfg, &s)
 	err = c.procHier(hier.Split(ctx, bs, func(p peers.Part) (*Comm, error) {

@@ -55,6 +55,8 @@ func TestMain(m *testing.M) {
 //     (checkEvery).
 //   - "every-fifo": "every", first writing "fifo=<bytes>", the size of
 //     its Simple FIFOs, on standard error.
+//   - "every-attach": "every", first writing "attached=<bool>", whether it
+//     reads its peers' buffers (shm.Attach), on standard error.
 //   - "loop": report "ready" after the first all-reduce, then all-reduce
 //     until an error, which it prints.
 //   - "join-then-die": join the bootstrap, then kill itself (a rank lost
@@ -133,9 +135,12 @@ func childMain(mode string) int {
 		return childShrink(ctx, mode, c)
 	}
 	switch mode {
-	case "every", "every-fifo":
+	case "every", "every-fifo", "every-attach":
 		if mode == "every-fifo" {
 			fmt.Fprintf(os.Stderr, "fifo=%d\n", ringo.SimpleFIFO(c))
+		}
+		if mode == "every-attach" {
+			fmt.Fprintf(os.Stderr, "attached=%v\n", ringo.Attached(c))
 		}
 		if err := checkEvery(ctx, c, n, rank); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
@@ -521,10 +526,44 @@ func TestProcessesHierarchical(t *testing.T) {
 	}
 }
 
+// TestProcessesDirect: 3 ranks in separate processes read each other's
+// buffers (RINGO_CMA=1) and every collective is right; with RINGO_CMA=0
+// on one rank none does, and every collective is still right.
+func TestProcessesDirect(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  func(rank int) []string
+		want bool
+	}{
+		{"on", func(int) []string { return []string{"RINGO_CMA=1"} }, true},
+		{"off on one rank", func(r int) []string {
+			if r == 2 {
+				return []string{"RINGO_CMA=0"}
+			}
+			return []string{"RINGO_CMA=1"}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id, kids := startRanksEnv(t, 3, func(int) string { return "every-attach" }, tc.env)
+			for r, k := range kids {
+				require.NoError(t, waitExit(t, k, 90*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
+				require.Contains(t, k.stderr.String(), fmt.Sprintf("attached=%v\n", tc.want), "rank %d", r)
+			}
+			noLeftovers(t, id)
+		})
+	}
+}
+
 // TestKillMidCollective: kill -9 one rank while all of them are inside
-// all-reduces; every survivor must fail promptly, naming it.
+// all-reduces; every survivor must fail promptly, naming it — the ring's
+// and, with RINGO_CMA=1, the reads of the peers' buffers.
 func TestKillMidCollective(t *testing.T) {
-	id, kids := startRanks(t, 3, func(int) string { return "loop" })
+	t.Run("ring", func(t *testing.T) { killMidCollective(t, "0") })
+	t.Run("direct", func(t *testing.T) { killMidCollective(t, "1") })
+}
+
+func killMidCollective(t *testing.T, cma string) {
+	id, kids := startRanksEnv(t, 3, func(int) string { return "loop" }, func(int) []string { return []string{"RINGO_CMA=" + cma} })
 	for r, k := range kids {
 		if !k.stdout.Scan() || k.stdout.Text() != "ready" {
 			t.Fatalf("rank %d did not start: %s", r, k.stderr.String())

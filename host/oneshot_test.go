@@ -49,12 +49,26 @@ func oneShotBoards(t *testing.T, n, slot int) []*shm.Board {
 func TestOneShot(t *testing.T) {
 	const n, slot = 3, 1024
 	bs := oneShotBoards(t, n, slot)
+	checkRandomCalls(t, n, 200, slot/4/n, []reduce.Op{reduce.OpSum, reduce.OpMax, reduce.OpAvg}, func(r int, x *OneShot) error {
+		var w transport.Waiter
+		w.Reset(context.Background(), 30*time.Second)
+		return RunOneShot(bs[r], &w, r, n, x)
+	})
+}
+
+// checkRandomCalls runs calls random calls of every collective, count at
+// most maxCount float32s and op one of ops, in and out of place, every
+// root, on n ranks as goroutines, each rank's by run, and checks every
+// output against values computed here (small integers: exact in any
+// order).
+func checkRandomCalls(t *testing.T, n, calls, maxCount int, ops []reduce.Op, run func(r int, x *OneShot) error) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	colls := []ring.Collective{ring.AllReduce, ring.ReduceScatter, ring.AllGather, ring.Broadcast, ring.Reduce}
-	for call := range 200 {
+	for call := range calls {
 		coll := colls[rng.IntN(len(colls))]
-		op := []reduce.Op{reduce.OpSum, reduce.OpMax, reduce.OpAvg}[rng.IntN(3)]
-		count := 1 + rng.IntN(slot/4/n)
+		op := ops[rng.IntN(len(ops))]
+		count := 1 + rng.IntN(maxCount)
 		root := rng.IntN(n)
 		inPlace := rng.IntN(2) == 0
 		ins := make([][]float32, n)
@@ -97,9 +111,7 @@ func TestOneShot(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				var w transport.Waiter
-				w.Reset(context.Background(), 30*time.Second)
-				errors[r] = RunOneShot(bs[r], &w, r, n, x)
+				errors[r] = run(r, x)
 			}()
 		}
 		wg.Wait()
@@ -117,7 +129,7 @@ func TestOneShot(t *testing.T) {
 				}
 			}
 			if op == reduce.OpAvg { // PreMulSum by 1/n rounded to float32, summed in rank order
-				s := float32(1) / n
+				s := float32(1) / float32(n)
 				v = 0
 				for q := range n {
 					v += ins[q][i] * s

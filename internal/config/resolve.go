@@ -13,6 +13,7 @@ import (
 	"github.com/ringo-ccl/ringo/network"
 	"github.com/ringo-ccl/ringo/rdma"
 	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/shm"
 	"github.com/ringo-ccl/ringo/trace"
 	"github.com/ringo-ccl/ringo/transport"
 	"github.com/ringo-ccl/ringo/tune"
@@ -128,6 +129,7 @@ var (
 	envP2PDisable  = env.Var{Name: "P2P_DISABLE", NCCL: true}
 	envP2PDirect   = env.Var{Name: "P2P_DIRECT_DISABLE", NCCL: true}
 	envShmDisable  = env.Var{Name: "SHM_DISABLE", NCCL: true}
+	envCMA         = env.Var{Name: "CMA"}
 	envVariant     = env.Var{Name: "VARIANT"}
 	envGroup       = env.Var{Name: "GROUP"}
 )
@@ -160,15 +162,16 @@ type Settings struct {
 	Ring             ring.Ring
 	RingGiven        bool // ring came from Config.Ring, not the default
 	Variant          ring.Variant
-	Group            int  // the hierarchical variant's ranks per group
-	Check            bool // RINGO_CHECK=1 (transport.CheckData): ranks in separate processes compare every call; the net wires checksum data
-	Untraced         bool // Request.Sub: RINGO_TRACE does not apply
-	P2POff           bool // NCCL_P2P_DISABLE=1: GPUs do not reach each other's memory
-	SHMOff           bool // NCCL_SHM_DISABLE=1: ranks of one host do not share memory
-	P2PRead          bool // NCCL_P2P_READ_ENABLE=1: GPU Simple slots at the sender, read by the receiver
-	DirectOff        bool // NCCL_P2P_DIRECT_DISABLE=1: GPU ranks of one process send through FIFOs, not into each other's buffers
-	DirectMax        int  // RINGO_DIRECT_MAX: GPU all-reduces of at most these bytes read the peers' inputs directly where they can (0: never)
-	TwoShotMax       int  // RINGO_TWOSHOT_MAX: and those above DirectMax up to these bytes, in two shots (not above DirectMax: never)
+	Group            int            // the hierarchical variant's ranks per group
+	Check            bool           // RINGO_CHECK=1 (transport.CheckData): ranks in separate processes compare every call; the net wires checksum data
+	Untraced         bool           // Request.Sub: RINGO_TRACE does not apply
+	P2POff           bool           // NCCL_P2P_DISABLE=1: GPUs do not reach each other's memory
+	SHMOff           bool           // NCCL_SHM_DISABLE=1: ranks of one host do not share memory
+	CMA              shm.AttachMode // RINGO_CMA: whether host ranks of one host read each other's buffers (shm.Attach)
+	P2PRead          bool           // NCCL_P2P_READ_ENABLE=1: GPU Simple slots at the sender, read by the receiver
+	DirectOff        bool           // NCCL_P2P_DIRECT_DISABLE=1: GPU ranks of one process send through FIFOs, not into each other's buffers
+	DirectMax        int            // RINGO_DIRECT_MAX: GPU all-reduces of at most these bytes read the peers' inputs directly where they can (0: never)
+	TwoShotMax       int            // RINGO_TWOSHOT_MAX: and those above DirectMax up to these bytes, in two shots (not above DirectMax: never)
 
 	ChannelsGiven bool // channels came from Config.Channels
 	ChannelsMax   int  // otherwise: NCCL_MAX_NCHANNELS or MaxChannels
@@ -412,6 +415,11 @@ func (s *Settings) readSwitches() error {
 			return err
 		}
 	}
+	cma, err := envCMA.Int(-1, 0, 1)
+	if err != nil {
+		return err
+	}
+	s.CMA = map[int]shm.AttachMode{-1: shm.AttachAuto, 0: shm.AttachOff, 1: shm.AttachOn}[cma]
 	if _, err := network.Wire(); err != nil { // as NCCL, whatever the transports
 		return err
 	}

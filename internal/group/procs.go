@@ -53,6 +53,9 @@ type Procs struct {
 	// Board is the one-shot exchange area of host ranks that all share
 	// this host (shared memory on); nil otherwise.
 	Board *shm.Board
+	// Attach lets host ranks that all share this host read each other's
+	// buffers (host.RunDirect); nil where the kernel forbids it.
+	Attach *shm.Attach
 	// Crowded: this host's ranks outnumber its cores, so a rank's waits
 	// give the core to other processes between polls
 	// (transport.Waiter.YieldCores): the rank waited for may need it.
@@ -167,6 +170,16 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 		// Every rank on this host, shared memory on: small collectives
 		// take one exchange (host.RunOneShot).
 		if g.Board, err = shm.NewBoard(ctx, bs, tag, host.OneShotMax); err != nil {
+			mesh.Close()
+			return nil, err
+		}
+		// And larger ones read the peers' buffers (host.RunDirect) where
+		// the kernel lets every rank.
+		switch g.Attach, err = shm.NewAttach(ctx, bs, s.CMA); {
+		case errors.Is(err, shm.ErrNoAttach):
+			env.Info(env.SubInit|env.SubShm, "rank %d: collectives move through FIFOs only: %v", rank, err)
+		case err != nil:
+			g.Board.Close()
 			mesh.Close()
 			return nil, err
 		}
@@ -404,6 +417,9 @@ func (g *Procs) Release(int) error {
 			}
 			if g.Board != nil {
 				errs = append(errs, g.Board.Close())
+			}
+			if g.Attach != nil {
+				errs = append(errs, g.Attach.Close())
 			}
 			return errors.Join(errs...)
 		}
