@@ -17,8 +17,10 @@
 // Job.InSegs and OutSegs stand for the input and output, the plan's
 // offsets indexing the segments laid end to end.
 //
-// Small collectives of ranks that share a host skip the plan: RunOneShot
-// runs them in one exchange over the communicator's shm.Board.
+// Collectives of ranks that are processes of one host may skip the plan:
+// RunOneShot runs small ones in one exchange over the communicator's
+// shm.Board, RunDirect larger ones by reading the peers' buffers
+// (shm.Attach), meeting on the board.
 //
 // Lifecycle hazards: an Executor runs one plan at a time; connection step
 // counters persist across plans, so every rank of a communicator must run

@@ -7,7 +7,8 @@
 // communicator's plans need (Connector). A communicator whose ranks all
 // share the host also gets a Board: every rank's post of two slots, which
 // every other rank maps, for collectives small enough to take one
-// exchange (host.RunOneShot).
+// exchange (host.RunOneShot), and may get an Attach: every peer held by a
+// pidfd, its buffers read with process_vm_readv (host.RunDirect).
 //
 // Lifecycle of a round: a rank creates its segment (mode 0600, named after
 // the communicator's tag, its rank and the round), the ranks exchange names
