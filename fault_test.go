@@ -66,9 +66,10 @@ func TestFaultKillRandom(t *testing.T) {
 		count := []int{1, 1000, 1 << 14, 1 << 18}[rng.IntN(4)]
 		sockets := rng.IntN(2) == 1
 		delay := time.Duration(rng.IntN(20)) * time.Millisecond
-		what := fmt.Sprintf("trial %d: %d ranks, %d floats, sockets %v, rank %d killed %v after all started", trial, n, count, sockets, victim, delay)
+		cma := rng.IntN(2) // over shared memory, large calls read the peers' buffers (host.RunDirect) or go round the ring
+		what := fmt.Sprintf("trial %d: %d ranks, %d floats, sockets %v, RINGO_CMA=%d, rank %d killed %v after all started", trial, n, count, sockets, cma, victim, delay)
 		id, kids := startRanksEnv(t, n, func(int) string { return "loop" }, func(int) []string {
-			env := []string{fmt.Sprintf("RINGO_TEST_COUNT=%d", count)}
+			env := []string{fmt.Sprintf("RINGO_TEST_COUNT=%d", count), fmt.Sprintf("RINGO_CMA=%d", cma)}
 			if sockets {
 				env = append(env, "NCCL_SHM_DISABLE=1", "NCCL_SOCKET_IFNAME=lo")
 			}

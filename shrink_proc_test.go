@@ -536,8 +536,9 @@ func TestFaultShrinkRandom(t *testing.T) {
 		count := []int{1, 1000, 1 << 14, 1 << 18}[rng.IntN(4)]
 		sockets, rootInRank0 := rng.IntN(2) == 1, rng.IntN(3) == 0
 		delay := time.Duration(rng.IntN(20)) * time.Millisecond
-		t.Run(fmt.Sprintf("trial %d", trial), func(t *testing.T) {
-			took = append(took, shrinkTrial(t, "shrink", n, victim, count, sockets, rootInRank0, delay))
+		cma := fmt.Sprintf("RINGO_CMA=%d", rng.IntN(2))
+		t.Run(fmt.Sprintf("trial %d %s", trial, cma), func(t *testing.T) {
+			took = append(took, shrinkTrial(t, "shrink", n, victim, count, sockets, rootInRank0, delay, cma))
 		})
 	}
 	slices.Sort(took)

@@ -176,7 +176,7 @@ func calibrate() string {
 func (a *Attach) Read(q int, dst []byte, addr uintptr) error {
 	err := a.procs[q].Read(dst, addr)
 	if err != nil && (errors.Is(err, sys.ErrGone) || a.procs[q].Exited()) {
-		return fmt.Errorf("%w: %w", errs.ErrPeerLost, err)
+		return fmt.Errorf("rank %d lost: %w: %w", q, errs.ErrPeerLost, err)
 	}
 	return err
 }
@@ -185,7 +185,7 @@ func (a *Attach) Read(q int, dst []byte, addr uintptr) error {
 // its pid may then be another process's.
 func (a *Attach) Check(q int) error {
 	if p := a.procs[q]; p.Exited() {
-		return fmt.Errorf("%w: pid %d has exited", errs.ErrPeerLost, p.Pid())
+		return fmt.Errorf("rank %d lost: %w: pid %d has exited", q, errs.ErrPeerLost, p.Pid())
 	}
 	return nil
 }

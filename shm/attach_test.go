@@ -93,8 +93,9 @@ func TestAttachPeerExited(t *testing.T) {
 	_ = cmd.Wait()
 	err = a.Check(1)
 	require.ErrorIs(t, err, errs.ErrPeerLost)
+	assert.Contains(t, err.Error(), "rank 1 lost: peer lost: pid")
 	assert.Contains(t, err.Error(), "has exited")
 	err = a.Read(1, make([]byte, 8), 0x10000)
 	require.ErrorIs(t, err, errs.ErrPeerLost)
-	assert.Contains(t, err.Error(), "process_vm_readv from pid")
+	assert.Contains(t, err.Error(), "rank 1 lost: peer lost: process_vm_readv from pid")
 }
