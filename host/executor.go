@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/reduce"
@@ -49,6 +50,9 @@ type Executor struct {
 
 	workers []*worker // index = channel; nil until first needed
 	wg      sync.WaitGroup
+
+	stores stores // how Simple copies write the FIFOs, by size of call
+	stream bool   // the running job's choice: non-temporal stores
 }
 
 // channel is one rank's state on one channel: its ends of the
@@ -128,6 +132,14 @@ func (e *Executor) Run(job Job) error {
 	}
 	e.job = job
 	e.jobs++
+	class := -1
+	if p.Spec.Proto == ring.Simple && p.P2P == nil {
+		class, e.stream = e.stores.pick(p.Spec.Count * int64(p.Spec.EltSize))
+	}
+	var start time.Time
+	if class >= 0 {
+		start = time.Now()
+	}
 	for c := 1; c < len(p.Channels); c++ {
 		if len(p.Channels[c].Steps) == 0 {
 			continue
@@ -143,7 +155,10 @@ func (e *Executor) Run(job Job) error {
 			err = werr
 		}
 	}
-	e.job = Job{}
+	if err == nil {
+		e.stores.done(class, e.stream, time.Since(start))
+	}
+	e.job, e.stream = Job{}, false
 	return err
 }
 

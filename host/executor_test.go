@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -156,6 +157,30 @@ func TestCollectives(t *testing.T) {
 	}
 }
 
+// TestCollectivesStreamed: every collective large enough for the executor
+// to choose its FIFO stores (stores) is right with both kinds, each call
+// checked, in and out of place; both kinds ran.
+func TestCollectivesStreamed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const count = streamMinBytes/4 + 1001
+	for _, n := range []int{2, 3} {
+		w := newWorld(t, n, 2, smallSizes)
+		for coll := range ring.Collective(5) {
+			for _, inPlace := range []bool{false, true} {
+				for call := range 2 * warmRuns {
+					s := w.spec(coll, ring.Simple, count, 4)
+					s.Root = rng.IntN(n)
+					checkRun(t, fmt.Sprintf("n%d/%v/inplace=%v/call %d", n, coll, inPlace, call), w, s, rng, inPlace)
+				}
+			}
+		}
+		if mem.HasStream {
+			runs := w.execs[0].stores.classes[bits.Len64(count*4)].runs
+			assert.Equal(t, [2]uint8{warmRuns, warmRuns}, runs, "n%d: calls timed by kind", n)
+		}
+	}
+}
+
 func checkRun(t *testing.T, name string, w *world, s ring.Spec, rng *rand.Rand, inPlace bool) {
 	t.Helper()
 	n := w.n
@@ -229,7 +254,7 @@ func TestStepWrap(t *testing.T) {
 func TestRunDoesNotAllocate(t *testing.T) {
 	for _, proto := range []ring.Protocol{ring.Simple, ring.LL} {
 		w := newWorld(t, 4, 2, transport.Sizes{Simple: 1 << 16, LL: 1 << 14})
-		s := w.spec(ring.AllReduce, proto, 5000, 4)
+		s := w.spec(ring.AllReduce, proto, streamMinBytes/4, 4) // large enough to choose its stores (stores)
 		f, _ := reduce.New(reduce.Float32, reduce.OpSum, 4)
 		jobs := make([]Job, 4)
 		waiters := make([]transport.Waiter, 4)
@@ -239,7 +264,7 @@ func TestRunDoesNotAllocate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			buf := make([]byte, 4*5000)
+			buf := make([]byte, streamMinBytes)
 			waiters[r].Reset(context.Background(), 10*time.Second)
 			jobs[r] = Job{Plan: p, In: buf, Out: buf, Func: f, Wait: &waiters[r]}
 		}

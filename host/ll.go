@@ -23,7 +23,7 @@ func (e *Executor) llStep(ch *channel, c int, st *ring.Step) (string, error) {
 		out = e.out(st, 0, n)
 	}
 	if st.Prim == ring.Copy || st.Prim == ring.ReduceCopy {
-		apply(st.Prim, f, nil, nil, in, out)
+		apply(st.Prim, f, false, nil, nil, in, out)
 		return "", nil
 	}
 	recvEnd, sendEnd, what, err := e.ends(c, st, 0)

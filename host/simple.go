@@ -17,7 +17,7 @@ func (e *Executor) simpleStep(_ *channel, c int, st *ring.Step) (string, error) 
 	sps := p.SlotsPerSlice
 	wire := int64(p.Spec.WireSize())
 	if st.Prim == ring.Copy || st.Prim == ring.ReduceCopy {
-		apply(st.Prim, e.job.Func, nil, nil, e.in(st, 0, st.Count), e.out(st, 0, st.Count))
+		apply(st.Prim, e.job.Func, false, nil, nil, e.in(st, 0, st.Count), e.out(st, 0, st.Count))
 		return "", nil
 	}
 	recv, send, what, err := e.ends(c, st, uint64(p.SlotsPerStep()))
@@ -52,7 +52,7 @@ func (e *Executor) simpleStep(_ *channel, c int, st *ring.Step) (string, error) 
 		if e.job.Wire != nil {
 			applyWire(st.Prim, e.job.Wire, src, dst, in, out)
 		} else {
-			apply(st.Prim, e.job.Func, src, dst, in, out)
+			apply(st.Prim, e.job.Func, e.stream, src, dst, in, out)
 		}
 		if recv != nil {
 			recv.step += uint64(sps)
@@ -97,11 +97,16 @@ func (e *Executor) simpleSendRecv(st *ring.Step, recv, send *end) (string, error
 
 // apply moves one slice's data for prim. recv is the received data, send the
 // space to produce into, in and out the user buffers' ranges; each is nil
-// when the primitive does not use it.
-func apply(prim ring.Prim, f *reduce.Func, recv, send, in, out []byte) {
+// when the primitive does not use it. stream writes the copies into send
+// with non-temporal stores (see stores).
+func apply(prim ring.Prim, f *reduce.Func, stream bool, recv, send, in, out []byte) {
 	switch prim {
 	case ring.Send:
-		f.Load(send, in)
+		if stream && !f.HasPre() {
+			mem.StreamCopy(send, in)
+		} else {
+			f.Load(send, in)
+		}
 	case ring.Recv:
 		copy(out, recv)
 	case ring.RecvReduceSend:
@@ -110,17 +115,27 @@ func apply(prim ring.Prim, f *reduce.Func, recv, send, in, out []byte) {
 		f.ReduceFinal(out, recv, in)
 	case ring.RecvReduceCopySend:
 		f.ReduceFinal(out, recv, in)
-		copy(send, out)
+		fill(stream, send, out)
 	case ring.RecvCopySend:
 		copy(out, recv)
-		copy(send, recv)
+		fill(stream, send, recv)
 	case ring.CopySend:
 		copyUnlessSame(out, in)
-		copy(send, in)
+		fill(stream, send, in)
 	case ring.Copy:
 		copyUnlessSame(out, in)
 	case ring.ReduceCopy:
 		f.Final(out, in)
+	}
+}
+
+// fill copies src into send, a FIFO's slots, with non-temporal stores if
+// stream.
+func fill(stream bool, send, src []byte) {
+	if stream {
+		mem.StreamCopy(send, src)
+	} else {
+		copy(send, src)
 	}
 }
 
