@@ -42,7 +42,8 @@ type Config struct {
 	// DefaultGPULL128BuffSize.
 	LL128BuffSize int
 
-	// Timeout bounds every call whose context has no deadline. 0:
+	// Timeout bounds every call whose context has no deadline, counted
+	// from the call's first wait for a peer that does not end at once. 0:
 	// RINGO_TIMEOUT, else DefaultTimeout. Negative: no bound.
 	Timeout time.Duration
 

@@ -172,6 +172,24 @@ func TestWaiterEndsWaits(t *testing.T) {
 	}
 }
 
+// TestWaiterTimeoutFromFirstPause: Config's timeout counts from the call's
+// first wait that has to pause, not from Reset (a call whose waits end at
+// once never reads the clock): time spent between Reset and that wait does
+// not count, and the wait itself is still bounded.
+func TestWaiterTimeoutFromFirstPause(t *testing.T) {
+	conn := newConn(t)
+	var w Waiter
+	w.Reset(context.Background(), 500*time.Millisecond)
+	time.Sleep(600 * time.Millisecond) // the call's own work, longer than the timeout
+	time.AfterFunc(10*time.Millisecond, func() { conn.PostSimple(0, 1, 8) })
+	require.NoError(t, conn.WaitData(1, &w), "the first paused wait starts the timeout")
+
+	start := time.Now()
+	err := conn.WaitData(2, &w) // never posted
+	require.ErrorIs(t, err, errs.ErrTimeout)
+	assert.Less(t, time.Since(start), 10*time.Second)
+}
+
 // TestBellWakesSleeper: a receiver asleep on the data bell wakes when the
 // sender posts, well before its nap would end on its own.
 func TestBellWakesSleeper(t *testing.T) {

@@ -103,7 +103,8 @@ func (b Bell) ring(n int) {
 type Waiter struct {
 	ctx      context.Context
 	done     <-chan struct{}
-	deadline time.Time // zero: none beyond ctx
+	bounded  bool         // timeout bounds the call (ctx has no deadline)
+	deadline atomic.Int64 // with bounded: the deadline in Unix nanoseconds, set by the first Check; 0 before
 	timeout  time.Duration
 	aborts   [3]*Abort // a rank's own, its group's, a sub-communicator's parent group's
 	polls    int       // unsuccessful polls before sleeping on the bell
@@ -111,12 +112,13 @@ type Waiter struct {
 }
 
 // Reset prepares w for a call: ctx is honoured; if ctx has no deadline,
-// timeout (if > 0) bounds the call instead. aborts (nil entries ignored) stop
-// the wait when raised.
+// timeout (if > 0) bounds the call instead, counted from the call's first
+// wait that has to pause — so a call whose waits all end at once never
+// reads the clock. aborts (nil entries ignored) stop the wait when raised.
 func (w *Waiter) Reset(ctx context.Context, timeout time.Duration, aborts ...*Abort) {
 	*w = Waiter{ctx: ctx, done: ctx.Done(), timeout: timeout, polls: yieldPolls}
 	if _, ok := ctx.Deadline(); !ok && timeout > 0 {
-		w.deadline = time.Now().Add(timeout)
+		w.bounded = true
 	}
 	copy(w.aborts[:], aborts)
 }
@@ -267,8 +269,14 @@ func (w *Waiter) Check() error {
 		return err
 	default:
 	}
-	if !w.deadline.IsZero() && time.Now().After(w.deadline) {
-		return fmt.Errorf("%w after %v", errs.ErrTimeout, w.timeout)
+	if w.bounded {
+		now := time.Now().UnixNano()
+		d := w.deadline.Load()
+		if d == 0 { // the call's first check: the timeout starts now
+			w.deadline.CompareAndSwap(0, now+int64(w.timeout))
+		} else if now > d {
+			return fmt.Errorf("%w after %v", errs.ErrTimeout, w.timeout)
+		}
 	}
 	return nil
 }
