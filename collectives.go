@@ -162,13 +162,13 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 }
 
 // oneShot reports whether call takes the board's one exchange: boardRuns
-// and a small call (host.OneShotMax).
+// and a call that reads no more than a slot (host.OneShotSlot).
 func (c *Comm) oneShot(call *Call) bool {
 	if !c.boardRuns() {
 		return false
 	}
 	read, fits := host.OneShotBytes(call.Coll, int(call.Count)*call.Type.Size(), c.size, c.board.SlotBytes())
-	return fits && read <= host.OneShotMax
+	return fits && read <= c.board.SlotBytes()
 }
 
 // boardRuns reports whether calls may skip the ring for the board: every

@@ -2,6 +2,8 @@ package host
 
 import (
 	"encoding/binary"
+	"errors"
+	"time"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/mem"
@@ -41,6 +43,11 @@ type Direct struct {
 // the syscall's cost (about a microsecond) is a few percent of the copy.
 const DirectChunk = 128 << 10
 
+// lostGrace is how long a rank that found a peer gone waits for the
+// group's verdict on who was lost (transport.Waiter.Settle): the watcher's
+// takes milliseconds.
+const lostGrace = time.Second
+
 // directAddrBytes is what a rank writes into its board slot: the
 // addresses of its input and output.
 const directAddrBytes = 16
@@ -49,6 +56,13 @@ const directAddrBytes = 16
 // w. It does not allocate.
 func RunDirect(b *shm.Board, a *shm.Attach, w *transport.Waiter, rank, size int, x *Direct) error {
 	fail := func(q int, what string, err error) error {
+		if errors.Is(err, errs.ErrPeerLost) {
+			// q is gone; it may have left because another rank was
+			// lost first, which the group's verdict names.
+			if verdict := w.Settle(lostGrace); verdict != nil {
+				err = verdict
+			}
+		}
 		return &errs.Error{Op: x.Coll.String(), Rank: rank, Peer: q, Channel: -1, Step: -1, Detail: "cross-memory attach: " + what, Err: err}
 	}
 	awaitAll := func(seq uint64, what string) error {

@@ -41,10 +41,28 @@ func OneShotBytes(coll ring.Collective, bytes, size, slot int) (read int, fits b
 }
 
 // OneShotMax is the most bytes a rank reads from the board in a call that
-// takes the one-shot path, and each slot's size: on the 2-core development
-// VM the one exchange beat the ring up to 2-rank all-reduces of 8 KiB and
-// was level at 16 KiB (BENCHMARKS.md, issue 25).
-const OneShotMax = 16 << 10
+// takes the one-shot path, and each slot's size, where the host's ranks do
+// not outnumber its cores: on the 2-core development VM one exchange beat
+// the ring for 2-rank all-reduces up to 32 KiB (reading 64 KiB: 9.2
+// against 11.1 µs) and lost from 64 KiB (BENCHMARKS.md, issue 25).
+const OneShotMax = 64 << 10
+
+// OneShotCrowdedMax is OneShotMax where they do (OneShotSlot): 4 ranks on
+// the 2 cores took 24–95 µs in one exchange from 8 to 64 KiB against the
+// ring's 108–180 µs, every hand-off of the ring waiting for a process to
+// be scheduled, and lost from 128 KiB.
+const OneShotCrowdedMax = 256 << 10
+
+// OneShotSlot returns the board's slot size, which is also the most bytes a
+// rank reads from it in a one-shot call: OneShotCrowdedMax where the host's
+// ranks outnumber its cores, else OneShotMax. Every rank must pass the
+// same crowded.
+func OneShotSlot(crowded bool) int {
+	if crowded {
+		return OneShotCrowdedMax
+	}
+	return OneShotMax
+}
 
 // RunOneShot runs x as call b.Next() of rank rank of size on b, its waits
 // bounded by w. It does not allocate.

@@ -253,6 +253,21 @@ func (w *Waiter) pause(n int) error {
 	return nil
 }
 
+// Settle waits up to d for the call to end — an abort, the context, the
+// deadline — and returns what ended it, or nil if nothing did. A rank that
+// finds a peer gone outside a wait (its memory unreadable) asks this
+// first: the group's verdict names the rank lost first, where the peer it
+// found gone may have left because of that loss.
+func (w *Waiter) Settle(d time.Duration) error {
+	end := time.Now().Add(d)
+	for {
+		if err := w.Check(); err != nil || time.Now().After(end) {
+			return err
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // Check returns the error that ends the call now, if any.
 func (w *Waiter) Check() error {
 	for _, a := range w.aborts {

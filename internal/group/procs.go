@@ -169,7 +169,7 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 	if oneHostShm(ps) {
 		// Every rank on this host, shared memory on: small collectives
 		// take one exchange (host.RunOneShot).
-		if g.Board, err = shm.NewBoard(ctx, bs, tag, host.OneShotMax); err != nil {
+		if g.Board, err = shm.NewBoard(ctx, bs, tag, host.OneShotSlot(crowdedAll(ps))); err != nil {
 			mesh.Close()
 			return nil, err
 		}
@@ -430,6 +430,17 @@ func (g *Procs) Release(int) error {
 		}
 	})
 	return err
+}
+
+// crowdedAll reports whether the ranks of ps, all on one host, outnumber
+// the fewest CPUs any of them may run on: what every rank computes alike
+// (Crowded is each rank's own view, its CPUs its affinity's).
+func crowdedAll(ps []peers.Info) bool {
+	least := ps[0].CPUs
+	for _, p := range ps {
+		least = min(least, p.CPUs)
+	}
+	return len(ps) > least
 }
 
 // oneHostShm reports whether every rank of ps is on the first's host with
