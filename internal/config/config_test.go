@@ -201,6 +201,25 @@ func TestResolveGroup(t *testing.T) {
 	assert.Contains(t, warn, `RINGO_GROUP="3": does not divide 4 ranks; using groups of 2`)
 }
 
+// TestResolveSubRing: a hierarchical variant's group and column
+// communicators run their phases on rings, never by direct reads, whatever
+// RINGO_DIRECT_MAX and RINGO_TWOSHOT_MAX say; other communicators keep them.
+func TestResolveSubRing(t *testing.T) {
+	t.Setenv("RINGO_DIRECT_MAX", "65536")
+	t.Setenv("RINGO_TWOSHOT_MAX", "1048576")
+	s, err := Resolve(Request{Sub: true, SubChannels: 4}, 2, GPU)
+	require.NoError(t, err)
+	assert.Zero(t, s.DirectMax)
+	assert.Zero(t, s.TwoShotMax)
+	assert.False(t, s.DirectFor(2))
+	assert.Zero(t, s.Direct(ring.AllReduce, 8))
+	s, err = Resolve(Request{}, 2, GPU)
+	require.NoError(t, err)
+	assert.Equal(t, 65536, s.DirectMax)
+	assert.Equal(t, 1048576, s.TwoShotMax)
+	assert.Equal(t, 1, s.Direct(ring.AllReduce, 8))
+}
+
 // TestResolveEnv: package env's one rule, variable by variable. A value
 // that cannot be used fails resolve (every communicator's init) with an
 // error naming the variable, the value and what it accepts; where NCCL

@@ -170,7 +170,7 @@ type Settings struct {
 	CMA              shm.AttachMode // RINGO_CMA: whether host ranks of one host read each other's buffers (shm.Attach)
 	P2PRead          bool           // NCCL_P2P_READ_ENABLE=1: GPU Simple slots at the sender, read by the receiver
 	DirectOff        bool           // NCCL_P2P_DIRECT_DISABLE=1: GPU ranks of one process send through FIFOs, not into each other's buffers
-	DirectMax        int            // RINGO_DIRECT_MAX: GPU all-reduces of at most these bytes read the peers' inputs directly where they can (0: never)
+	DirectMax        int            // RINGO_DIRECT_MAX: GPU all-reduces of at most these bytes read the peers' inputs directly where they can (0: never, and in a hierarchical variant's phases)
 	TwoShotMax       int            // RINGO_TWOSHOT_MAX: and those above DirectMax up to these bytes, in two shots (not above DirectMax: never)
 
 	ChannelsGiven bool // channels came from Config.Channels
@@ -302,6 +302,14 @@ func Resolve(c Request, n int, d Defaults) (Settings, error) {
 	}
 	if s.TwoShotMax, err = envTwoShotMax.Size(DefaultTwoShotMax, 0, kernels.TwoShotMaxBytes, 1); err != nil {
 		return Settings{}, err
+	}
+	if c.Sub {
+		// The hierarchical variant is three ring phases: its group and
+		// column communicators never read their peers' inputs directly.
+		// (With direct all-reduces in its columns, 4 ranks sharing one
+		// GPU hung in every run: BENCHMARKS "Hierarchical phases on one
+		// GPU".)
+		s.DirectMax, s.TwoShotMax = 0, 0
 	}
 
 	s.Timeout = c.Timeout
