@@ -1,6 +1,9 @@
 package ringo
 
-import "github.com/ringo-ccl/ringo/internal/group"
+import (
+	"github.com/ringo-ccl/ringo/internal/group"
+	"github.com/ringo-ccl/ringo/kernels"
+)
 
 // Internals the external tests check (the export_test.go idiom).
 var P2PChannels = p2pChannels
@@ -19,11 +22,15 @@ func Tag(c *Comm) string { return c.group.(*group.Procs).Tag }
 
 // ReadsPeers returns in how many shots an all-reduce of bytes on c reads
 // the peers' inputs directly (device.Rank.LaunchDirect); 0: the ring.
-func ReadsPeers(c *Comm, bytes int64) int {
+func ReadsPeers(c *Comm, bytes int64) int { return int(DirectKindOf(c, CollAllReduce, bytes)) }
+
+// DirectKindOf returns the direct kernel a call of coll moving bytes a
+// rank runs on c (kernels.NotDirect: the ring).
+func DirectKindOf(c *Comm, coll Collective, bytes int64) kernels.DirectKind {
 	if c.gpu == nil || c.gpu.reads == nil {
-		return 0
+		return kernels.NotDirect
 	}
-	return c.cfg.Direct(CollAllReduce, bytes)
+	return c.cfg.Direct(coll, bytes, c.size)
 }
 
 // ReadFrom returns where a direct all-reduce on c reads its input of bytes

@@ -9,6 +9,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/direct"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/mem"
+	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/transport"
@@ -278,13 +279,20 @@ func (c *Comm) launch(call DeviceCall, s Stream) error {
 		}
 		return nil
 	}
-	if shots := c.cfg.Direct(call.Coll, bytes); c.gpu.reads != nil && shots > 0 {
-		f, err := c.funcs.Get(call.Type, call.Op, c.size)
-		if err != nil {
-			return errs.InvalidErr(op, c.rank, err)
+	if kind := c.cfg.Direct(call.Coll, bytes, c.size); c.gpu.reads != nil && kind != kernels.NotDirect {
+		var f *reduce.Func
+		if call.Coll.Reduces() {
+			var err error
+			if f, err = c.funcs.Get(call.Type, call.Op, c.size); err != nil {
+				return errs.InvalidErr(op, c.rank, err)
+			}
 		}
-		how, at := c.gpu.reads.Source(call.Send, bytes)
-		if err := c.gpu.exec.LaunchDirect(shots, call.Send, call.Recv, bytes, f, how, at, s.h); err != nil {
+		input := bytes // what the others read
+		if kind == kernels.DirectReduceScatter {
+			input *= int64(c.size)
+		}
+		how, at := c.gpu.reads.Source(call.Send, input)
+		if err := c.gpu.exec.LaunchDirect(kind, call.Send, call.Recv, bytes, f, how, at, s.h); err != nil {
 			return c.launchErr(op, err)
 		}
 		return nil

@@ -387,7 +387,7 @@ func TestGPUAbsentRank(t *testing.T) {
 			err := comms[0].Wait(ctx, s)
 			wantGPUError(t, err, ringo.ErrTimeout, "did not finish")
 			if tc.shots > 0 { // the stall names the absent rank and what rank 0 waited for
-				assert.Contains(t, err.Error(), "direct all-reduce, rank 0: block 0 at epoch 1 waits for the start of rank 1 (at 0)")
+				assert.Contains(t, err.Error(), "direct collective, rank 0: block 0 at epoch 1 waits for the start of rank 1 (at 0)")
 			}
 			if el := time.Since(start); el > 5*time.Second {
 				t.Fatalf("abort took %v", el)
@@ -435,14 +435,7 @@ func TestGPUDirectAllReduce(t *testing.T) {
 					require.Zero(t, ringo.ReadsPeers(comms[0], most+1), "the ring above it")
 					sweepGPUs(t, gpus, nil, o)
 
-					u := o
-					u.Counts = []int64{13, 1021, 65537}
-					u.Types = []ringo.DataType{ringo.TypeFloat32, ringo.TypeFloat16, ringo.TypeInt8, ringo.TypeFloat64}
-					u.Ops = []reduce.OpKind{reduce.Sum, reduce.Max}
-					for _, shift := range []int64{1, 3} {
-						u.Unalign = shift
-						sweepGPUs(t, gpus, nil, u)
-					}
+					unalignedSweeps(t, gpus, o)
 
 					order := make([]int, len(gpus)) // backwards: from 3 ranks on no rotation of the identity
 					for i := range order {
@@ -455,11 +448,19 @@ func TestGPUDirectAllReduce(t *testing.T) {
 			}
 		})
 	}
-	t.Run("graphs", func(t *testing.T) { // one shot to 256 KiB, two above
+	directGraphsAndRing(t, g, bench.AllReduce)
+}
+
+// directGraphsAndRing runs colls' direct calls, and all-reduces of one
+// shot (to 256 KiB) and of two (above), captured in CUDA graphs and
+// replayed, so the blocks' epochs count on across replays; then colls
+// with both direct limits 0, on the ring.
+func directGraphsAndRing(t *testing.T, g []int, colls ...bench.Coll) {
+	t.Run("graphs", func(t *testing.T) {
 		t.Setenv("RINGO_DIRECT_MAX", "256K")
 		t.Setenv("RINGO_TWOSHOT_MAX", "4M")
 		gr := checkedOptions(7, 4099, 65537, 1<<18, 1<<20)
-		gr.Colls = []bench.Coll{bench.AllReduce}
+		gr.Colls = slices.Compact(append([]bench.Coll{bench.AllReduce}, colls...))
 		gr.Types = []ringo.DataType{ringo.TypeFloat32, ringo.TypeInt64}
 		gr.Iters, gr.Check, gr.Graph = 2, 3, 3
 		sweepGPUs(t, g, nil, gr)
@@ -468,11 +469,68 @@ func TestGPUDirectAllReduce(t *testing.T) {
 		t.Setenv("RINGO_DIRECT_MAX", "0")
 		t.Setenv("RINGO_TWOSHOT_MAX", "0")
 		comms := localGPUs(t, g, nil)
-		require.Zero(t, ringo.ReadsPeers(comms[0], 8))
+		for _, coll := range []ringo.Collective{ringo.CollAllReduce, ringo.CollReduceScatter, ringo.CollAllGather} {
+			require.Equal(t, kernels.NotDirect, ringo.DirectKindOf(comms[0], coll, 8), "%v", coll)
+		}
 		p := checkedOptions(1, 1021, 65537)
-		p.Colls = []bench.Coll{bench.AllReduce}
+		p.Colls = colls
 		sweepGPUs(t, g, nil, p)
 	})
+}
+
+// TestGPUDirectGatherScatter: reduce-scatters and all-gathers whose whole
+// buffer is at least RINGO_GATHER_DIRECT_MIN (0 here) and at most the
+// staging size (max of RINGO_DIRECT_MAX and RINGO_TWOSHOT_MAX) read the
+// peers' inputs directly (kernels/src/direct.cu) — every datatype and op, counts across the kernels' pack, block and
+// share boundaries up to that limit, in and out of place, unaligned
+// buffers, 2 and 4 ranks, a ring order that is not the identity (the
+// reduce-scatter sums in it), CUDA graphs (replays count the epochs on,
+// between all-reduces of one and two shots); the ring runs the same calls
+// above the limit and with both limits 0.
+func TestGPUDirectGatherScatter(t *testing.T) {
+	g := testGPUs(t)
+	t.Setenv("RINGO_DIRECT_MAX", "256K")
+	t.Setenv("RINGO_TWOSHOT_MAX", "8M")
+	t.Setenv("RINGO_GATHER_DIRECT_MIN", "0") // 4 ranks too, from the first byte
+	counts := []int64{1, 2, 3, 7, 13, 97, 1021, 4099, 8193, 65537, 131071, 262143, 1<<19 + 7}
+	o := checkedOptions(counts...)
+	o.Colls = []bench.Coll{bench.ReduceScatter, bench.AllGather}
+	for _, gpus := range [][]int{g, append(append([]int{}, g...), g...)} {
+		t.Run(fmt.Sprint(gpus), func(t *testing.T) {
+			n := int64(len(gpus))
+			comms := localGPUs(t, gpus, nil)
+			require.Equal(t, kernels.DirectReduceScatter, ringo.DirectKindOf(comms[0], ringo.CollReduceScatter, 1))
+			require.Equal(t, kernels.DirectAllGather, ringo.DirectKindOf(comms[0], ringo.CollAllGather, (8<<20)/n), "the whole buffer at the limit")
+			require.Equal(t, kernels.NotDirect, ringo.DirectKindOf(comms[0], ringo.CollAllGather, (8<<20)/n+1), "the ring above it")
+			require.Equal(t, kernels.NotDirect, ringo.DirectKindOf(comms[0], ringo.CollBroadcast, 8))
+			sweepGPUs(t, gpus, nil, o)
+
+			unalignedSweeps(t, gpus, o)
+
+			order := make([]int, len(gpus))
+			for i := range order {
+				order[i] = len(gpus) - 1 - i
+			}
+			e := checkedOptions(5, 4099, 65537)
+			e.Colls = []bench.Coll{bench.ReduceScatter}
+			e.Types = []ringo.DataType{ringo.TypeFloat32, ringo.TypeBFloat16}
+			sweepGPUs(t, gpus, &ringo.Config{Ring: order}, e)
+		})
+	}
+	directGraphsAndRing(t, g, bench.ReduceScatter, bench.AllGather)
+}
+
+// unalignedSweeps runs o's collectives again on a few counts, types and
+// ops with every buffer shifted off alignment by 1 and by 3 elements.
+func unalignedSweeps(t *testing.T, gpus []int, o bench.Options) {
+	t.Helper()
+	o.Counts = []int64{13, 1021, 65537}
+	o.Types = []ringo.DataType{ringo.TypeFloat32, ringo.TypeFloat16, ringo.TypeInt8, ringo.TypeFloat64}
+	o.Ops = []reduce.OpKind{reduce.Sum, reduce.Max}
+	for _, shift := range []int64{1, 3} {
+		o.Unalign = shift
+		sweepGPUs(t, gpus, nil, o)
+	}
 }
 
 // TestGPUStreams: each rank's calls alternate between two streams with no
@@ -1969,6 +2027,7 @@ func TestGPUWindows(t *testing.T) {
 // staged; in one shot, and again in two) and over shared memory and
 // sockets (the ring: windows checked and kept).
 func TestGPUProcessesWindows(t *testing.T) {
+	t.Setenv("RINGO_GATHER_DIRECT_MIN", "0") // the ranks' small reduce-scatters and all-gathers read directly too
 	gpuProcesses(t, "gpu-window", nil, allTransports, nil)
 	t.Run("two shots", func(t *testing.T) {
 		gpuProcesses(t, "gpu-window", []string{"RINGO_DIRECT_MAX=0"}, map[string][]string{"P2P": nil}, nil)
@@ -1977,7 +2036,8 @@ func TestGPUProcessesWindows(t *testing.T) {
 
 // runWindows, on rank c of a GPU communicator: a window over a buffer
 // (RegisterWindow), all-reduces in place inside it, out of place from it
-// into memory outside and back, each element checked; where all-reduces
+// into memory outside and back, reduce-scatters and all-gathers from it and
+// from outside, each element checked; where all-reduces
 // read peers' memory across processes, that the inputs inside the window
 // are read there and the others staged. Then what is refused, on every
 // rank alike in processes (every rank checks every window there; ranks of
@@ -2054,6 +2114,67 @@ func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bo
 			if err := check(call.out, k+j, fmt.Sprintf("%s, %d floats", call.what, m)); err != nil {
 				return err
 			}
+		}
+	}
+
+	// Reduce-scatters and all-gathers: read in the window, and staged.
+	const m = 1021
+	if processes && ringo.ReadsPeers(c, 8) > 0 && ringo.DirectKindOf(c, ringo.CollReduceScatter, m*4) != kernels.DirectReduceScatter {
+		return fmt.Errorf("rank %d: a reduce-scatter of %d floats a rank runs the ring", r, m)
+	}
+	got := make([]float32, n*m)
+	gathered := func(p ringo.DevPtr[float32], what string, want func(i int) float32) error {
+		if err := c.Wait(ctx, s); err != nil {
+			return err
+		}
+		if err := p.CopyTo(got[:p.Len()]); err != nil {
+			return err
+		}
+		for i, v := range got[:p.Len()] {
+			if w := want(i); v != w {
+				return fmt.Errorf("rank %d, %s: element %d of %d = %v, want %v", r, what, i, p.Len(), v, w)
+			}
+		}
+		return nil
+	}
+	for k, call := range []struct {
+		in, out ringo.DevPtr[float32]
+		what    string
+	}{
+		{win.Slice(0, n*m), other.Slice(0, m), "a reduce-scatter from the window"},
+		{other.Slice(0, n*m), win.Slice(count, count+m), "a staged reduce-scatter"},
+	} {
+		if err := fill(call.in, 20+k); err != nil {
+			return err
+		}
+		if err := ringo.ReduceScatterDevice(ctx, c, call.in, call.out, ringo.OpSum, s); err != nil {
+			return err
+		}
+		if err := gathered(call.out, call.what, func(i int) float32 {
+			sum := float32(0)
+			for q := range n {
+				sum += val(q, r*m+i, 20+k)
+			}
+			return sum
+		}); err != nil {
+			return err
+		}
+	}
+	for k, call := range []struct {
+		in, out ringo.DevPtr[float32]
+		what    string
+	}{
+		{win.Slice(count, count+m), other.Slice(0, n*m), "an all-gather from the window"},
+		{other.Slice(0, m), win.Slice(0, n*m), "a staged all-gather"},
+	} {
+		if err := fill(call.in, 30+k); err != nil {
+			return err
+		}
+		if err := ringo.AllGatherDevice(ctx, c, call.in, call.out, s); err != nil {
+			return err
+		}
+		if err := gathered(call.out, call.what, func(i int) float32 { return val(i/m, i%m, 30+k) }); err != nil {
+			return err
 		}
 	}
 

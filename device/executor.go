@@ -91,15 +91,18 @@ func (r *Rank) SetDirect(rank int, areas []uintptr, order []int) error {
 // all-reduces of inputs in it (LaunchDirect's kernels.DirectWindow + w).
 func (r *Rank) SetWindow(w int, addrs []uintptr) error { return r.setWindow(w, addrs) }
 
-// LaunchDirect enqueues a direct all-reduce in shots (1 or 2) shots of
-// bytes (at most kernels.DirectMaxBytes in one, TwoShotMaxBytes in two;
-// staged, at most DirectArea's stage) from in to out with f on stream:
-// every rank of the communicator must make the same call. how says where the others
-// read this rank's input (kernels.DirectRaw: at in, kernels.DirectStaged:
-// copied to the staging buffer, kernels.DirectWindow + w: in window w at
-// offset at). SetDirect must have been called.
-func (r *Rank) LaunchDirect(shots int, in, out uintptr, bytes int64, f *reduce.Func, how, at uint64, stream uintptr) error {
-	return r.launchDirect(shots, in, out, bytes, f, how, at, stream)
+// LaunchDirect enqueues a direct collective of kind (kernels.OneShot or
+// TwoShot: an all-reduce of bytes; DirectReduceScatter: bytes of output a
+// rank, its input n times that; DirectAllGather: bytes of input a rank,
+// its output n times that — at most kernels.DirectMaxBytes in one shot,
+// TwoShotMaxBytes for the others' whole buffer; staged, the input at most
+// DirectArea's stage) from in to out with f (nil for an all-gather) on
+// stream: every rank of the communicator must make the same call. how
+// says where the others read this rank's input (kernels.DirectRaw: at in,
+// kernels.DirectStaged: copied to the staging buffer, kernels.DirectWindow
+// + w: in window w at offset at). SetDirect must have been called.
+func (r *Rank) LaunchDirect(kind kernels.DirectKind, in, out uintptr, bytes int64, f *reduce.Func, how, at uint64, stream uintptr) error {
+	return r.launchDirect(kind, in, out, bytes, f, how, at, stream)
 }
 
 // EnableTrace makes the rank's kernels record every step's start and end,

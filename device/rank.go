@@ -53,14 +53,14 @@ type rankState struct {
 	scratch     []byte
 	args        [cuda.MaxArgs]uint64
 	trace       *gpuTrace // nil unless EnableTrace
-	// The direct all-reduces': the rank's sync area (DirectArea) with its
+	// The direct collectives': the rank's sync area (DirectArea) with its
 	// staging buffer's bytes, and its RingoDirect (SetDirect), 0 until made;
-	// directNames by shots (less one), type and op.
+	// directNames by kind (less one), type and op.
 	area, direct cuda.Ptr
 	stage        int64
 	directRank   int // its rank and the ranks of its SetDirect
 	directRanks  int
-	directNames  [2]kernelNames
+	directNames  [kernels.DirectReduceScatter]kernelNames
 	// Launch order across streams (orderFor): mark is recorded after every
 	// launch that is not captured into a graph; marked says it has been,
 	// latest on stream markedOn.
@@ -282,10 +282,17 @@ func ringName(t reduce.DataType, op reduce.DeviceOp) (string, error) {
 	return kernels.Name(t, op, true)
 }
 
-// directNamers name the direct all-reduces in one and in two shots.
-var directNamers = [2]func(reduce.DataType, reduce.DeviceOp) (string, error){
-	func(t reduce.DataType, op reduce.DeviceOp) (string, error) { return kernels.DirectName(t, op, 1) },
-	func(t reduce.DataType, op reduce.DeviceOp) (string, error) { return kernels.DirectName(t, op, 2) },
+// directNamers name the reducing direct kernels by kind (less one).
+var directNamers = [kernels.DirectReduceScatter]func(reduce.DataType, reduce.DeviceOp) (string, error){
+	func(t reduce.DataType, op reduce.DeviceOp) (string, error) {
+		return kernels.DirectName(t, op, kernels.OneShot)
+	},
+	func(t reduce.DataType, op reduce.DeviceOp) (string, error) {
+		return kernels.DirectName(t, op, kernels.TwoShot)
+	},
+	func(t reduce.DataType, op reduce.DeviceOp) (string, error) {
+		return kernels.DirectName(t, op, kernels.DirectReduceScatter)
+	},
 }
 
 // kernelNames are kernel names by type and device op.
@@ -373,29 +380,27 @@ func (r *Rank) setWindow(w int, addrs []uintptr) error {
 }
 
 // launchDirect is LaunchDirect in a build with the cuda tag.
-func (r *Rank) launchDirect(shots int, in, out uintptr, bytes int64, f *reduce.Func, how, at uint64, stream uintptr) error {
+func (r *Rank) launchDirect(kind kernels.DirectKind, in, out uintptr, bytes int64, f *reduce.Func, how, at uint64, stream uintptr) error {
 	if r.aborted() {
 		return fmt.Errorf("%w: an earlier collective was aborted", errs.ErrAborted)
 	}
 	if r.direct == 0 {
-		return fmt.Errorf("device: a direct all-reduce on GPU %d before SetDirect", r.dev.Ordinal)
+		return fmt.Errorf("device: a direct collective on GPU %d before SetDirect", r.dev.Ordinal)
 	}
-	most := int64(kernels.DirectMaxBytes)
-	if shots == 2 {
-		most = kernels.TwoShotMaxBytes
-	}
-	switch {
-	case shots != 1 && shots != 2:
-		return fmt.Errorf("%w: a direct all-reduce in %d shots (1 or 2)", errs.ErrInvalidArgument, shots)
-	case bytes < 1 || bytes > most:
-		return fmt.Errorf("%w: a direct all-reduce in %d shots of %d bytes (1…%d)", errs.ErrInvalidArgument, shots, bytes, most)
-	case how == kernels.DirectStaged && bytes > r.stage:
-		return fmt.Errorf("%w: a staged direct all-reduce of %d bytes, in a staging buffer of %d", errs.ErrInvalidArgument, bytes, r.stage)
-	}
-	op, arg := f.Device()
-	name, err := cachedName(&r.directNames[shots-1], f.Type(), op, directNamers[shots-1])
-	if err != nil {
+	if err := r.directFits(kind, bytes, how); err != nil {
 		return err
+	}
+	name, arg := kernels.DirectAllGatherName, uint64(0)
+	if kind != kernels.DirectAllGather {
+		if f == nil {
+			return fmt.Errorf("%w: a %v without a reduction", errs.ErrInvalidArgument, kind)
+		}
+		var op reduce.DeviceOp
+		op, arg = f.Device()
+		var err error
+		if name, err = cachedName(&r.directNames[kind-1], f.Type(), op, directNamers[kind-1]); err != nil {
+			return err
+		}
 	}
 	fn, err := r.dev.Func(name)
 	if err != nil {
@@ -411,6 +416,31 @@ func (r *Rank) launchDirect(shots int, in, out uintptr, bytes int64, f *reduce.F
 		return err
 	}
 	r.ordered(stream, captured)
+	return nil
+}
+
+// directFits checks a direct collective of kind and bytes (LaunchDirect's)
+// against the kernels' limits and, staged (how), the staging buffer.
+func (r *Rank) directFits(kind kernels.DirectKind, bytes int64, how uint64) error {
+	input, most := bytes, int64(kernels.TwoShotMaxBytes) // the input the others read; the largest buffer
+	switch kind {
+	case kernels.OneShot:
+		most = kernels.DirectMaxBytes
+	case kernels.TwoShot:
+	case kernels.DirectReduceScatter:
+		input *= int64(r.directRanks)
+		most /= int64(r.directRanks)
+	case kernels.DirectAllGather:
+		most /= int64(r.directRanks)
+	default:
+		return fmt.Errorf("%w: no direct collective of kind %d", errs.ErrInvalidArgument, int(kind))
+	}
+	switch {
+	case bytes < 1 || bytes > most:
+		return fmt.Errorf("%w: a %v of %d bytes a rank (1…%d)", errs.ErrInvalidArgument, kind, bytes, most)
+	case how == kernels.DirectStaged && input > r.stage:
+		return fmt.Errorf("%w: a staged %v of %d bytes, in a staging buffer of %d", errs.ErrInvalidArgument, kind, input, r.stage)
+	}
 	return nil
 }
 
@@ -747,7 +777,7 @@ func (r *Rank) stalledDirect() string {
 		return ""
 	}
 	if s := d.Stalled(r.directRank, r.directRanks); s != "" {
-		return fmt.Sprintf(" (direct all-reduce, rank %d: %s)", r.directRank, s)
+		return fmt.Sprintf(" (direct collective, rank %d: %s)", r.directRank, s)
 	}
 	return ""
 }

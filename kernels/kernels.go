@@ -152,16 +152,15 @@ const UploadName = "ringo_upload"
 const UploadThreads = 256
 
 // Names returns every kernel the modules must contain: the collectives',
-// the scaling kernels, the direct all-reduces (one and two shots) and the
-// plans' upload.
+// the scaling kernels, the direct collectives and the plans' upload.
 func Names() []string {
-	names := append(Collectives(), UploadName)
+	names := append(Collectives(), UploadName, DirectAllGatherName)
 	for t := range reduce.NumTypes {
 		n, _ := ScaleName(t)
 		names = append(names, n)
 		for op := reduce.DevSum; op <= reduce.DevSumPostDiv; op++ {
-			for shots := 1; shots <= 2; shots++ {
-				if n, err := DirectName(t, op, shots); err == nil {
+			for _, k := range []DirectKind{OneShot, TwoShot, DirectReduceScatter} {
+				if n, err := DirectName(t, op, k); err == nil {
 					names = append(names, n)
 				}
 			}
@@ -187,10 +186,11 @@ func Collectives() []string {
 	return names
 }
 
-// The direct all-reduces (kernels/src/direct.cu): for ranks that reach
+// The direct collectives (kernels/src/direct.cu): for ranks that reach
 // each other's memory, no FIFO. In one shot every rank reads every input
 // and reduces its share; in two, every rank reduces its segment of the
-// inputs, then reads the others' reduced segments. Their limits are the
+// inputs, then reads the others' reduced segments; a reduce-scatter is two
+// shots' first half, an all-gather their second. Their limits are the
 // kernels'.
 const (
 	DirectThreads   = 512 // RINGO_DIRECT_THREADS: a block
@@ -200,32 +200,59 @@ const (
 	// DirectMaxBytes is the largest buffer a direct all-reduce takes: its
 	// blocks hold their share in registers until every rank has read.
 	DirectMaxBytes = DirectMaxBlocks * DirectThreads * 16 * directPacks
-	// TwoShotMaxBytes is the largest buffer a two-shot all-reduce takes:
-	// ranks in separate processes stage their inputs (and reduced
-	// segments) in a buffer of RINGO_TWOSHOT_MAX bytes of device memory.
+	// TwoShotMaxBytes is the largest buffer a two-shot all-reduce takes,
+	// and the largest whole buffer (every rank's part) of a direct
+	// reduce-scatter or all-gather: ranks in separate processes stage their
+	// inputs (and reduced segments) in a buffer of RINGO_TWOSHOT_MAX bytes
+	// of device memory.
 	TwoShotMaxBytes = 16 << 20
 	// directBlockBytes is what one block takes while blocks are left: a
 	// pack per thread.
 	directBlockBytes = DirectThreads * 16
 )
 
-// DirectName returns the direct all-reduce kernel of type t and op in
-// shots (1 or 2) shots.
-func DirectName(t reduce.DataType, op Op, shots int) (string, error) {
+// DirectKind is what a direct kernel does.
+type DirectKind int
+
+// The direct kernels; NotDirect: the call runs a plan on the ring.
+const (
+	NotDirect           DirectKind = iota
+	OneShot                        // an all-reduce: every rank reads every input
+	TwoShot                        // an all-reduce: reduce-scatter, then all-gather, by direct reads
+	DirectReduceScatter            // every rank reduces its segment of every input
+	DirectAllGather                // every rank copies every input
+)
+
+func (k DirectKind) String() string {
+	return [...]string{"ring", "one-shot all-reduce", "two-shot all-reduce", "direct reduce-scatter", "direct all-gather"}[k]
+}
+
+// DirectAllGatherName is the direct all-gather's kernel: a copy, of any type.
+const DirectAllGatherName = "ringo_directag"
+
+// DirectName returns the direct kernel of kind k for type t and op (an
+// all-gather's takes neither).
+func DirectName(t reduce.DataType, op Op, k DirectKind) (string, error) {
+	if k == DirectAllGather {
+		return DirectAllGatherName, nil
+	}
 	n, err := Name(t, op, true)
 	if err != nil {
 		return "", err
 	}
-	switch shots {
-	case 1:
+	switch k {
+	case OneShot:
 		return n + "_direct", nil
-	case 2:
+	case TwoShot:
 		return n + "_twoshot", nil
+	case DirectReduceScatter:
+		return n + "_directrs", nil
 	}
-	return "", fmt.Errorf("kernels: a direct all-reduce in %d shots (1 or 2)", shots)
+	return "", fmt.Errorf("kernels: no direct kernel of kind %d", int(k))
 }
 
-// DirectGrid returns the blocks of a direct all-reduce of bytes: one per
+// DirectGrid returns the blocks of a direct collective of bytes (per rank,
+// as its kind counts them: LaunchDirect's): one per
 // 8 KiB, up to DirectMaxBlocks. Every rank of a
 // call launches the same grid, which the blocks' epochs rely on.
 func DirectGrid(bytes int64) int {

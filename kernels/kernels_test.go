@@ -87,7 +87,7 @@ func TestFatbinHasEveryKernel(t *testing.T) {
 func TestScaleKernels(t *testing.T) {
 	src, err := os.ReadFile("src/onerank.cu")
 	require.NoError(t, err)
-	if got, want := len(Names()), len(Collectives())+1+int(reduce.NumTypes)+2*(12*5+6); got != want { // + the upload, + direct in one and two shots: type × op, sum-then-divide
+	if got, want := len(Names()), len(Collectives())+2+int(reduce.NumTypes)+3*(12*5+6); got != want { // + the upload and the direct all-gather, + direct in one and two shots and reduce-scatters: type × op, sum-then-divide
 		t.Fatalf("%d kernel names, want %d", got, want)
 	}
 	for _, inst := range []string{"RINGO_FOR_TYPES(RINGO_SCALE_KERNEL, RINGO_SCALE_KERNEL)", "RINGO_FOR_FP8_TYPES(RINGO_SCALE_KERNEL)"} {
@@ -108,8 +108,9 @@ func TestScaleKernels(t *testing.T) {
 }
 
 // TestDirectKernels: direct.cu instantiates a one-shot and a two-shot
-// all-reduce for every type and op Names lists, in no other unit, and its limits and layout are
-// package kernels' constants.
+// all-reduce and a reduce-scatter for every type and op Names lists, and
+// one all-gather, in no other unit, and its limits and layout are package
+// kernels' constants.
 func TestDirectKernels(t *testing.T) {
 	src, err := os.ReadFile("src/direct.cu")
 	require.NoError(t, err)
@@ -126,25 +127,34 @@ func TestDirectKernels(t *testing.T) {
 		for _, op := range ops {
 			made["ringo_"+tn+"_"+op+"_direct"] = true
 			made["ringo_"+tn+"_"+op+"_twoshot"] = true
+			made["ringo_"+tn+"_"+op+"_directrs"] = true
 		}
 	}
+	made[DirectAllGatherName] = true
+	assert.Contains(t, string(src), "ringo_directag(", "direct.cu defines the all-gather")
 	want := map[string]bool{}
 	for _, n := range Names() {
-		if strings.HasSuffix(n, "_direct") || strings.HasSuffix(n, "_twoshot") {
+		if strings.HasSuffix(n, "_direct") || strings.HasSuffix(n, "_twoshot") || strings.HasSuffix(n, "_directrs") || n == DirectAllGatherName {
 			want[n] = true
 		}
 	}
 	assert.Equal(t, want, made)
-	n, err := DirectName(reduce.BF16, reduce.DevPreMulSum, 1)
+	n, err := DirectName(reduce.BF16, reduce.DevPreMulSum, OneShot)
 	require.NoError(t, err)
 	assert.Equal(t, "ringo_bfloat16_premulsum_direct", n)
-	n, err = DirectName(reduce.Int8, reduce.DevMax, 2)
+	n, err = DirectName(reduce.Int8, reduce.DevMax, TwoShot)
 	require.NoError(t, err)
 	assert.Equal(t, "ringo_int8_max_twoshot", n)
-	_, err = DirectName(reduce.Float64, reduce.DevSumPostDiv, 1)
+	n, err = DirectName(reduce.Int32, reduce.DevSumPostDiv, DirectReduceScatter)
+	require.NoError(t, err)
+	assert.Equal(t, "ringo_int32_sumpostdiv_directrs", n)
+	n, err = DirectName(reduce.Float64, reduce.DevSumPostDiv, DirectAllGather)
+	require.NoError(t, err)
+	assert.Equal(t, DirectAllGatherName, n, "an all-gather has no type or op")
+	_, err = DirectName(reduce.Float64, reduce.DevSumPostDiv, OneShot)
 	assert.Error(t, err, "a float sum-then-divide")
-	_, err = DirectName(reduce.Float32, reduce.DevSum, 3)
-	assert.ErrorContains(t, err, "in 3 shots")
+	_, err = DirectName(reduce.Float32, reduce.DevSum, NotDirect)
+	assert.ErrorContains(t, err, "no direct kernel of kind 0")
 
 	defines := map[string]int{}
 	for _, m := range regexp.MustCompile(`(?m)^#define RINGO_DIRECT_([A-Z]+) (\d+)$`).FindAllStringSubmatch(string(src), -1) {

@@ -29,8 +29,8 @@ func (s *Settings) Fingerprint() string {
 	if s.RoomySimple > 0 {
 		buff += fmt.Sprintf("|%d", s.RoomySimple)
 	}
-	return fmt.Sprintf("channels=%d..%d protos=%v protoset=%v buffsize=%s llbuffsize=%d ll128buffsize=%d p2pll=%d p2pchannels=%d p2pread=%v directmax=%d twoshotmax=%d directoff=%v ring=%v variant=%v group=%d model=%s",
-		s.MinChannels, s.Channels, s.Protos, s.ProtoFrom != "", buff, s.Sizes.LL, s.LL128Size, s.P2PLLMax, s.P2PChannels, s.P2PRead, s.DirectMax, s.TwoShotMax, s.DirectOff, s.Ring.Order, s.Variant, s.Group, model)
+	return fmt.Sprintf("channels=%d..%d protos=%v protoset=%v buffsize=%s llbuffsize=%d ll128buffsize=%d p2pll=%d p2pchannels=%d p2pread=%v directmax=%d twoshotmax=%d gathermin=%d directoff=%v ring=%v variant=%v group=%d model=%s",
+		s.MinChannels, s.Channels, s.Protos, s.ProtoFrom != "", buff, s.Sizes.LL, s.LL128Size, s.P2PLLMax, s.P2PChannels, s.P2PRead, s.DirectMax, s.TwoShotMax, s.GatherDirectMin, s.DirectOff, s.Ring.Order, s.Variant, s.Group, model)
 }
 
 // GPUChoice picks the protocol (one of protos) and channel count of a GPU
@@ -47,25 +47,41 @@ func (s *Settings) GPUChoice(coll ring.Collective, n int, bytes int64, protos [3
 	return ring.LL, s.Channels
 }
 
-// Direct returns in how many shots a GPU collective of coll moving bytes
-// per rank runs by direct reads (device.Rank.LaunchDirect) where the ranks
-// reach each other's memory: all-reduces up to DirectMax in one, above it
-// up to TwoShotMax in two; 0 for the ring, which also runs every call that
-// asks for a protocol or a variant.
-func (s *Settings) Direct(coll ring.Collective, bytes int64) int {
-	switch {
-	case coll != ring.AllReduce || s.ProtoFrom != "" || s.Variant != ring.RingVariant:
-		return 0
-	case bytes <= int64(s.DirectMax):
-		return 1
-	case bytes <= int64(s.TwoShotMax):
-		return 2
+// Direct returns the direct kernel (device.Rank.LaunchDirect) a GPU
+// collective of coll moving bytes per rank (an all-gather's input, a
+// reduce-scatter's output) among n ranks runs where the ranks reach each
+// other's memory: all-reduces up to DirectMax in one shot, above it up to
+// TwoShotMax in two; reduce-scatters and all-gathers whose whole buffer
+// (n·bytes) is at least GatherDirectMin and at most DirectStage, which a
+// rank in another process stages its input in; kernels.NotDirect for the ring, which also runs every call
+// that asks for a protocol or a variant.
+func (s *Settings) Direct(coll ring.Collective, bytes int64, n int) kernels.DirectKind {
+	if s.ProtoFrom != "" || s.Variant != ring.RingVariant {
+		return kernels.NotDirect
 	}
-	return 0
+	switch coll {
+	case ring.AllReduce:
+		switch {
+		case bytes <= int64(s.DirectMax):
+			return kernels.OneShot
+		case bytes <= int64(s.TwoShotMax):
+			return kernels.TwoShot
+		}
+	case ring.ReduceScatter, ring.AllGather:
+		if whole := bytes * int64(n); whole > s.DirectStage() || whole < int64(s.GatherDirectMin) {
+			return kernels.NotDirect
+		}
+		if coll == ring.ReduceScatter {
+			return kernels.DirectReduceScatter
+		}
+		return kernels.DirectAllGather
+	}
+	return kernels.NotDirect
 }
 
-// DirectStage is the staging buffer a rank of direct all-reduces needs
-// where the others cannot read its input in place: the largest call.
+// DirectStage is the staging buffer a rank of direct collectives needs
+// where the others cannot read its input in place: the largest call's
+// input.
 func (s *Settings) DirectStage() int64 { return int64(max(s.DirectMax, s.TwoShotMax)) }
 
 // DirectFor reports whether a communicator of n GPU ranks sets direct

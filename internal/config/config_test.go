@@ -10,6 +10,7 @@ import (
 
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/p2p"
 	"github.com/ringo-ccl/ringo/ring"
 	"github.com/ringo-ccl/ringo/tune"
@@ -212,12 +213,29 @@ func TestResolveSubRing(t *testing.T) {
 	assert.Zero(t, s.DirectMax)
 	assert.Zero(t, s.TwoShotMax)
 	assert.False(t, s.DirectFor(2))
-	assert.Zero(t, s.Direct(ring.AllReduce, 8))
+	assert.Zero(t, s.Direct(ring.AllReduce, 8, 2))
 	s, err = Resolve(Request{}, 2, GPU)
 	require.NoError(t, err)
 	assert.Equal(t, 65536, s.DirectMax)
 	assert.Equal(t, 1048576, s.TwoShotMax)
-	assert.Equal(t, 1, s.Direct(ring.AllReduce, 8))
+	assert.Equal(t, kernels.OneShot, s.Direct(ring.AllReduce, 8, 2))
+}
+
+// TestResolveGatherDirect: reduce-scatters and all-gathers read directly
+// from the first byte with 2 ranks, from a whole buffer of
+// DefaultGatherDirectMin with more, up to the staging size.
+func TestResolveGatherDirect(t *testing.T) {
+	s, err := Resolve(Request{}, 2, GPU)
+	require.NoError(t, err)
+	assert.Zero(t, s.GatherDirectMin)
+	assert.Equal(t, kernels.DirectReduceScatter, s.Direct(ring.ReduceScatter, 1, 2))
+	s, err = Resolve(Request{}, 4, GPU)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultGatherDirectMin, s.GatherDirectMin)
+	assert.Zero(t, s.Direct(ring.ReduceScatter, DefaultGatherDirectMin/4-1, 4))
+	assert.Equal(t, kernels.DirectReduceScatter, s.Direct(ring.ReduceScatter, DefaultGatherDirectMin/4, 4))
+	assert.Equal(t, kernels.DirectAllGather, s.Direct(ring.AllGather, DefaultTwoShotMax/4, 4))
+	assert.Zero(t, s.Direct(ring.AllGather, DefaultTwoShotMax/4+1, 4), "above the staging size")
 }
 
 // TestResolveEnv: package env's one rule, variable by variable. A value
@@ -280,43 +298,58 @@ func TestResolveEnv(t *testing.T) {
 			assert.True(t, s.DirectFor(8))
 			assert.False(t, s.DirectFor(1), "a world of one has no peers")
 			assert.False(t, s.DirectFor(9), "more ranks than the kernel takes")
-			assert.Equal(t, 1, s.Direct(ring.AllReduce, 64<<10))
-			assert.Equal(t, 2, s.Direct(ring.AllReduce, 64<<10+1), "above the limit: two shots")
-			assert.Equal(t, 2, s.Direct(ring.AllReduce, DefaultTwoShotMax))
-			assert.Zero(t, s.Direct(ring.AllReduce, DefaultTwoShotMax+1), "above RINGO_TWOSHOT_MAX: the ring")
-			assert.Zero(t, s.Direct(ring.Broadcast, 8), "all-reduce only")
+			assert.Equal(t, kernels.OneShot, s.Direct(ring.AllReduce, 64<<10, 2))
+			assert.Equal(t, kernels.TwoShot, s.Direct(ring.AllReduce, 64<<10+1, 2), "above the limit: two shots")
+			assert.Equal(t, kernels.TwoShot, s.Direct(ring.AllReduce, DefaultTwoShotMax, 2))
+			assert.Zero(t, s.Direct(ring.AllReduce, DefaultTwoShotMax+1, 2), "above RINGO_TWOSHOT_MAX: the ring")
+			assert.Zero(t, s.Direct(ring.Broadcast, 8, 2), "no broadcast, reduce or point-to-point")
+			assert.Equal(t, kernels.DirectReduceScatter, s.Direct(ring.ReduceScatter, DefaultTwoShotMax/4, 4), "the whole buffer at most the staging buffer")
+			assert.Zero(t, s.Direct(ring.ReduceScatter, DefaultTwoShotMax/4+1, 4))
+			assert.Equal(t, kernels.DirectAllGather, s.Direct(ring.AllGather, 1, 2), "2 ranks: from the first byte")
+			assert.Zero(t, s.Direct(ring.AllGather, DefaultTwoShotMax/2+1, 2))
 			assert.Equal(t, int64(DefaultTwoShotMax), s.DirectStage(), "staging for the largest call")
 			d := s
 			d.DirectMax = DefaultDirectMax
 			assert.NotEqual(t, d.Fingerprint(), s.Fingerprint(), "ranks must agree on which all-reduces read directly")
 		}},
 		{name: "RINGO_DIRECT_MAX", value: "0", gpu: true, check: func(t *testing.T, s Settings) {
-			assert.Equal(t, 2, s.Direct(ring.AllReduce, 8), "two shots from the first byte")
+			assert.Equal(t, kernels.TwoShot, s.Direct(ring.AllReduce, 8, 2), "two shots from the first byte")
 			assert.True(t, s.DirectFor(2))
+		}},
+		{name: "RINGO_GATHER_DIRECT_MIN", value: "17M", err: "want a multiple of 1 bytes in [0, 16M]"},
+		{name: "RINGO_GATHER_DIRECT_MIN", value: "64K", gpu: true, check: func(t *testing.T, s Settings) {
+			assert.Equal(t, 64<<10, s.GatherDirectMin)
+			assert.Zero(t, s.Direct(ring.AllGather, 32<<10-1, 2), "below it, even with 2 ranks")
+			assert.Equal(t, kernels.DirectAllGather, s.Direct(ring.AllGather, 32<<10, 2))
+			d := s
+			d.GatherDirectMin = 0
+			assert.NotEqual(t, d.Fingerprint(), s.Fingerprint(), "ranks must agree on which reduce-scatters read directly")
 		}},
 		{name: "RINGO_TWOSHOT_MAX", value: "17M", err: "want a multiple of 1 bytes in [0, 16M]"},
 		{name: "RINGO_TWOSHOT_MAX", value: "1M", gpu: true, check: func(t *testing.T, s Settings) {
 			assert.Equal(t, 1<<20, s.TwoShotMax)
-			assert.Equal(t, 1, s.Direct(ring.AllReduce, DefaultDirectMax))
-			assert.Equal(t, 2, s.Direct(ring.AllReduce, 1<<20))
-			assert.Zero(t, s.Direct(ring.AllReduce, 1<<20+1))
+			assert.Equal(t, kernels.OneShot, s.Direct(ring.AllReduce, DefaultDirectMax, 2))
+			assert.Equal(t, kernels.TwoShot, s.Direct(ring.AllReduce, 1<<20, 2))
+			assert.Zero(t, s.Direct(ring.AllReduce, 1<<20+1, 2))
 			assert.Equal(t, int64(1<<20), s.DirectStage())
 			d := s
 			d.TwoShotMax = DefaultTwoShotMax
 			assert.NotEqual(t, d.Fingerprint(), s.Fingerprint(), "ranks must agree on which all-reduces run in two shots")
 			d.TwoShotMax, d.DirectMax = 0, 0
 			assert.False(t, d.DirectFor(2), "neither: nothing set up")
+			assert.Zero(t, d.Direct(ring.ReduceScatter, 1, 2), "nor reduce-scatters")
 			d.TwoShotMax = 100 // under DirectMax: never two shots
 			d.DirectMax = 1000
-			assert.Equal(t, 1, d.Direct(ring.AllReduce, 1000))
-			assert.Zero(t, d.Direct(ring.AllReduce, 1001))
+			assert.Equal(t, kernels.OneShot, d.Direct(ring.AllReduce, 1000, 2))
+			assert.Zero(t, d.Direct(ring.AllReduce, 1001, 2))
 		}},
 		{name: "NCCL_PROTO", value: "Simple", gpu: true, check: func(t *testing.T, s Settings) {
-			assert.Zero(t, s.Direct(ring.AllReduce, 8), "a protocol asked for: the ring runs it")
-			assert.Zero(t, s.Direct(ring.AllReduce, 1<<20), "nor two shots")
+			assert.Zero(t, s.Direct(ring.AllReduce, 8, 2), "a protocol asked for: the ring runs it")
+			assert.Zero(t, s.Direct(ring.AllReduce, 1<<20, 2), "nor two shots")
 		}},
 		{name: "RINGO_VARIANT", value: "bidirectional", gpu: true, check: func(t *testing.T, s Settings) {
-			assert.Zero(t, s.Direct(ring.AllReduce, 8), "a variant asked for: the ring runs it")
+			assert.Zero(t, s.Direct(ring.AllReduce, 8, 2), "a variant asked for: the ring runs it")
+			assert.Zero(t, s.Direct(ring.AllGather, 8, 2))
 		}},
 		{name: "RINGO_CHECK", value: "on", err: flag},
 		{name: "NCCL_NVTX_DISABLE", value: "-1", err: flag},

@@ -1,20 +1,28 @@
-// direct.cu: the direct all-reduces, for ranks that reach each other's
+// direct.cu: the direct collectives, for ranks that reach each other's
 // memory (ranks of one process: the same GPU, or GPUs with peer access;
 // ranks of one host whose sync areas are mapped through CUDA IPC). No
-// FIFO. Two kernels a type and operator, one launch per call:
-//   ringo_<type>_<op>_direct   one shot: every rank reads every rank's
-//                              input and reduces it into its own output;
-//   ringo_<type>_<op>_twoshot  two shots: the buffer is cut into one
-//                              segment per rank; rank q reads segment q of
-//                              every input and reduces it (a reduce-scatter
-//                              by direct reads), then every rank reads
-//                              every other's reduced segment (an
-//                              all-gather by direct reads). Each rank reads
-//                              about twice the buffer, where one shot reads
-//                              it n times.
-// Both sum in the order of the communicator's ring (as one rotation of the
-// ring would, which is what bench's error check expects), so every output
-// is the same to the bit.
+// FIFO. Three kernels a type and operator and one copy, one launch per
+// call:
+//   ringo_<type>_<op>_direct   all-reduce in one shot: every rank reads
+//                              every rank's input and reduces it into its
+//                              own output;
+//   ringo_<type>_<op>_twoshot  all-reduce in two shots: the buffer is cut
+//                              into one segment per rank; rank q reads
+//                              segment q of every input and reduces it (a
+//                              reduce-scatter by direct reads), then every
+//                              rank reads every other's reduced segment
+//                              (an all-gather by direct reads). Each rank
+//                              reads about twice the buffer, where one
+//                              shot reads it n times;
+//   ringo_<type>_<op>_directrs reduce-scatter: rank q reads segment q of
+//                              every input and reduces it into its output
+//                              (two shots' first half);
+//   ringo_directag             all-gather: every rank reads every rank's
+//                              input into that rank's segment of its
+//                              output (two shots' second half).
+// The reductions sum in the order of the communicator's ring (as one
+// rotation of the ring would, which is what bench's error check expects),
+// so every all-reduce's output is the same to the bit.
 //
 // Where a rank's input is read from (the kernel's how):
 //   RINGO_DIRECT_RAW      its address itself: every rank is in one process;
@@ -25,8 +33,9 @@
 //   RINGO_DIRECT_WINDOW+w window w (Comm.RegisterWindow), at an offset:
 //                         every rank has mapped every rank's window w
 //                         (RingoDirect.windows), so nothing is copied.
-// Each rank says its own, so they may differ from rank to rank. A two-shot
-// rank's reduced segment is read from its output when every rank is in
+// Each rank says its own, so they may differ from rank to rank (a staged
+// reduce-scatter stages its whole input, an all-gather its input). A
+// two-shot rank's reduced segment is read from its output when every rank is in
 // one process, else from its staging buffer, where it writes it too.
 //
 // Synchronisation is by flags in each rank's sync area (RingoDirect.area,
@@ -43,6 +52,9 @@
 //      tells every rank it has (the mid flag), waits until all have, and
 //      copies its share of every other segment from the rank that reduced
 //      it;
+//      reduce-scatter: it reduces its share of its rank's segment of every
+//      input into the output; all-gather: it copies its share of every
+//      input into the output;
 //   3. end: it tells every rank it has read, and waits until all have —
 //      only then may anyone write its output (one shot), which may be its
 //      input (in place), and return, after which its stream may overwrite
@@ -285,6 +297,43 @@ __device__ __forceinline__ void directAllReduce(const RingoDirect* d, const char
   if (t == 0) own[b] = v.epoch;
 }
 
+// reduceShare reduces [lo, hi) of every rank's input, from byte from on
+// (v.src[q] + from), in the ring's order, and writes it, post-operation
+// applied, to the same offsets of out and, unless it is null, of copy:
+// two shots' first half and the reduce-scatter.
+template <typename T, typename R>
+__device__ __forceinline__ void reduceShare(const RingoDirect* d, const DirectView& v, uint64_t from, char* out,
+                                            char* copy, uint64_t lo, uint64_t hi, uint64_t arg) {
+  const int t = threadIdx.x, n = d->nranks;
+  const R r(arg);
+  for (uint64_t base = lo; base < hi; base += (uint64_t)RINGO_DIRECT_PACKS * RINGO_DIRECT_THREADS * 16) {
+    uint4 acc[RINGO_DIRECT_PACKS];
+    const int q0 = d->order[0];
+#pragma unroll
+    for (int k = 0; k < RINGO_DIRECT_PACKS; k++) {
+      const uint64_t off = base + ((uint64_t)k * RINGO_DIRECT_THREADS + t) * 16;
+      if (off < hi) acc[k] = combinePack<T, R, DirectFirst, uint4>(R(v.args[q0]), uint4{}, loadPack<T>(v.src[q0] + from, off, hi));
+    }
+    for (int j = 1; j < n; j++) {
+      const int q = d->order[j];
+      const R rq(v.args[q]);
+#pragma unroll
+      for (int k = 0; k < RINGO_DIRECT_PACKS; k++) {
+        const uint64_t off = base + ((uint64_t)k * RINGO_DIRECT_THREADS + t) * 16;
+        if (off < hi) acc[k] = combinePack<T, R, DirectNext, uint4>(rq, acc[k], loadPack<T>(v.src[q] + from, off, hi));
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < RINGO_DIRECT_PACKS; k++) {
+      const uint64_t off = base + ((uint64_t)k * RINGO_DIRECT_THREADS + t) * 16;
+      if (off >= hi) continue;
+      const uint4 val = combinePack<T, R, DirectPost, uint4>(r, acc[k], acc[k]);
+      storePack<T>(out, off, hi, val);
+      if (copy != nullptr) storePack<T>(copy, off, hi, val);
+    }
+  }
+}
+
 // directTwoShot is the two-shot all-reduce (see the top of the file). The
 // segments are ceil(bytes/n) rounded up to a pack, the last ones shorter
 // or empty; block b takes share b of each.
@@ -320,33 +369,7 @@ __device__ __forceinline__ void directTwoShot(const RingoDirect* d, const char* 
   // output and, where the others read it there, the staging buffer (which
   // they read only this segment of from now on).
   part(me, lo, hi);
-  const R r(arg);
-  for (uint64_t base = lo; base < hi; base += (uint64_t)RINGO_DIRECT_PACKS * RINGO_DIRECT_THREADS * 16) {
-    uint4 acc[RINGO_DIRECT_PACKS];
-#pragma unroll
-    for (int k = 0; k < RINGO_DIRECT_PACKS; k++) {
-      const uint64_t off = base + ((uint64_t)k * RINGO_DIRECT_THREADS + t) * 16;
-      const int q0 = d->order[0];
-      if (off < hi) acc[k] = combinePack<T, R, DirectFirst, uint4>(R(v.args[q0]), uint4{}, loadPack<T>(v.src[q0], off, hi));
-    }
-    for (int j = 1; j < n; j++) {
-      const int q = d->order[j];
-      const R rq(v.args[q]);
-#pragma unroll
-      for (int k = 0; k < RINGO_DIRECT_PACKS; k++) {
-        const uint64_t off = base + ((uint64_t)k * RINGO_DIRECT_THREADS + t) * 16;
-        if (off < hi) acc[k] = combinePack<T, R, DirectNext, uint4>(rq, acc[k], loadPack<T>(v.src[q], off, hi));
-      }
-    }
-#pragma unroll
-    for (int k = 0; k < RINGO_DIRECT_PACKS; k++) {
-      const uint64_t off = base + ((uint64_t)k * RINGO_DIRECT_THREADS + t) * 16;
-      if (off >= hi) continue;
-      const uint4 val = combinePack<T, R, DirectPost, uint4>(r, acc[k], acc[k]);
-      storePack<T>(out, off, hi, val);
-      if (how != RINGO_DIRECT_RAW) storePack<T>(stage, off, hi, val);
-    }
-  }
+  reduceShare<T, R>(d, v, 0, out, how != RINGO_DIRECT_RAW ? stage : nullptr, lo, hi, arg);
   if (!directFlag(d, &v, RINGO_DIRECT_MID, abortFlag)) return;
 
   // 2b. Every other segment, from the rank that reduced it.
@@ -359,6 +382,64 @@ __device__ __forceinline__ void directTwoShot(const RingoDirect* d, const char* 
   if (t == 0) own[b] = v.epoch;
 }
 
+// directReduceScatter is the reduce-scatter by direct reads: rank me
+// reduces segment me (bytes long: its output) of every rank's input, block
+// b its share, and writes it to its output at once — no other rank reads
+// its output, nor segment me of its input (which is its output in place).
+// The end flag keeps the inputs (and staging buffers) until every rank has
+// read them.
+template <typename T, typename R>
+__device__ __forceinline__ void directReduceScatter(const RingoDirect* d, const char* in, char* out, uint64_t bytes,
+                                                    uint64_t arg, uint64_t how, uint64_t at,
+                                                    const volatile uint32_t* abortFlag) {
+  __shared__ DirectView v;
+  const int b = blockIdx.x, t = threadIdx.x;
+  const int n = d->nranks, me = d->rank;
+  uint64_t* own = d->area[me];
+  directEnter(d, &v);
+  const uint64_t share = ((bytes + gridDim.x - 1) / gridDim.x + 15) / 16 * 16;
+  const uint64_t lo = min((uint64_t)b * share, bytes), hi = min(lo + share, bytes);
+  if (how == RINGO_DIRECT_STAGED) {  // 0. the block's share of every segment into the staging buffer
+    char* stage = reinterpret_cast<char*>(own) + RINGO_DIRECT_STAGE_OFFSET;
+    for (int q = 0; q < n; q++) copyRange<T>(stage + q * bytes, in + q * bytes, lo, hi);
+    __syncthreads();
+  }
+  if (!directStart(d, &v, in, out, arg, how, at, abortFlag)) return;
+
+  reduceShare<T, R>(d, v, (uint64_t)me * bytes, out, nullptr, lo, hi, arg);
+  if (!directFlag(d, &v, RINGO_DIRECT_END, abortFlag)) return;  // 3. end
+  if (t == 0) own[b] = v.epoch;
+}
+
+// ringo_directag is the all-gather by direct reads: block b copies its
+// share of every rank's input (bytes long) into that rank's segment of
+// its output, its own input too unless it is already there (in place).
+// Bytes are bytes: no type, no operator.
+extern "C" __global__ void __launch_bounds__(RINGO_DIRECT_THREADS)
+    ringo_directag(const RingoDirect* d, const char* in, char* out, uint64_t bytes, uint64_t arg, uint64_t how,
+                   uint64_t at, const volatile uint32_t* abortFlag) {
+  __shared__ DirectView v;
+  const int b = blockIdx.x, t = threadIdx.x;
+  const int n = d->nranks, me = d->rank;
+  uint64_t* own = d->area[me];
+  directEnter(d, &v);
+  const uint64_t share = ((bytes + gridDim.x - 1) / gridDim.x + 15) / 16 * 16;
+  const uint64_t lo = min((uint64_t)b * share, bytes), hi = min(lo + share, bytes);
+  if (how == RINGO_DIRECT_STAGED) {
+    copyRange<uint8_t>(reinterpret_cast<char*>(own) + RINGO_DIRECT_STAGE_OFFSET, in, lo, hi);
+    __syncthreads();
+  }
+  if (!directStart(d, &v, in, out, arg, how, at, abortFlag)) return;
+  for (int j = 0; j < n; j++) {
+    const int q = (me + j) % n;
+    char* dst = out + (uint64_t)q * bytes;
+    const char* src = q == me ? in : v.src[q];
+    if (src != dst) copyRange<uint8_t>(dst, src, lo, hi);
+  }
+  if (!directFlag(d, &v, RINGO_DIRECT_END, abortFlag)) return;  // 3. end
+  if (t == 0) own[b] = v.epoch;
+}
+
 #define RINGO_DIRECT_KERNEL(name, T, K, body)                                                              \
   extern "C" __global__ void __launch_bounds__(RINGO_DIRECT_THREADS)                                       \
       name(const RingoDirect* d, const char* in, char* out, uint64_t bytes, uint64_t arg, uint64_t how,   \
@@ -366,11 +447,12 @@ __device__ __forceinline__ void directTwoShot(const RingoDirect* d, const char* 
     body<T, Red<T, K> >(d, in, out, bytes, arg, how, at, abortFlag);                                       \
   }
 
-// Every type's and operator's (reduce.cuh's lists): ringo_<type>_<op>_direct
-// and ringo_<type>_<op>_twoshot.
+// Every type's and operator's (reduce.cuh's lists): ringo_<type>_<op>_direct,
+// ringo_<type>_<op>_twoshot and ringo_<type>_<op>_directrs.
 #define RINGO_DIRECT_OP_KERNEL(tname, opname, T, K)                                 \
   RINGO_DIRECT_KERNEL(ringo_##tname##_##opname##_direct, T, K, directAllReduce)     \
-  RINGO_DIRECT_KERNEL(ringo_##tname##_##opname##_twoshot, T, K, directTwoShot)
+  RINGO_DIRECT_KERNEL(ringo_##tname##_##opname##_twoshot, T, K, directTwoShot)      \
+  RINGO_DIRECT_KERNEL(ringo_##tname##_##opname##_directrs, T, K, directReduceScatter)
 #define RINGO_DIRECT_KERNELS_FOR(tname, T) RINGO_FOR_OPS(RINGO_DIRECT_OP_KERNEL, tname, T)
 #define RINGO_DIRECT_KERNELS_FOR_INT(tname, T) RINGO_FOR_INT_OPS(RINGO_DIRECT_OP_KERNEL, tname, T)
 
