@@ -224,7 +224,11 @@ const (
 )
 
 func (k DirectKind) String() string {
-	return [...]string{"ring", "one-shot all-reduce", "two-shot all-reduce", "direct reduce-scatter", "direct all-gather"}[k]
+	names := [...]string{"ring", "one-shot all-reduce", "two-shot all-reduce", "direct reduce-scatter", "direct all-gather"}
+	if k < 0 || int(k) >= len(names) {
+		return fmt.Sprintf("direct kind %d", int(k))
+	}
+	return names[k]
 }
 
 // DirectAllGatherName is the direct all-gather's kernel: a copy, of any type.

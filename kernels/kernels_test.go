@@ -155,6 +155,8 @@ func TestDirectKernels(t *testing.T) {
 	assert.Error(t, err, "a float sum-then-divide")
 	_, err = DirectName(reduce.Float32, reduce.DevSum, NotDirect)
 	assert.ErrorContains(t, err, "no direct kernel of kind 0")
+	assert.Equal(t, "direct reduce-scatter", DirectReduceScatter.String())
+	assert.Equal(t, "direct kind 9", DirectKind(9).String())
 
 	defines := map[string]int{}
 	for _, m := range regexp.MustCompile(`(?m)^#define RINGO_DIRECT_([A-Z]+) (\d+)$`).FindAllStringSubmatch(string(src), -1) {

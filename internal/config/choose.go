@@ -53,8 +53,8 @@ func (s *Settings) GPUChoice(coll ring.Collective, n int, bytes int64, protos [3
 // other's memory: all-reduces up to DirectMax in one shot, above it up to
 // TwoShotMax in two; reduce-scatters and all-gathers whose whole buffer
 // (n·bytes) is at least GatherDirectMin and at most DirectStage, which a
-// rank in another process stages its input in; kernels.NotDirect for the ring, which also runs every call
-// that asks for a protocol or a variant.
+// rank in another process stages its input in. kernels.NotDirect: the
+// ring, which also runs every call that asks for a protocol or a variant.
 func (s *Settings) Direct(coll ring.Collective, bytes int64, n int) kernels.DirectKind {
 	if s.ProtoFrom != "" || s.Variant != ring.RingVariant {
 		return kernels.NotDirect

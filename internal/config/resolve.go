@@ -74,8 +74,8 @@ const (
 	// DefaultGatherDirectMin is RINGO_GATHER_DIRECT_MIN's default for
 	// communicators of more than two ranks: their reduce-scatters and
 	// all-gathers read directly from a whole buffer of this size (on one
-	// H200 with 4 ranks sharing it the ring's three steps were 1.5–2 µs
-	// quicker below 128 KiB, the direct kernel 30 % quicker at 2 MiB;
+	// H200 with 4 ranks sharing it the ring's three steps were 1–2 µs
+	// quicker to 128 KiB, the direct kernels 18–33 % quicker at 2 MiB;
 	// BENCHMARKS "Direct reduce-scatter and all-gather"). Two ranks: 0.
 	DefaultGatherDirectMin = 1 << 20
 )
@@ -323,8 +323,8 @@ func Resolve(c Request, n int, d Defaults) (Settings, error) {
 		// The hierarchical variant is three ring phases: its group and
 		// column communicators never read their peers' inputs directly.
 		// (With direct all-reduces in its columns, 4 ranks sharing one
-		// GPU hung in every run: BENCHMARKS "Hierarchical phases on one
-		// GPU".)
+		// GPU hung in every run: BENCHMARKS "Direct reduce-scatter and
+		// all-gather; the hierarchical variant's phases on rings".)
 		s.DirectMax, s.TwoShotMax = 0, 0
 	}
 
