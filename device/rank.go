@@ -387,7 +387,7 @@ func (r *Rank) launchDirect(kind kernels.DirectKind, in, out uintptr, bytes int6
 	if r.direct == 0 {
 		return fmt.Errorf("device: a direct collective on GPU %d before SetDirect", r.dev.Ordinal)
 	}
-	if err := r.directFits(kind, bytes, how); err != nil {
+	if err := directFits(kind, bytes, how, r.directRanks, r.stage); err != nil {
 		return err
 	}
 	name, arg := kernels.DirectAllGatherName, uint64(0)
@@ -416,31 +416,6 @@ func (r *Rank) launchDirect(kind kernels.DirectKind, in, out uintptr, bytes int6
 		return err
 	}
 	r.ordered(stream, captured)
-	return nil
-}
-
-// directFits checks a direct collective of kind and bytes (LaunchDirect's)
-// against the kernels' limits and, staged (how), the staging buffer.
-func (r *Rank) directFits(kind kernels.DirectKind, bytes int64, how uint64) error {
-	input, most := bytes, int64(kernels.TwoShotMaxBytes) // the input the others read; the largest buffer
-	switch kind {
-	case kernels.OneShot:
-		most = kernels.DirectMaxBytes
-	case kernels.TwoShot:
-	case kernels.DirectReduceScatter:
-		input *= int64(r.directRanks)
-		most /= int64(r.directRanks)
-	case kernels.DirectAllGather:
-		most /= int64(r.directRanks)
-	default:
-		return fmt.Errorf("%w: no direct collective of kind %d", errs.ErrInvalidArgument, int(kind))
-	}
-	switch {
-	case bytes < 1 || bytes > most:
-		return fmt.Errorf("%w: a %v of %d bytes a rank (1…%d)", errs.ErrInvalidArgument, kind, bytes, most)
-	case how == kernels.DirectStaged && input > r.stage:
-		return fmt.Errorf("%w: a staged %v of %d bytes, in a staging buffer of %d", errs.ErrInvalidArgument, kind, input, r.stage)
-	}
 	return nil
 }
 
