@@ -481,9 +481,9 @@ func directGraphsAndRing(t *testing.T, g []int, colls ...bench.Coll) {
 // TestGPUDirectGatherScatter: reduce-scatters and all-gathers whose whole
 // buffer is at least RINGO_GATHER_DIRECT_MIN (0 here) and at most the
 // staging size (max of RINGO_DIRECT_MAX and RINGO_TWOSHOT_MAX) read the
-// peers' inputs directly (kernels/src/direct.cu) — every datatype and op, counts across the kernels' pack, block and
-// share boundaries up to that limit, in and out of place, unaligned
-// buffers, 2 and 4 ranks, a ring order that is not the identity (the
+// peers' inputs directly (kernels/src/direct.cu) — every datatype and
+// op, counts across the kernels' pack, block and share boundaries up to
+// that limit, in and out of place, unaligned buffers, 2 and 4 ranks, a ring order that is not the identity (the
 // reduce-scatter sums in it), CUDA graphs (replays count the epochs on,
 // between all-reduces of one and two shots); the ring runs the same calls
 // above the limit and with both limits 0.
@@ -2066,7 +2066,8 @@ func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bo
 		}
 		return p.CopyFrom(host[:p.Len()])
 	}
-	check := func(p ringo.DevPtr[float32], k int, what string) error {
+	// expect waits for the calls and checks p's element i against want(i).
+	expect := func(p ringo.DevPtr[float32], what string, want func(i int) float32) error {
 		if err := c.Wait(ctx, s); err != nil {
 			return err
 		}
@@ -2074,15 +2075,22 @@ func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bo
 			return err
 		}
 		for i, v := range host[:p.Len()] {
-			want := float32(0)
-			for q := range n {
-				want += val(q, i, k)
-			}
-			if v != want {
-				return fmt.Errorf("rank %d, %s: element %d of %d = %v, want %v", r, what, i, p.Len(), v, want)
+			if w := want(i); v != w {
+				return fmt.Errorf("rank %d, %s: element %d of %d = %v, want %v", r, what, i, p.Len(), v, w)
 			}
 		}
 		return nil
+	}
+	// sum is element i of the ranks' inputs of fill(…, k), summed.
+	sum := func(i, k int) float32 {
+		total := float32(0)
+		for q := range n {
+			total += val(q, i, k)
+		}
+		return total
+	}
+	check := func(p ringo.DevPtr[float32], k int, what string) error {
+		return expect(p, what, func(i int) float32 { return sum(i, k) })
 	}
 	w, err := c.RegisterWindow(ctx, win.Addr(), int64(2*count*4))
 	if err != nil {
@@ -2122,21 +2130,6 @@ func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bo
 	if processes && ringo.ReadsPeers(c, 8) > 0 && ringo.DirectKindOf(c, ringo.CollReduceScatter, m*4) != kernels.DirectReduceScatter {
 		return fmt.Errorf("rank %d: a reduce-scatter of %d floats a rank runs the ring", r, m)
 	}
-	got := make([]float32, n*m)
-	gathered := func(p ringo.DevPtr[float32], what string, want func(i int) float32) error {
-		if err := c.Wait(ctx, s); err != nil {
-			return err
-		}
-		if err := p.CopyTo(got[:p.Len()]); err != nil {
-			return err
-		}
-		for i, v := range got[:p.Len()] {
-			if w := want(i); v != w {
-				return fmt.Errorf("rank %d, %s: element %d of %d = %v, want %v", r, what, i, p.Len(), v, w)
-			}
-		}
-		return nil
-	}
 	for k, call := range []struct {
 		in, out ringo.DevPtr[float32]
 		what    string
@@ -2150,13 +2143,7 @@ func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bo
 		if err := ringo.ReduceScatterDevice(ctx, c, call.in, call.out, ringo.OpSum, s); err != nil {
 			return err
 		}
-		if err := gathered(call.out, call.what, func(i int) float32 {
-			sum := float32(0)
-			for q := range n {
-				sum += val(q, r*m+i, 20+k)
-			}
-			return sum
-		}); err != nil {
+		if err := expect(call.out, call.what, func(i int) float32 { return sum(r*m+i, 20+k) }); err != nil {
 			return err
 		}
 	}
@@ -2173,7 +2160,7 @@ func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bo
 		if err := ringo.AllGatherDevice(ctx, c, call.in, call.out, s); err != nil {
 			return err
 		}
-		if err := gathered(call.out, call.what, func(i int) float32 { return val(i/m, i%m, 30+k) }); err != nil {
+		if err := expect(call.out, call.what, func(i int) float32 { return val(i/m, i%m, 30+k) }); err != nil {
 			return err
 		}
 	}
