@@ -39,7 +39,22 @@ func DeviceAlloc[T Elem](dev, n int) (DevPtr[T], error) {
 	return DevPtr[T]{addr: addr, n: n, dev: dev}, err
 }
 
-// Free releases memory from DeviceAlloc.
+// DeviceAllocShared allocates n elements of T on GPU dev as NCCL's
+// ncclMemAlloc does: memory of CUDA's virtual memory API (cuMemCreate; its
+// size rounded up to CUDA's granularity, 2 MiB on an H200), which every
+// GPU with peer access reaches and ranks in other processes map through a
+// file descriptor when it lies in a window (RegisterWindow). An error
+// wraps ErrNotSupported where the driver has no virtual memory management.
+func DeviceAllocShared[T Elem](dev, n int) (DevPtr[T], error) {
+	if n < 0 {
+		return DevPtr[T]{}, fmt.Errorf("%w: %d elements", ErrInvalidArgument, n)
+	}
+	addr, err := device.AllocShared(dev, int64(n)*int64(TypeOf[T]().Size()))
+	return DevPtr[T]{addr: addr, n: n, dev: dev}, err
+}
+
+// Free releases memory from DeviceAlloc or DeviceAllocShared once the GPU
+// has finished its work.
 func (p DevPtr[T]) Free() error { return device.Free(p.dev, p.addr) }
 
 // Len returns the number of elements.

@@ -1012,7 +1012,11 @@ func gpuChildMain(mode string) int {
 		if os.Getenv("NCCL_P2P_DISABLE") == "" && ringo.ReadsPeers(c, 8) == 0 {
 			return fail(4, fmt.Errorf("rank %d: no direct all-reduce over CUDA IPC", rank))
 		}
-		if err := runWindows(ctx, c, s, true); err != nil {
+		alloc := ringo.DeviceAlloc[float32]
+		if os.Getenv("RINGO_TEST_SHARED_WINDOWS") == "1" {
+			alloc = ringo.DeviceAllocShared[float32]
+		}
+		if err := runWindows(ctx, c, s, true, alloc); err != nil {
 			return fail(4, err)
 		}
 		if err := closed(); err != nil {
@@ -2011,26 +2015,120 @@ func testPlanCacheBounded(t *testing.T, g []int) {
 	}
 }
 
-// TestGPUWindows: windows on 4 ranks of one process (runWindows), where
+// TestGPUWindows: windows on 4 ranks of one process (runWindows), of
+// cuMemAlloc's memory and of shareable memory (ncclMemAlloc's), where
 // every all-reduce up to RINGO_DIRECT_MAX reads the inputs in place.
 func TestGPUWindows(t *testing.T) {
-	fourLocalRanks(t, func(ctx context.Context, c *ringo.Comm, s ringo.Stream) error {
-		if ringo.ReadsPeers(c, 8) == 0 || ringo.ReadFrom(c, 0, 8) != kernels.DirectRaw {
-			return fmt.Errorf("rank %d: all-reduces of ranks of one process do not read the inputs in place", c.Rank())
+	for name, alloc := range map[string]func(dev, n int) (ringo.DevPtr[float32], error){
+		"cuMemAlloc": ringo.DeviceAlloc[float32], "shareable": ringo.DeviceAllocShared[float32],
+	} {
+		t.Run(name, func(t *testing.T) {
+			fourLocalRanks(t, func(ctx context.Context, c *ringo.Comm, s ringo.Stream) error {
+				if ringo.ReadsPeers(c, 8) == 0 || ringo.ReadFrom(c, 0, 8) != kernels.DirectRaw {
+					return fmt.Errorf("rank %d: all-reduces of ranks of one process do not read the inputs in place", c.Rank())
+				}
+				return runWindows(ctx, c, s, false, alloc)
+			})
+		})
+	}
+}
+
+// TestGPUAllocShared: memory of CUDA's virtual memory API (ncclMemAlloc's,
+// DeviceAllocShared) is the GPU's memory to every argument check; an
+// all-reduce of ranks sharing its GPU reads and writes it in place and out
+// of place; Free gives back all of it; freeing it from its middle, or
+// twice, is an error.
+func TestGPUAllocShared(t *testing.T) {
+	g := testGPUs(t)
+	before := cuda.Outstanding()
+	comms := localGPUs(t, g, nil)
+	const count = 300000 // floats: 1.2 MB, a two-shot all-reduce's size
+	bufs := make([]ringo.DevPtr[float32], len(comms))
+	for r, c := range comms {
+		p, err := ringo.DeviceAllocShared[float32](c.GPU(), 2*count)
+		require.NoError(t, err)
+		bufs[r] = p
+		host := make([]float32, 2*count)
+		for i := range host {
+			host[i] = float32(r + i%17)
 		}
-		return runWindows(ctx, c, s, false)
-	})
+		require.NoError(t, p.CopyFrom(host))
+	}
+	assert.Equal(t, int64(len(comms)), cuda.Outstanding().Shared-before.Shared)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n := float32(len(comms))
+	sum := func(i int) float32 { return n*float32(i%17) + n*(n-1)/2 } // over ranks r of r + i%17
+	// check waits for c's calls and checks p's first m elements.
+	check := func(ctx context.Context, c *ringo.Comm, s ringo.Stream, p ringo.DevPtr[float32], m int, what string) error {
+		if err := c.Wait(ctx, s); err != nil {
+			return err
+		}
+		host := make([]float32, m)
+		if err := p.Slice(0, m).CopyTo(host); err != nil {
+			return err
+		}
+		for i, v := range host {
+			if v != sum(i) {
+				return fmt.Errorf("rank %d, %d floats %s: element %d = %v, want %v", c.Rank(), m, what, i, v, sum(i))
+			}
+		}
+		return nil
+	}
+	errc := make(chan error, len(comms))
+	for r, c := range comms {
+		go func() {
+			errc <- func() error {
+				s, err := ringo.NewStream(c.GPU())
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				in, out := bufs[r].Slice(0, count), bufs[r].Slice(count, 2*count)
+				for _, m := range []int{7, 4099, count} {
+					if err := ringo.AllReduceDevice(ctx, c, in.Slice(0, m), out.Slice(0, m), ringo.OpSum, s); err != nil {
+						return err
+					}
+					if err := check(ctx, c, s, out, m, "out of place"); err != nil {
+						return err
+					}
+				}
+				if err := ringo.AllReduceDevice(ctx, c, in, in, ringo.OpSum, s); err != nil {
+					return err
+				}
+				return check(ctx, c, s, in, count, "in place")
+			}()
+		}()
+	}
+	for range comms {
+		require.NoError(t, <-errc)
+	}
+	err := bufs[0].Slice(1, 2).Free()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not the start of shareable memory")
+	for _, p := range bufs {
+		require.NoError(t, p.Free())
+	}
+	require.Error(t, bufs[0].Free(), "a second Free")
+	for _, c := range comms {
+		require.NoError(t, c.Close())
+	}
+	assert.Equal(t, before, cuda.Outstanding(), "what the process holds after the communicator and the memory are gone")
 }
 
 // TestGPUProcessesWindows: windows on 4 GPU ranks, each its own process,
 // over CUDA IPC (direct all-reduces: inputs in a window read there, others
-// staged; in one shot, and again in two) and over shared memory and
-// sockets (the ring: windows checked and kept).
+// staged; in one shot, and again in two; windows of shareable memory,
+// whose file descriptors the ranks lend each other) and over shared memory
+// and sockets (the ring: windows checked and kept).
 func TestGPUProcessesWindows(t *testing.T) {
 	t.Setenv("RINGO_GATHER_DIRECT_MIN", "0") // the ranks' small reduce-scatters and all-gathers read directly too
 	gpuProcesses(t, "gpu-window", nil, allTransports, nil)
 	t.Run("two shots", func(t *testing.T) {
 		gpuProcesses(t, "gpu-window", []string{"RINGO_DIRECT_MAX=0"}, map[string][]string{"P2P": nil}, nil)
+	})
+	t.Run("shareable", func(t *testing.T) { // windows of ncclMemAlloc's memory: file descriptors lent, not CUDA IPC
+		gpuProcesses(t, "gpu-window", []string{"RINGO_TEST_SHARED_WINDOWS=1"}, map[string][]string{"P2P": nil}, nil)
 	})
 }
 
@@ -2045,15 +2143,15 @@ func TestGPUProcessesWindows(t *testing.T) {
 // memory, a second Deregister. Across processes, a window whose buffer is
 // freed and made again is staged, not read. All-reduces run again after
 // the window is gone.
-func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bool) error {
+func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bool, alloc func(dev, n int) (ringo.DevPtr[float32], error)) error {
 	n, r, gpu := c.Size(), c.Rank(), c.GPU()
 	const count = 60000 // floats: 240 KiB, under RINGO_DIRECT_MAX
-	win, err := ringo.DeviceAlloc[float32](gpu, 2*count)
+	win, err := alloc(gpu, 2*count)
 	if err != nil {
 		return err
 	}
 	defer win.Free()
-	other, err := ringo.DeviceAlloc[float32](gpu, count)
+	other, err := alloc(gpu, count)
 	if err != nil {
 		return err
 	}
@@ -2169,7 +2267,7 @@ func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bo
 	// cuMemAlloc tends to): the others' mappings show the freed memory, so
 	// the new buffer's calls must be staged, and right.
 	if processes && ringo.ReadsPeers(c, 8) > 0 {
-		tmp, err := ringo.DeviceAlloc[float32](gpu, count)
+		tmp, err := alloc(gpu, count)
 		if err != nil {
 			return err
 		}
@@ -2181,7 +2279,7 @@ func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bo
 		if err := tmp.Free(); err != nil {
 			return err
 		}
-		again, err := ringo.DeviceAlloc[float32](gpu, count)
+		again, err := alloc(gpu, count)
 		if err != nil {
 			return err
 		}

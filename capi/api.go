@@ -15,10 +15,13 @@ import (
 // functions with Go types (exports.go converts). Its hooks to ringo and CUDA
 // are fields, so tests drive everything with fakes.
 type library struct {
-	join       joinFunc            // ringo.NewGPUComm
-	device     func() (int, error) // the calling thread's current CUDA device
-	devices    func() (int, error) // the number of CUDA devices
-	memAlloc   func(uint64) (uintptr, error)
+	join     joinFunc                      // ringo.NewGPUComm
+	device   func() (int, error)           // the calling thread's current CUDA device
+	devices  func() (int, error)           // the number of CUDA devices
+	memAlloc func(uint64) (uintptr, error) // cuMemAlloc
+	// memShared allocates on the current device from CUDA's virtual
+	// memory API (device.AllocShared); memFree frees either.
+	memShared  func(uint64) (uintptr, error)
 	memFree    func(uintptr) error
 	newID      func() ([128]byte, error) // ringo.NewUniqueID
 	sendRecv   sendRecvFunc              // ringo.SendRecv
@@ -48,6 +51,7 @@ func newLibrary() *library {
 		device:     cudaCurrentDevice,
 		devices:    cudaDeviceCount,
 		memAlloc:   cudaMemAlloc,
+		memShared:  cudaMemShared,
 		memFree:    cudaMemFree,
 		newID:      newUniqueID,
 		sendRecv:   gpuSendRecv,

@@ -13,6 +13,8 @@ import (
 	"github.com/ringo-ccl/ringo"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/reduce"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // devPtr is a device address as the void* a C caller passes; it is never
@@ -318,15 +320,30 @@ func TestMemAlloc(t *testing.T) {
 	if err := tl.memAllocAPI(ptr(&p), 0); err != nil || p != nil {
 		t.Fatalf("size 0: %p, %v", p, err)
 	}
-	if err := tl.memAllocAPI(ptr(&p), 64); err != nil || uintptr(p) != 0x7f0000000040 {
-		t.Fatalf("size 64: %p, %v", p, err)
-	}
+	// Shareable memory (CUDA's virtual memory API) unless
+	// NCCL_CUMEM_ENABLE=0, or where the driver has none.
+	require.NoError(t, tl.memAllocAPI(ptr(&p), 64))
+	assert.Equal(t, uintptr(0x7e0000000040), uintptr(p), "shareable memory")
+	t.Setenv("NCCL_CUMEM_ENABLE", "0")
+	require.NoError(t, tl.memAllocAPI(ptr(&p), 64))
+	assert.Equal(t, uintptr(0x7f0000000040), uintptr(p), "cuMemAlloc's with NCCL_CUMEM_ENABLE=0")
+	t.Setenv("NCCL_CUMEM_ENABLE", "yes")
+	err := tl.memAllocAPI(ptr(&p), 64)
+	wantResult(t, "NCCL_CUMEM_ENABLE=yes", err, ncclInvalidArgument)
+	assert.ErrorContains(t, err, `NCCL_CUMEM_ENABLE="yes"`)
+	t.Setenv("NCCL_CUMEM_ENABLE", "1")
+	shared := tl.memShared
+	tl.memShared = func(uint64) (uintptr, error) { return 0, fmt.Errorf("%w: no VMM", ringo.ErrNotSupported) }
+	require.NoError(t, tl.memAllocAPI(ptr(&p), 64))
+	assert.Equal(t, uintptr(0x7f0000000040), uintptr(p), "cuMemAlloc's where the driver has no virtual memory management")
+	tl.memShared = shared
+
 	wantResult(t, "NULL ptr", tl.memAllocAPI(nil, 8), ncclInvalidArgument)
 	if err := tl.memFreeAPI(nil); err != nil {
 		t.Fatal(err)
 	}
-	tl.memAlloc = func(uint64) (uintptr, error) {
-		return 0, &cudaError{op: "cuMemAlloc", code: 2, name: "CUDA_ERROR_OUT_OF_MEMORY", msg: "out of memory"}
+	tl.memShared = func(uint64) (uintptr, error) {
+		return 0, &cudaError{op: "cuMemCreate", code: 2, name: "CUDA_ERROR_OUT_OF_MEMORY", msg: "out of memory"}
 	}
 	wantResult(t, "out of memory", tl.memAllocAPI(ptr(&p), 1<<40), ncclUnhandledCudaError)
 }

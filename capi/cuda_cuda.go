@@ -136,6 +136,8 @@ static CUresult ringoStreamWait(int dev, uintptr_t waiter, uintptr_t on) {
 */
 import "C"
 
+import "github.com/ringo-ccl/ringo/device"
+
 // cudaErr describes a failed driver call.
 func cudaErr(op string, r C.CUresult) error {
 	if r == C.CUDA_SUCCESS {
@@ -184,9 +186,23 @@ func cudaMemAlloc(n uint64) (uintptr, error) {
 	return uintptr(p), nil
 }
 
-// cudaMemFree frees device memory from cudaMemAlloc (cuMemFree).
+// cudaMemShared allocates n bytes of the current device's memory from
+// CUDA's virtual memory API (device.AllocShared).
+func cudaMemShared(n uint64) (uintptr, error) {
+	dev, err := cudaCurrentDevice()
+	if err != nil {
+		return 0, err
+	}
+	return device.AllocShared(dev, int64(n))
+}
+
+// cudaMemFree frees device memory from cudaMemShared or cudaMemAlloc
+// (cuMemFree).
 func cudaMemFree(p uintptr) error {
 	if err := ensureCUDA(); err != nil {
+		return err
+	}
+	if shared, err := device.FreeShared(p); shared || err != nil {
 		return err
 	}
 	return cudaErr("cuMemFree", C.ringoMemFree(C.ulonglong(p)))

@@ -412,9 +412,10 @@ func newTestLib(t *testing.T) *testLib {
 			defer tl.devMu.Unlock()
 			return tl.dev, nil
 		},
-		devices:  func() (int, error) { return 8, nil },
-		memAlloc: func(n uint64) (uintptr, error) { return 0x7f0000000000 + uintptr(n), nil },
-		memFree:  func(uintptr) error { return nil },
+		devices:   func() (int, error) { return 8, nil },
+		memAlloc:  func(n uint64) (uintptr, error) { return 0x7f0000000000 + uintptr(n), nil },
+		memShared: func(n uint64) (uintptr, error) { return 0x7e0000000000 + uintptr(n), nil },
+		memFree:   func(uintptr) error { return nil },
 		newID: func() ([128]byte, error) {
 			x := [128]byte{1, 2, 3}
 			binary.LittleEndian.PutUint64(x[4:], ids.Add(1))

@@ -1,10 +1,23 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
+
+	"github.com/ringo-ccl/ringo"
+	"github.com/ringo-ccl/ringo/internal/env"
 )
 
+// envCuMem is NCCL_CUMEM_ENABLE: 0 makes ncclMemAlloc allocate with
+// cuMemAlloc.
+var envCuMem = env.Var{Name: "CUMEM_ENABLE", NCCL: true}
+
+// memAllocAPI is ncclMemAlloc: memory of CUDA's virtual memory API, as
+// NCCL's, which other processes map through a file descriptor (a window's
+// across processes) — or cuMemAlloc's, which CUDA IPC maps, with
+// NCCL_CUMEM_ENABLE=0 or where the driver has no virtual memory
+// management.
 func (l *library) memAllocAPI(out unsafe.Pointer, size uint64) error {
 	const fn = "ncclMemAlloc"
 	if out == nil {
@@ -14,7 +27,17 @@ func (l *library) memAllocAPI(out unsafe.Pointer, size uint64) error {
 	if size == 0 {
 		return nil // as cudaMalloc(ptr, 0): a NULL pointer
 	}
-	p, err := l.memAlloc(size)
+	shared, err := envCuMem.Int(1, 0, 1)
+	if err != nil {
+		return fmt.Errorf("%s: %w", fn, err)
+	}
+	var p uintptr
+	if shared == 1 {
+		p, err = l.memShared(size)
+	}
+	if shared == 0 || errors.Is(err, ringo.ErrNotSupported) {
+		p, err = l.memAlloc(size)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %d bytes: %w", fn, size, err)
 	}

@@ -12,8 +12,21 @@ import "time"
 // Alloc allocates n bytes (at least 1) on GPU dev.
 func Alloc(dev int, n int64) (uintptr, error) { return alloc(dev, n) }
 
-// Free releases memory from Alloc.
+// AllocShared allocates n bytes on GPU dev as NCCL's ncclMemAlloc does:
+// memory of CUDA's virtual memory API (cuMemCreate, rounded up to its
+// granularity), which every GPU with peer access to dev reaches and other
+// processes map through a file descriptor (a window's, across processes).
+// An error wraps errs.ErrNotSupported where the driver has no virtual
+// memory management.
+func AllocShared(dev int, n int64) (uintptr, error) { return allocShared(dev, n) }
+
+// Free releases memory from Alloc or AllocShared (which must start at p),
+// once the GPU has finished its work.
 func Free(dev int, p uintptr) error { return free(dev, p) }
+
+// FreeShared frees p when it is memory from AllocShared, whatever GPU's,
+// and says whether it was.
+func FreeShared(p uintptr) (bool, error) { return freeShared(p) }
 
 // CopyHtoD copies src to device address dst of GPU dev.
 func CopyHtoD(dev int, dst uintptr, src []byte) error { return copyHtoD(dev, dst, src) }

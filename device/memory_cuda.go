@@ -3,6 +3,7 @@
 package device
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ringo-ccl/ringo/internal/cuda"
@@ -31,7 +32,35 @@ func free(dev int, p uintptr) error {
 	if err != nil {
 		return err
 	}
+	if shared, err := freeShared(p); shared || err != nil {
+		return err
+	}
 	return d.Free(cuda.Ptr(p))
+}
+
+func allocShared(dev int, n int64) (uintptr, error) {
+	d, err := open(dev)
+	if err != nil {
+		return 0, err
+	}
+	p, err := d.AllocShared(n)
+	var ce *cuda.Error
+	if errors.As(err, &ce) && ce.Name == "CUDA_ERROR_NOT_SUPPORTED" {
+		err = fmt.Errorf("%w: %w", errs.ErrNotSupported, err)
+	}
+	return uintptr(p), err
+}
+
+func freeShared(p uintptr) (bool, error) {
+	ok, _, _, ord, err := cuda.SharedBounds(cuda.Ptr(p))
+	if !ok || err != nil {
+		return false, err
+	}
+	d, err := open(ord)
+	if err != nil {
+		return true, err
+	}
+	return true, d.FreeShared(cuda.Ptr(p))
 }
 
 func copyHtoD(dev int, dst uintptr, src []byte) error {

@@ -51,6 +51,8 @@ func noCUDA() error { return fmt.Errorf("%w: %w", errs.ErrNotSupported, cuda.Err
 
 func alloc(int, int64) (uintptr, error)                      { return 0, noCUDA() }
 func free(int, uintptr) error                                { return noCUDA() }
+func allocShared(int, int64) (uintptr, error)                { return 0, noCUDA() }
+func freeShared(uintptr) (bool, error)                       { return false, noCUDA() }
 func copyHtoD(int, uintptr, []byte) error                    { return noCUDA() }
 func copyDtoH(int, []byte, uintptr) error                    { return noCUDA() }
 func newStream(int) (uintptr, error)                         { return 0, noCUDA() }

@@ -2,6 +2,8 @@
 
 #include "helpers.h"
 
+#include <string.h>
+
 const char* ringoErrorName(CUresult r) {
   const char* s = 0;
   if (cuGetErrorName(r, &s) != CUDA_SUCCESS || s == 0) return "CUDA_ERROR_UNKNOWN";
@@ -88,4 +90,125 @@ CUresult ringoOccupancy(CUcontext ctx, CUfunction f, int block, int* blocks) {
   CUresult r = cuCtxSetCurrent(ctx);
   if (r != CUDA_SUCCESS) return r;
   return cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks, f, block, 0);
+}
+
+// The virtual memory API (vmm.go). An allocation is one physical handle
+// mapped once, its whole size, at an address of its own, as ncclMemAlloc's;
+// the handle is released as soon as it is mapped, so unmapping frees it.
+
+// ringoVmmAccess grants read and write access to [p, p+n) to GPU dev and,
+// with peers, to every GPU that can access dev's memory.
+static CUresult ringoVmmAccess(CUdeviceptr p, size_t n, CUdevice dev, int peers) {
+  int count = 0;
+  CUresult r = cuDeviceGetCount(&count);
+  if (r != CUDA_SUCCESS) return r;
+  for (int i = 0; i < count; i++) {
+    CUdevice other;
+    if ((r = cuDeviceGet(&other, i)) != CUDA_SUCCESS) return r;
+    int can = other == dev;
+    if (!can && peers && cuDeviceCanAccessPeer(&can, other, dev) != CUDA_SUCCESS) can = 0;
+    if (!can) continue;
+    CUmemAccessDesc a = {};
+    a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    a.location.id = (int)other;
+    a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if ((r = cuMemSetAccess(p, n, &a, 1)) != CUDA_SUCCESS) return r;
+  }
+  return CUDA_SUCCESS;
+}
+
+// ringoVmmMap reserves n bytes of addresses (a multiple of the granularity),
+// maps h there and grants access (ringoVmmAccess), then releases h: the
+// mapping holds the memory. On failure nothing stays reserved or mapped,
+// and h is released all the same.
+static CUresult ringoVmmMap(CUmemGenericAllocationHandle h, size_t n, size_t align, CUdevice dev, int peers,
+                            CUdeviceptr* out) {
+  CUdeviceptr p = 0;
+  CUresult r = cuMemAddressReserve(&p, n, align, 0, 0);
+  if (r == CUDA_SUCCESS) {
+    r = cuMemMap(p, n, 0, h, 0);
+    if (r == CUDA_SUCCESS) {
+      r = ringoVmmAccess(p, n, dev, peers);
+      if (r != CUDA_SUCCESS) cuMemUnmap(p, n);
+    }
+    if (r != CUDA_SUCCESS) cuMemAddressFree(p, n);
+  }
+  cuMemRelease(h);
+  if (r == CUDA_SUCCESS) *out = p;
+  return r;
+}
+
+static CUresult ringoVmmProp(CUdevice dev, CUmemAllocationProp* prop, size_t* gran) {
+  memset(prop, 0, sizeof(*prop));
+  prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop->location.id = (int)dev;
+  prop->requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  int rdma = 0;
+  if (cuDeviceGetAttribute(&rdma, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, dev) == CUDA_SUCCESS &&
+      rdma)
+    prop->allocFlags.gpuDirectRDMACapable = 1;
+  return cuMemGetAllocationGranularity(gran, prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+}
+
+CUresult ringoVmmAlloc(CUdevice dev, size_t n, CUdeviceptr* out, size_t* size) {
+  int ok = 0;
+  CUresult r = cuDeviceGetAttribute(&ok, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, dev);
+  if (r != CUDA_SUCCESS) return r;
+  if (!ok) return CUDA_ERROR_NOT_SUPPORTED;
+  CUmemAllocationProp prop;
+  size_t gran = 0;
+  if ((r = ringoVmmProp(dev, &prop, &gran)) != CUDA_SUCCESS) return r;
+  n = (n + gran - 1) / gran * gran;
+  CUmemGenericAllocationHandle h;
+  if ((r = cuMemCreate(&h, n, &prop, 0)) != CUDA_SUCCESS) return r;
+  *size = n;
+  return ringoVmmMap(h, n, gran, dev, 1, out);
+}
+
+// ringoVmmBounds sets *base and *size to the mapping holding p, and *dev
+// to the GPU whose memory it is, when it is memory of the virtual memory
+// API (*vmm = 1), else *vmm = 0.
+CUresult ringoVmmBounds(CUdeviceptr p, int* vmm, CUdeviceptr* base, size_t* size, int* dev) {
+  CUmemGenericAllocationHandle h;
+  *vmm = 0;
+  CUresult r = cuMemRetainAllocationHandle(&h, (void*)p);
+  if (r != CUDA_SUCCESS) return CUDA_SUCCESS;  // not the virtual memory API's (cuMemAlloc's, host memory, none)
+  CUmemAllocationProp prop;
+  memset(&prop, 0, sizeof(prop));
+  r = cuMemGetAllocationPropertiesFromHandle(&prop, h);
+  cuMemRelease(h);
+  if (r != CUDA_SUCCESS) return r;
+  *vmm = 1;
+  *dev = prop.location.id;
+  return cuMemGetAddressRange(base, size, p);
+}
+
+CUresult ringoVmmFree(CUdeviceptr base, size_t size) {
+  CUresult r = cuMemUnmap(base, size);
+  if (r != CUDA_SUCCESS) return r;
+  return cuMemAddressFree(base, size);
+}
+
+CUresult ringoVmmExport(CUdeviceptr base, int* fd) {
+  CUmemGenericAllocationHandle h;
+  CUresult r = cuMemRetainAllocationHandle(&h, (void*)base);
+  if (r != CUDA_SUCCESS) return r;
+  r = cuMemExportToShareableHandle(fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  cuMemRelease(h);
+  return r;
+}
+
+CUresult ringoVmmImport(CUdevice dev, int fd, size_t size, CUdeviceptr* out) {
+  CUmemGenericAllocationHandle h;
+  CUresult r = cuMemImportFromShareableHandle(&h, (void*)(uintptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+  if (r != CUDA_SUCCESS) return r;
+  CUmemAllocationProp prop;
+  size_t gran = 0;
+  if ((r = ringoVmmProp(dev, &prop, &gran)) != CUDA_SUCCESS) {
+    cuMemRelease(h);
+    return r;
+  }
+  if (size % gran != 0) gran = 0;  // the exporter's granularity: cuMemAddressReserve's default alignment
+  return ringoVmmMap(h, size, gran, dev, 0, out);
 }

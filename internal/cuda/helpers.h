@@ -16,3 +16,8 @@ CUresult ringoPointerInfo(CUdeviceptr p, int* memType, int* ordinal, CUdeviceptr
 CUstream ringoStream(uintptr_t s);
 CUevent ringoEvent(uintptr_t e);
 CUgraphExec ringoGraphExec(uintptr_t g);
+CUresult ringoVmmAlloc(CUdevice dev, size_t n, CUdeviceptr* out, size_t* size);
+CUresult ringoVmmBounds(CUdeviceptr p, int* vmm, CUdeviceptr* base, size_t* size, int* dev);
+CUresult ringoVmmFree(CUdeviceptr base, size_t size);
+CUresult ringoVmmExport(CUdeviceptr base, int* fd);
+CUresult ringoVmmImport(CUdevice dev, int fd, size_t size, CUdeviceptr* out);

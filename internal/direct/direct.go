@@ -22,14 +22,21 @@ import (
 	"sync"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/sys"
 	"github.com/ringo-ccl/ringo/kernels"
 )
 
 // HandleBytes is the size of a CUDA IPC handle (CU_IPC_HANDLE_SIZE).
 const HandleBytes = 64
 
-// Handle names a rank's GPU allocation for other processes.
-type Handle [HandleBytes]byte
+// Handle names a rank's GPU allocation for other processes: a CUDA IPC
+// handle, or, Shared, where to borrow the file descriptor of memory of
+// CUDA's virtual memory API (ncclMemAlloc's, which CUDA IPC refuses) and
+// its size.
+type Handle struct {
+	Shared bool
+	Data   [HandleBytes]byte
+}
 
 // GPU is what Peers asks of its rank's GPU: package device's executor and
 // CUDA IPC, in a build with the cuda tag (NewGPU).
@@ -49,14 +56,35 @@ type GPU interface {
 	// no later allocation shares (CUDA's buffer ID), or an error if none
 	// holds it.
 	Allocation(p uintptr) (uint64, error)
-	// Export returns the handle of the allocation starting at base.
-	Export(base uintptr) (Handle, error)
+	// Export returns the handle of the allocation starting at base, and
+	// release (nil when there is nothing to end), which ends the export
+	// once every rank has opened it: a lent file descriptor.
+	Export(base uintptr) (h Handle, release func() error, err error)
 	// Open maps another process's allocation; Close unmaps it.
 	Open(h Handle) (uintptr, error)
-	Close(p uintptr) error
+	Close(h Handle, p uintptr) error
 	// Sync waits for the GPU's work (before memory a kernel may read is
 	// unmapped).
 	Sync() error
+}
+
+// sharedHandle is the Handle of shareable memory of size bytes whose file
+// descriptor is lent at a.
+func sharedHandle(a sys.LendAddr, size int64) Handle {
+	h := Handle{Shared: true}
+	n := copy(h.Data[:], a.Name[:])
+	n += copy(h.Data[n:], a.Secret[:])
+	binary.LittleEndian.PutUint64(h.Data[n:], uint64(size))
+	return h
+}
+
+// lent returns where a Shared handle's descriptor is lent, and the size of
+// its memory.
+func (h Handle) lent() (sys.LendAddr, int64) {
+	var a sys.LendAddr
+	n := copy(a.Name[:], h.Data[:])
+	n += copy(a.Secret[:], h.Data[n:])
+	return a, int64(binary.LittleEndian.Uint64(h.Data[n:]))
 }
 
 // Exchanger all-gathers a blob from every rank (the bootstrap's).
@@ -158,10 +186,12 @@ func Join(ctx context.Context, ex Exchanger, gpu GPU, rank int, local []bool, or
 	if setup == nil {
 		mine.addr, setup = gpu.Area(stage)
 	}
+	var release func() error
 	if setup == nil && !p.raw {
 		mine.base = mine.addr
-		mine.h, setup = gpu.Export(mine.base)
+		mine.h, release, setup = gpu.Export(mine.base)
 	}
+	defer end(release) // once every rank has answered round 2, or failed
 	all, err := exchange(ctx, ex, n, mine, setup)
 	if err != nil {
 		return nil, nil, err
@@ -272,9 +302,11 @@ func (p *Peers) Register(ctx context.Context, ex Exchanger, addr uintptr, bytes 
 	if bad == nil && !p.raw {
 		w.alloc, bad = p.gpu.Allocation(addr)
 	}
+	var release func() error
 	if bad == nil && !p.raw {
-		mine.h, bad = p.gpu.Export(mine.base)
+		mine.h, release, bad = p.gpu.Export(mine.base)
 	}
+	defer end(release) // once every rank has answered the last round, or failed
 	all, err := exchange(ctx, ex, len(p.local), mine, bad)
 	if err != nil {
 		return nil, err
@@ -309,6 +341,14 @@ func (p *Peers) Register(ctx context.Context, ex Exchanger, addr uintptr, bytes 
 	}
 	p.keep(w)
 	return w, nil
+}
+
+// end ends an export (Export's release), if it has one to end. What
+// fails there is only this rank's: the others have mapped the memory.
+func end(release func() error) {
+	if release != nil {
+		release()
+	}
 }
 
 // Agree is Register's check for a communicator that reads no windows (its
@@ -416,7 +456,7 @@ func (p *Peers) unmap(keys []mapKey) error {
 		}
 		if m.refs--; m.refs == 0 {
 			delete(p.maps, k)
-			errs = append(errs, p.gpu.Close(m.addr))
+			errs = append(errs, p.gpu.Close(k.h, m.addr))
 		}
 	}
 	return errors.Join(errs...)
@@ -433,7 +473,7 @@ type entry struct {
 }
 
 // entryBytes is an entry's encoding without its error text.
-const entryBytes = 8 + 8 + 8 + 8 + HandleBytes + 4
+const entryBytes = 8 + 8 + 8 + 8 + 1 + HandleBytes + 4
 
 // maxWhy bounds the error text an entry carries.
 const maxWhy = 512
@@ -456,8 +496,11 @@ func exchange(ctx context.Context, ex Exchanger, n int, mine entry, bad error) (
 	binary.LittleEndian.PutUint64(b[8:], uint64(mine.base))
 	binary.LittleEndian.PutUint64(b[16:], uint64(mine.bytes))
 	binary.LittleEndian.PutUint64(b[24:], uint64(mine.slot))
-	copy(b[32:], mine.h[:])
-	binary.LittleEndian.PutUint32(b[32+HandleBytes:], uint32(len(mine.err)))
+	if mine.h.Shared {
+		b[32] = 1
+	}
+	copy(b[33:], mine.h.Data[:])
+	binary.LittleEndian.PutUint32(b[33+HandleBytes:], uint32(len(mine.err)))
 	b = append(b, mine.err...)
 	blobs, err := ex.AllGather(ctx, b)
 	if err != nil {
@@ -479,8 +522,9 @@ func exchange(ctx context.Context, ex Exchanger, n int, mine entry, bad error) (
 		e.base = uintptr(binary.LittleEndian.Uint64(b[8:]))
 		e.bytes = int64(binary.LittleEndian.Uint64(b[16:]))
 		e.slot = int64(binary.LittleEndian.Uint64(b[24:]))
-		copy(e.h[:], b[32:])
-		why := int(binary.LittleEndian.Uint32(b[32+HandleBytes:]))
+		e.h.Shared = b[32] == 1
+		copy(e.h.Data[:], b[33:])
+		why := int(binary.LittleEndian.Uint32(b[33+HandleBytes:]))
 		if why > maxWhy || len(b) != entryBytes+why {
 			return nil, fmt.Errorf("direct: rank %d sent %d bytes with %d of reason, want %d and at most %d", q, len(b), why, entryBytes+why, maxWhy)
 		}

@@ -70,22 +70,24 @@ func (x rank) AllGather(ctx context.Context, blob []byte) ([][]byte, error) {
 // fakeGPU is one rank's GPU: areas and buffers at made-up addresses,
 // handles that name (rank, base), mappings counted.
 type fakeGPU struct {
-	rank      int
-	failArea  bool
-	failOpen  bool
-	failExp   bool
-	unready   string // Join's reason this rank cannot
-	mu        sync.Mutex
-	stage     int64
-	areas     []uintptr
-	order     []int
-	windows   map[int][]uintptr
-	open      map[uintptr]Handle // mapped address → handle
-	opens     int
-	syncs     int
-	nextMap   uintptr
-	hostBelow uintptr            // addresses below it are "host memory"
-	freed     map[uintptr]uint64 // allocation base → times it was freed and made again
+	rank       int
+	failArea   bool
+	failOpen   bool
+	failExp    bool
+	unready    string // Join's reason this rank cannot
+	mu         sync.Mutex
+	stage      int64
+	areas      []uintptr
+	order      []int
+	windows    map[int][]uintptr
+	open       map[uintptr]Handle // mapped address → handle
+	opens      int
+	syncs      int
+	nextMap    uintptr
+	hostBelow  uintptr            // addresses below it are "host memory"
+	sharedFrom uintptr            // addresses from it on are shareable memory (0: none)
+	lent       int                // shareable exports not yet released
+	freed      map[uintptr]uint64 // allocation base → times it was freed and made again
 }
 
 func newFake(rank int) *fakeGPU {
@@ -138,14 +140,28 @@ func (g *fakeGPU) free(p uintptr) {
 	g.freed[p&^0xfffff]++
 }
 
-func (g *fakeGPU) Export(base uintptr) (Handle, error) {
+// Export: buffers at or above sharedFrom are shareable memory, lent until
+// released (lent counts what is).
+func (g *fakeGPU) Export(base uintptr) (Handle, func() error, error) {
 	if g.failExp {
-		return Handle{}, errors.New("cuIpcGetMemHandle: not permitted")
+		return Handle{}, nil, errors.New("cuIpcGetMemHandle: not permitted")
 	}
 	var h Handle
-	binary.LittleEndian.PutUint64(h[0:], uint64(g.rank))
-	binary.LittleEndian.PutUint64(h[8:], uint64(base))
-	return h, nil
+	binary.LittleEndian.PutUint64(h.Data[0:], uint64(g.rank))
+	binary.LittleEndian.PutUint64(h.Data[8:], uint64(base))
+	if g.sharedFrom == 0 || base < g.sharedFrom {
+		return h, nil, nil
+	}
+	h.Shared = true
+	g.mu.Lock()
+	g.lent++
+	g.mu.Unlock()
+	return h, func() error {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.lent--
+		return nil
+	}, nil
 }
 
 func (g *fakeGPU) Open(h Handle) (uintptr, error) {
@@ -160,11 +176,11 @@ func (g *fakeGPU) Open(h Handle) (uintptr, error) {
 	return g.nextMap, nil
 }
 
-func (g *fakeGPU) Close(p uintptr) error {
+func (g *fakeGPU) Close(h Handle, p uintptr) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if _, ok := g.open[p]; !ok {
-		return fmt.Errorf("closing %#x, never opened", p)
+	if got, ok := g.open[p]; !ok || got != h {
+		return fmt.Errorf("closing %#x as %v, opened as %v", p, h, got)
 	}
 	delete(g.open, p)
 	return nil
@@ -181,7 +197,7 @@ func (g *fakeGPU) mappedFrom(p uintptr) (int, uintptr) {
 	defer g.mu.Unlock()
 	for a, h := range g.open {
 		if p >= a && p < a+1<<24 {
-			return int(binary.LittleEndian.Uint64(h[0:])), uintptr(binary.LittleEndian.Uint64(h[8:])) + (p - a)
+			return int(binary.LittleEndian.Uint64(h.Data[0:])), uintptr(binary.LittleEndian.Uint64(h.Data[8:])) + (p - a)
 		}
 	}
 	return -1, 0
@@ -328,6 +344,53 @@ func TestJoinProcesses(t *testing.T) {
 	}
 	for r, j := range js {
 		require.NoError(t, j.p.Close())
+		assert.Empty(t, g[r].open, "rank %d left mappings open", r)
+	}
+}
+
+// TestRegisterShared: a window over shareable memory (ncclMemAlloc's)
+// travels as a Shared handle, which the others open and close as such;
+// each rank's export is released once every rank has mapped it, after a
+// registration refused too.
+func TestRegisterShared(t *testing.T) {
+	const n = 3
+	g := fakes(n)
+	w := newWorld(n)
+	js := join(t, g, w, func(r, q int) bool { return r == q }, 1<<10)
+	ctx := context.Background()
+	buf := func(r int) uintptr { return 0x80000000 * uintptr(r+1) }
+	for r := range n {
+		g[r].sharedFrom = 0x80000000
+		require.NoError(t, js[r].err)
+		require.NoError(t, js[r].why)
+	}
+	wins := each(n, func(r int) *Window {
+		win, err := js[r].p.Register(ctx, rank{w: w, r: r}, buf(r), 1<<20)
+		require.NoError(t, err)
+		return win
+	})
+	for r := range n {
+		assert.Zero(t, g[r].lent, "rank %d's export released", r)
+		shared := 0
+		for _, h := range g[r].open {
+			if h.Shared {
+				shared++
+			}
+		}
+		assert.Equal(t, n-1, shared, "rank %d opened the others' windows as shareable memory", r)
+		how, _ := js[r].p.Source(buf(r), 64)
+		assert.Equal(t, uint64(kernels.DirectWindow), how)
+	}
+	for r, err := range each(n, func(r int) error {
+		_, err := js[r].p.Register(ctx, rank{w: w, r: r}, buf(r), 64<<(r/2))
+		return err
+	}) {
+		assert.ErrorContains(t, err, "every rank's must be the same size")
+		assert.Zero(t, g[r].lent, "rank %d's export of a refused window released", r)
+	}
+	for r, win := range wins {
+		require.NoError(t, win.Deregister())
+		require.NoError(t, js[r].p.Close())
 		assert.Empty(t, g[r].open, "rank %d left mappings open", r)
 	}
 }

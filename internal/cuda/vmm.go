@@ -1,0 +1,101 @@
+//go:build cuda
+
+package cuda
+
+/*
+#include "helpers.h"
+*/
+import "C"
+
+import (
+	"fmt"
+)
+
+// Shared memory: device memory of CUDA's virtual memory API (cuMemCreate,
+// cuMemMap), as NCCL's ncclMemAlloc allocates it. Its physical handle can
+// be exported as a file descriptor, which another process imports and maps
+// (ExportShared, ImportShared): CUDA IPC (ExportIPC) refuses such memory.
+// Every GPU that can access the allocating GPU's memory may read and write
+// it. PyTorch's expandable segments are memory of the same API.
+
+// AllocShared returns n bytes (rounded up to CUDA's granularity, 2 MiB on
+// an H200) of d's memory from the virtual memory API, exportable as a file
+// descriptor. An error wraps CUDA_ERROR_NOT_SUPPORTED where the GPU or
+// driver has no virtual memory management.
+func (d *Device) AllocShared(n int64) (Ptr, error) {
+	var p C.CUdeviceptr
+	var size C.size_t
+	err := check(fmt.Sprintf("allocate %d bytes of shareable memory on GPU %d", n, d.Ordinal),
+		C.ringoVmmAlloc(C.CUdevice(d.dev), C.size_t(max(n, 1)), &p, &size))
+	return Ptr(p), held(&live.shared, err, 1)
+}
+
+// SharedBounds reports whether p lies in memory of the virtual memory API
+// and, if so, the mapping that holds it (one allocation, for AllocShared's
+// and ImportShared's) and the ordinal of the GPU whose memory it is. It
+// needs no context.
+func SharedBounds(p Ptr) (ok bool, base Ptr, size int64, ordinal int, err error) {
+	var vmm, dev C.int
+	var b C.CUdeviceptr
+	var sz C.size_t
+	err = check(fmt.Sprintf("query the mapping holding %#x", uintptr(p)), C.ringoVmmBounds(C.CUdeviceptr(p), &vmm, &b, &sz, &dev))
+	return vmm != 0, Ptr(b), int64(sz), int(dev), err
+}
+
+// FreeShared releases memory from AllocShared (p is where it starts) once
+// d has finished its work, as cuMemFree waits: unmapping alone would not
+// wait for the kernels that may still use it.
+func (d *Device) FreeShared(p Ptr) error {
+	return held(&live.shared, d.unmapShared(p, true), -1)
+}
+
+// CloseShared unmaps memory of another process from ImportShared at once,
+// as CloseIPC: the caller has waited for the kernels that read it.
+func (d *Device) CloseShared(p Ptr) error {
+	return held(&live.ipc, d.unmapShared(p, false), -1)
+}
+
+// unmapShared unmaps the shareable mapping starting at p, after d's work
+// when wait says so.
+func (d *Device) unmapShared(p Ptr, wait bool) error {
+	ok, base, size, _, err := SharedBounds(p)
+	switch {
+	case err != nil:
+		return err
+	case !ok || base != p:
+		return fmt.Errorf("cuda: %#x is not the start of shareable memory", uintptr(p))
+	}
+	if wait {
+		if err := d.Synchronize(); err != nil {
+			return err
+		}
+	}
+	return check(fmt.Sprintf("unmap %d bytes of shareable memory at %#x", size, uintptr(p)), C.ringoVmmFree(C.CUdeviceptr(base), C.size_t(size)))
+}
+
+// ExportShared returns a file descriptor for the shareable allocation
+// starting at base, and its size; the caller closes the descriptor.
+func ExportShared(base Ptr) (fd int, size int64, err error) {
+	ok, b, sz, _, err := SharedBounds(base)
+	switch {
+	case err != nil:
+		return -1, 0, err
+	case !ok || b != base:
+		return -1, 0, fmt.Errorf("cuda: %#x is not the start of shareable memory", uintptr(base))
+	}
+	var cfd C.int
+	if err := check("export shareable memory as a file descriptor", C.ringoVmmExport(C.CUdeviceptr(base), &cfd)); err != nil {
+		return -1, 0, err
+	}
+	return int(cfd), sz, nil
+}
+
+// ImportShared maps size bytes of another process's shareable allocation,
+// exported as fd (which it does not close), for d's kernels, and returns
+// where. CloseShared unmaps it.
+func (d *Device) ImportShared(fd int, size int64) (Ptr, error) {
+	var p C.CUdeviceptr
+	err := check(fmt.Sprintf("import %d bytes of another process's shareable memory into GPU %d", size, d.Ordinal),
+		C.ringoVmmImport(C.CUdevice(d.dev), C.int(fd), C.size_t(size), &p))
+	return Ptr(p), held(&live.ipc, err, 1)
+}
