@@ -27,9 +27,11 @@ type Window struct {
 }
 
 // RegisterWindow registers bytes of this rank's GPU memory at addr (the
-// rank's GPU's, allocated by cuMemAlloc — DeviceAlloc, ncclMemAlloc,
-// PyTorch's caching allocator — where ranks are in separate processes,
-// which map it through CUDA IPC) as a window. It is collective: every
+// rank's GPU's, in one allocation where ranks are in separate processes:
+// cuMemAlloc's — DeviceAlloc, PyTorch's caching allocator — which they map
+// through CUDA IPC, or one of CUDA's virtual memory API —
+// DeviceAllocShared, ncclMemAlloc — whose file descriptor they borrow) as
+// a window. It is collective: every
 // rank calls it, with a buffer of the same size, and the ranks register
 // and deregister their windows in the same order; a communicator holds
 // up to 64 at once. Errors name the rank whose buffer was refused, or the
