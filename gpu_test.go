@@ -24,6 +24,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/cuda"
 	"github.com/ringo-ccl/ringo/internal/cuda/nvtx/nvtxtest"
+	"github.com/ringo-ccl/ringo/internal/direct"
 	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
@@ -2141,8 +2142,10 @@ func TestGPUProcessesWindows(t *testing.T) {
 // rank alike in processes (every rank checks every window there; ranks of
 // one process only their own buffer): a size that differs by rank, host
 // memory, a second Deregister. Across processes, a window whose buffer is
-// freed and made again is staged, not read. All-reduces run again after
-// the window is gone.
+// freed and made again is staged, not read. A registration (Register:
+// this rank's alone, its size its own) is read in place across processes,
+// staged once deregistered. All-reduces run again after the window is
+// gone.
 func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bool, alloc func(dev, n int) (ringo.DevPtr[float32], error)) error {
 	n, r, gpu := c.Size(), c.Rank(), c.GPU()
 	const count = 60000 // floats: 240 KiB, under RINGO_DIRECT_MAX
@@ -2299,6 +2302,43 @@ func runWindows(ctx context.Context, c *ringo.Comm, s ringo.Stream, processes bo
 		if err := w2.Deregister(); err != nil {
 			return err
 		}
+	}
+
+	// A registration (ncclCommRegister's): this rank's alone, of a size of
+	// its own; across processes its inputs inside are then read there, and
+	// after Deregister staged again.
+	reg, err := c.Register(ctx, other.Addr(), int64(count-100*r)*4)
+	if err != nil {
+		return err
+	}
+	if err := reg.Unshared(); err != nil {
+		return fmt.Errorf("rank %d: a registration the others do not read: %w", r, err)
+	}
+	inReg := func() uint64 { return ringo.ReadFrom(c, other.Slice(100, 1200).Addr(), 1100*4) }
+	if processes && ringo.ReadsPeers(c, 8) > 0 && inReg() < kernels.DirectWindow+uint64(direct.MaxWindows) {
+		return fmt.Errorf("rank %d: an input inside a registered buffer is read from %d, not the registration", r, inReg())
+	}
+	for k, deregistered := range []bool{false, true} {
+		if err := fill(other.Slice(100, 1200), 40+k); err != nil {
+			return err
+		}
+		if err := ringo.AllReduceDevice(ctx, c, other.Slice(100, 1200), win.Slice(0, 1100), ringo.OpSum, s); err != nil {
+			return err
+		}
+		if err := check(win.Slice(0, 1100), 40+k, fmt.Sprintf("from a registered buffer (deregistered: %v)", deregistered)); err != nil {
+			return err
+		}
+		if !deregistered {
+			if err := reg.Deregister(); err != nil {
+				return err
+			}
+			if processes && ringo.ReadsPeers(c, 8) > 0 && inReg() != kernels.DirectStaged {
+				return fmt.Errorf("rank %d: a deregistered buffer is read from %d, not staged", r, inReg())
+			}
+		}
+	}
+	if err := reg.Deregister(); err == nil || !strings.Contains(err.Error(), "deregistered already") {
+		return fmt.Errorf("rank %d: a second Deregister of a registration: %v", r, err)
 	}
 
 	// Refused: sizes that differ by rank (checked where ranks are

@@ -2,10 +2,12 @@ package ringo
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 
 	"github.com/ringo-ccl/ringo/device"
 	"github.com/ringo-ccl/ringo/internal/direct"
+	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/group"
 )
@@ -19,11 +21,47 @@ import (
 // process read each other's memory anyway: there a window is checked and
 // kept, nothing more.
 type Window struct {
+	buffer
+	w *direct.Window // nil where the communicator runs no direct all-reduces
+}
+
+// buffer is what a window and a registration share: the rank's buffer,
+// and whether it was deregistered.
+type buffer struct {
 	c     *Comm
-	w     *direct.Window // nil where the communicator runs no direct all-reduces
 	addr  uintptr
 	bytes int64
 	done  atomic.Bool
+}
+
+// checkRegister returns why c cannot register bytes as a kind ("window",
+// "registration"), or nil.
+func (c *Comm) checkRegister(op, kind string, bytes int64) error {
+	if c.gpu == nil {
+		return errs.Invalid(op, c.rank, "a %s on a communicator of host ranks", kind)
+	}
+	if err := c.failed(op); err != nil {
+		return err
+	}
+	if bytes <= 0 {
+		return errs.Invalid(op, c.rank, "a %s of %d bytes", kind, bytes)
+	}
+	return nil
+}
+
+// deregister ends b, once, with end (nil: nothing to end), naming the
+// kind of buffer in a second call's error.
+func (b *buffer) deregister(op, kind string, end func() error) error {
+	if b.done.Swap(true) {
+		return errs.Invalid(op, b.c.rank, "the %s of %d bytes at %#x was deregistered already", kind, b.bytes, b.addr)
+	}
+	if end == nil {
+		return nil
+	}
+	if err := end(); err != nil {
+		return errs.At(op, b.c.rank, err)
+	}
+	return nil
 }
 
 // RegisterWindow registers bytes of this rank's GPU memory at addr (the
@@ -34,20 +72,14 @@ type Window struct {
 // a window. It is collective: every
 // rank calls it, with a buffer of the same size, and the ranks register
 // and deregister their windows in the same order; a communicator holds
-// up to 64 at once. Errors name the rank whose buffer was refused, or the
+// up to 32 at once. Errors name the rank whose buffer was refused, or the
 // ranks whose sizes differ.
 func (c *Comm) RegisterWindow(ctx context.Context, addr uintptr, bytes int64) (*Window, error) {
 	const op = "register window"
-	if c.gpu == nil {
-		return nil, errs.Invalid(op, c.rank, "a window on a communicator of host ranks")
-	}
-	if err := c.failed(op); err != nil {
+	if err := c.checkRegister(op, "window", bytes); err != nil {
 		return nil, err
 	}
-	if bytes <= 0 {
-		return nil, errs.Invalid(op, c.rank, "a window of %d bytes", bytes)
-	}
-	win := &Window{c: c, addr: addr, bytes: bytes}
+	win := &Window{buffer: buffer{c: c, addr: addr, bytes: bytes}}
 	var ex direct.Exchanger // nil for ranks of one process
 	if g, ok := c.group.(*group.Procs); ok {
 		ex = g.BS
@@ -62,7 +94,7 @@ func (c *Comm) RegisterWindow(ctx context.Context, addr uintptr, bytes int64) (*
 		}
 		return win, nil
 	}
-	w, err := c.gpu.reads.Register(ctx, ex, addr, bytes)
+	w, err := c.gpu.reads.RegisterWindow(ctx, ex, addr, bytes)
 	if err != nil {
 		return nil, errs.At(op, c.rank, err)
 	}
@@ -80,15 +112,73 @@ func (w *Window) Bytes() int64 { return w.bytes }
 // after this rank's GPU has finished what it enqueued, the other ranks'
 // buffers are unmapped. No call on any rank may still use the window.
 func (w *Window) Deregister() error {
-	const op = "deregister window"
-	if w.done.Swap(true) {
-		return errs.Invalid(op, w.c.rank, "the window of %d bytes at %#x was deregistered already", w.bytes, w.addr)
+	var end func() error
+	if w.w != nil {
+		end = w.w.Deregister
 	}
-	if w.w == nil {
-		return nil
+	return w.deregister("deregister window", "window", end)
+}
+
+// Registration is a buffer of GPU memory this rank registered with its
+// communicator (Register), as NCCL's ncclCommRegister.
+type Registration struct {
+	buffer
+	r   *direct.Registration // nil where nothing is mapped
+	why error                // why the others do not read it in place (nil: they do, or need not)
+}
+
+// Register registers bytes of this rank's GPU memory at addr (in one
+// allocation: cuMemAlloc's, or CUDA's virtual memory API's, as for
+// RegisterWindow) with the communicator. Unlike RegisterWindow it is this
+// rank's call alone, as NCCL's ncclCommRegister: the other ranks need not
+// call it, nor register buffers of the same size. Where ranks are in
+// separate processes and all-reduces read each other's inputs (direct
+// collectives), the other processes' ranks map the buffer then and there
+// (each process answers such requests in the background), so that this
+// rank's inputs inside it are read in place rather than staged; ranks of
+// one process read each other's memory anyway, and a communicator on the
+// ring reads no one's: there it is checked and kept. A rank holds up to
+// 32 registrations that others map; beyond them, or where a rank could
+// not map it, the registration stands and its inputs are staged, as
+// before it (Unshared says why: a registration is a hint, as NCCL's).
+// Errors name what was refused: no GPU communicator, memory that is not
+// this GPU's.
+func (c *Comm) Register(ctx context.Context, addr uintptr, bytes int64) (*Registration, error) {
+	const op = "register"
+	if err := c.checkRegister(op, "registration", bytes); err != nil {
+		return nil, err
 	}
-	if err := w.w.Deregister(); err != nil {
-		return errs.At(op, w.c.rank, err)
+	reg := &Registration{buffer: buffer{c: c, addr: addr, bytes: bytes}}
+	if c.gpu.reads == nil {
+		if _, _, err := device.CheckPtr(c.gpu.dev, addr, bytes); err != nil {
+			return nil, errs.At(op, c.rank, err)
+		}
+		return reg, nil
 	}
-	return nil
+	r, err := c.gpu.reads.Register(ctx, addr, bytes)
+	switch {
+	case errors.Is(err, direct.ErrNotShared):
+		reg.why = errs.At(op, c.rank, err)
+		env.Info(env.SubReg, "rank %d: %v", c.rank, reg.why)
+	case err != nil:
+		return nil, errs.At(op, c.rank, err)
+	}
+	reg.r = r
+	return reg, nil
+}
+
+// Unshared returns why the other processes' ranks do not read this rank's
+// inputs inside the registration in place, or nil when they do (or need
+// not: ranks of one process, a communicator on the ring).
+func (r *Registration) Unshared() error { return r.why }
+
+// Deregister ends the registration (this rank's call alone): once this
+// rank's GPU has finished what it enqueued, the other processes' ranks
+// unmap the buffer.
+func (r *Registration) Deregister() error {
+	var end func() error
+	if r.r != nil {
+		end = r.r.Deregister
+	}
+	return r.deregister("deregister", "registration", end)
 }

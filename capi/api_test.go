@@ -291,17 +291,20 @@ func TestRegister(t *testing.T) {
 	tl := newTestLib(t)
 	hs := tl.initGroup(t, id(27), 0, 1)
 	var r1, r2 unsafe.Pointer
-	if err := tl.register(hs[0], ptr(&r1)); err != nil || r1 == nil {
-		t.Fatal(r1, err)
-	}
-	if err := tl.register(hs[0], ptr(&r2)); err != nil || r2 == nil || r2 == r1 {
-		t.Fatal(r2, err)
-	}
-	wantResult(t, "NULL handle out", tl.register(hs[0], nil), ncclInvalidArgument)
+	require.NoError(t, tl.register(hs[0], 0x7f0000001000, 4096, ptr(&r1)))
+	require.NoError(t, tl.register(hs[0], 0x7f0000002000, 64, ptr(&r2)))
+	require.NotNil(t, r1)
+	require.NotEqual(t, r1, r2)
+	regs := tl.comm(t, hs[0]).regs
+	require.Len(t, regs, 2, "each reached the rank's Register")
+	assert.Equal(t, uintptr(0x7f0000001000), regs[0].addr)
+	assert.Equal(t, int64(4096), regs[0].bytes)
+	wantResult(t, "NULL handle out", tl.register(hs[0], 0x7f0000001000, 64, nil), ncclInvalidArgument)
+	wantResult(t, "NULL buff", tl.register(hs[0], 0, 64, ptr(&r2)), ncclInvalidArgument)
+	wantResult(t, "size 0", tl.register(hs[0], 0x7f0000001000, 0, ptr(&r2)), ncclInvalidArgument)
 	wantResult(t, "deregister on another comm", tl.deregister(hs[1], r1), ncclInvalidArgument)
-	if err := tl.deregister(hs[0], r1); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tl.deregister(hs[0], r1))
+	assert.Equal(t, int32(1), regs[0].deregistered.Load(), "the registration ended")
 	wantResult(t, "deregister twice", tl.deregister(hs[0], r1), ncclInvalidArgument)
 	var x int
 	wantResult(t, "deregister unknown", tl.deregister(hs[0], ptr(&x)), ncclInvalidArgument)

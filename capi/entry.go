@@ -38,6 +38,8 @@ type rankComm interface {
 	// RegisterWindow is ncclCommWindowRegister's part of this rank:
 	// collective over every rank of the communicator.
 	RegisterWindow(ctx context.Context, addr uintptr, bytes int64) (commWindow, error)
+	// Register is ncclCommRegister: this rank's alone.
+	Register(ctx context.Context, addr uintptr, bytes int64) (commWindow, error)
 }
 
 // joinFunc makes this process rank rank, on CUDA device dev, of the
@@ -87,6 +89,14 @@ func (c gpuComm) RegisterWindow(ctx context.Context, addr uintptr, bytes int64) 
 		return nil, err // no typed nil in the interface
 	}
 	return w, nil
+}
+
+func (c gpuComm) Register(ctx context.Context, addr uintptr, bytes int64) (commWindow, error) {
+	r, err := c.Comm.Register(ctx, addr, bytes)
+	if err != nil {
+		return nil, err // no typed nil in the interface
+	}
+	return r, nil
 }
 
 // commEntry is what an ncclComm_t handle stands for.

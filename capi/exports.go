@@ -154,9 +154,9 @@ func ringoMemFree(ptr unsafe.Pointer) (res int32) {
 }
 
 //export ringoCommRegister
-func ringoCommRegister(comm, handle unsafe.Pointer) (res int32) {
+func ringoCommRegister(comm, buff unsafe.Pointer, size uint64, handle unsafe.Pointer) (res int32) {
 	defer guard("ncclCommRegister", &res)
-	return finish(lib.register(comm, handle))
+	return finish(lib.register(comm, uintptr(buff), size, handle)) // a device address: never dereferenced here
 }
 
 //export ringoCommDeregister

@@ -131,9 +131,8 @@ func (t *handleTable) live() int {
 
 // regTable holds ncclCommRegister's and ncclCommWindowRegister's handles:
 // small C blocks, so that a caller never holds a Go pointer. A
-// registration's handle only lets ncclCommDeregister tell known handles
-// from others (ringo's all-reduces need none: see memory.go); a window's
-// holds the window (nil until a group's end registers it).
+// registration's holds the registration; a window's the window (nil until
+// a group's end registers it).
 type regTable struct {
 	mu   sync.Mutex
 	regs map[unsafe.Pointer]*regEntry

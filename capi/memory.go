@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/ringo-ccl/ringo"
@@ -55,31 +56,62 @@ func (l *library) memFreeAPI(p unsafe.Pointer) error {
 	return nil
 }
 
-// register is ncclCommRegister: ringo's all-reduces need no registration
-// (between processes, a buffer outside a window is staged: see
-// ncclCommWindowRegister for reading in place); the handle is opaque and
-// only deregistered. NCCL's registration is local to the rank, which a
-// window's cannot be: its buffers may differ from rank to rank (PyTorch's
-// memory pools register their segments so).
-func (l *library) register(h, out unsafe.Pointer) error {
+// register is ncclCommRegister: ringo's Comm.Register, this rank's call
+// alone, as NCCL's (PyTorch's memory pools register their segments so,
+// rank by rank, of any size): where ranks are in separate processes and
+// read each other's inputs, the others map the buffer, and this rank's
+// inputs in it are read in place rather than staged.
+func (l *library) register(h unsafe.Pointer, buff uintptr, size uint64, out unsafe.Pointer) error {
 	const fn = "ncclCommRegister"
 	e, err := l.handles.lookup(fn, h)
 	if err != nil {
 		return err
 	}
-	if out == nil {
+	switch {
+	case out == nil:
 		return invalidArg("%s: handle is NULL", fn)
+	case buff == 0:
+		return invalidArg("%s: buff is NULL", fn)
+	case size == 0 || size > math.MaxInt64:
+		return invalidArg("%s: size %d", fn, size)
 	}
-	putPtr(out, l.regs.add(e, false))
+	putPtr(out, nil)
+	st, err := e.get(fn)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := l.reg.context()
+	defer cancel()
+	e.mu.Lock()
+	r, err := st.comm.Register(ctx, buff, int64(size))
+	e.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("%s: %w", fn, err)
+	}
+	p := l.regs.add(e, false)
+	l.regs.set(p, r)
+	putPtr(out, p)
 	return nil
 }
 
+// deregister is ncclCommDeregister.
 func (l *library) deregister(h, reg unsafe.Pointer) error {
-	const fn = "ncclCommDeregister"
+	return l.endRegistration("ncclCommDeregister", h, reg, false)
+}
+
+// endRegistration is ncclCommDeregister (window false) and ncclCommWindowDeregister:
+// handle p of communicator h is freed, and what it stood for ended.
+func (l *library) endRegistration(fn string, h, p unsafe.Pointer, window bool) error {
 	e, err := l.handles.lookup(fn, h)
 	if err != nil {
 		return err
 	}
-	_, err = l.regs.remove(fn, e, reg, false)
-	return err
+	r, err := l.regs.remove(fn, e, p, window)
+	if err != nil || r.win == nil {
+		return err
+	}
+	if err := r.win.Deregister(); err != nil {
+		return fmt.Errorf("%s: %w", fn, err)
+	}
+	return nil
 }

@@ -212,12 +212,11 @@ ncclResult_t ncclMemAlloc(void** ptr, size_t size) { RINGO_CALL(ringoMemAlloc(pt
 ncclResult_t ncclMemFree(void* ptr) { RINGO_CALL(ringoMemFree(ptr)); }
 
 ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
-	(void)buff, (void)size; // ringo needs no registration
-	return (ncclResult_t)ringoCommRegister(comm, handle);
+	RINGO_CALL(ringoCommRegister(comm, buff, size, handle));
 }
 
 ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
-	return (ncclResult_t)ringoCommDeregister(comm, handle);
+	RINGO_CALL(ringoCommDeregister(comm, handle));
 }
 
 ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) {

@@ -122,19 +122,11 @@ func (l *library) runWindows(ops []*windowOp) error {
 // one thread).
 func (l *library) windowDeregister(h, win unsafe.Pointer) error {
 	const fn = "ncclCommWindowDeregister"
-	e, err := l.handles.lookup(fn, h)
-	if err != nil {
+	if _, err := l.handles.lookup(fn, h); err != nil {
 		return err
 	}
 	if win == nil {
 		return invalidArg("%s: win is NULL", fn)
 	}
-	r, err := l.regs.remove(fn, e, win, true)
-	if err != nil || r.win == nil {
-		return err
-	}
-	if err := r.win.Deregister(); err != nil {
-		return fmt.Errorf("%s: %w", fn, err)
-	}
-	return nil
+	return l.endRegistration(fn, h, win, true)
 }

@@ -46,7 +46,7 @@ func TestWindowRegisterGroup(t *testing.T) {
 	wantResult(t, "another comm's window", tl.windowDeregister(hs[0], wins[2]), ncclInvalidArgument)
 	wantResult(t, "NULL window", tl.windowDeregister(hs[0], nil), ncclInvalidArgument)
 	var reg unsafe.Pointer
-	require.NoError(t, tl.register(hs[0], ptr(&reg)))
+	require.NoError(t, tl.register(hs[0], 0x7f0000001000, 64, ptr(&reg)))
 	wantResult(t, "a registration as a window", tl.windowDeregister(hs[0], reg), ncclInvalidArgument)
 	wantResult(t, "a window as a registration", tl.deregister(hs[0], wins[1]), ncclInvalidArgument)
 	for _, h := range hs {

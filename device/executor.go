@@ -91,6 +91,10 @@ func (r *Rank) SetDirect(rank int, areas []uintptr, order []int) error {
 // all-reduces of inputs in it (LaunchDirect's kernels.DirectWindow + w).
 func (r *Rank) SetWindow(w int, addrs []uintptr) error { return r.setWindow(w, addrs) }
 
+// SetWindowOf records rank q's address in window w alone (a registration:
+// one rank's buffer, direct.Peers.Register).
+func (r *Rank) SetWindowOf(w, q int, addr uintptr) error { return r.setWindowOf(w, q, addr) }
+
 // LaunchDirect enqueues a direct collective of kind (kernels.OneShot or
 // TwoShot: an all-reduce of bytes; DirectReduceScatter: bytes of output a
 // rank, its input n times that; DirectAllGather: bytes of input a rank,

@@ -379,6 +379,17 @@ func (r *Rank) setWindow(w int, addrs []uintptr) error {
 	return r.dev.CopyHtoD(r.direct+directWindowsAt+cuda.Ptr(w*len(b)), b)
 }
 
+func (r *Rank) setWindowOf(w, q int, addr uintptr) error {
+	if r.direct == 0 {
+		return fmt.Errorf("device: a window on GPU %d before SetDirect", r.dev.Ordinal)
+	}
+	if w < 0 || w >= kernels.DirectMaxWindows || q < 0 || q >= kernels.DirectMaxRanks {
+		return fmt.Errorf("%w: rank %d's window %d (at most %d windows of %d ranks)", errs.ErrInvalidArgument, q, w, kernels.DirectMaxWindows, kernels.DirectMaxRanks)
+	}
+	b := binary.LittleEndian.AppendUint64(nil, uint64(addr))
+	return r.dev.CopyHtoD(r.direct+directWindowsAt+cuda.Ptr((w*kernels.DirectMaxRanks+q)*8), b)
+}
+
 // launchDirect is LaunchDirect in a build with the cuda tag.
 func (r *Rank) launchDirect(kind kernels.DirectKind, in, out uintptr, bytes int64, f *reduce.Func, how, at uint64, stream uintptr) error {
 	if r.aborted() {

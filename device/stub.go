@@ -35,6 +35,8 @@ func (r *Rank) directSync() (*kernels.DirectSync, error) { return nil, cuda.ErrN
 
 func (r *Rank) setWindow(int, []uintptr) error { return cuda.ErrNoCUDA }
 
+func (r *Rank) setWindowOf(int, int, uintptr) error { return cuda.ErrNoCUDA }
+
 func (r *Rank) launchDirect(kernels.DirectKind, uintptr, uintptr, int64, *reduce.Func, uint64, uint64, uintptr) error {
 	return cuda.ErrNoCUDA
 }

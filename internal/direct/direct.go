@@ -49,6 +49,8 @@ type GPU interface {
 	SetDirect(rank int, areas []uintptr, order []int) error
 	// SetWindow records every rank's window w as this rank reaches it.
 	SetWindow(w int, addrs []uintptr) error
+	// SetWindowOf records rank q's window w alone (a registration's).
+	SetWindowOf(w, q int, addr uintptr) error
 	// Check returns where the allocation holding [p, p+n) starts, which
 	// must be this GPU's memory (an error naming what it is otherwise).
 	Check(p uintptr, n int64) (base uintptr, err error)
@@ -70,7 +72,7 @@ type GPU interface {
 
 // sharedHandle is the Handle of shareable memory of size bytes whose file
 // descriptor is lent at a.
-func sharedHandle(a sys.LendAddr, size int64) Handle {
+func sharedHandle(a sys.ServiceAddr, size int64) Handle {
 	h := Handle{Shared: true}
 	n := copy(h.Data[:], a.Name[:])
 	n += copy(h.Data[n:], a.Secret[:])
@@ -80,8 +82,8 @@ func sharedHandle(a sys.LendAddr, size int64) Handle {
 
 // lent returns where a Shared handle's descriptor is lent, and the size of
 // its memory.
-func (h Handle) lent() (sys.LendAddr, int64) {
-	var a sys.LendAddr
+func (h Handle) lent() (sys.ServiceAddr, int64) {
+	var a sys.ServiceAddr
 	n := copy(a.Name[:], h.Data[:])
 	n += copy(a.Secret[:], h.Data[n:])
 	return a, int64(binary.LittleEndian.Uint64(h.Data[n:]))
@@ -101,11 +103,27 @@ type Peers struct {
 	// are, windows or not.
 	raw bool
 
+	// svc answers the other processes' ranks' requests to map and unmap
+	// their registrations (Register); addrs is every rank's (zero for
+	// ranks of this process). nil when every rank is in this process.
+	svc   *sys.Service
+	addrs []sys.ServiceAddr
+
 	mu      sync.Mutex
-	windows [kernels.DirectMaxWindows]*Window
-	maps    map[mapKey]*mapping // other processes' allocations mapped here
-	areas   []mapKey            // the areas' mappings, held until Close
+	windows [MaxWindows]*Window
+	regs    [MaxRegistrations]*Registration // this rank's, by slot - MaxWindows
+	remote  map[[2]int]mapKey               // the others' registrations mapped here, by rank and slot
+	maps    map[mapKey]*mapping             // other processes' allocations mapped here
+	areas   []mapKey                        // the areas' mappings, held until Close
 }
+
+// The kernels' window table (kernels.DirectMaxWindows slots of every
+// rank's address) is cut in two: windows take a slot of every rank's at
+// once, registrations one of their own rank's.
+const (
+	MaxWindows       = kernels.DirectMaxWindows / 2
+	MaxRegistrations = kernels.DirectMaxWindows - MaxWindows
+)
 
 // mapKey is an allocation of another process: its rank and handle.
 type mapKey struct {
@@ -157,7 +175,7 @@ func Local(gpus []GPU, order []int) ([]*Peers, error) {
 		if err := g.SetDirect(r, areas, order); err != nil {
 			return nil, err
 		}
-		ps[r] = &Peers{gpu: g, rank: r, local: local, raw: true, maps: map[mapKey]*mapping{}}
+		ps[r] = &Peers{gpu: g, rank: r, local: local, raw: true, maps: map[mapKey]*mapping{}, remote: map[[2]int]mapKey{}}
 	}
 	return ps, nil
 }
@@ -173,7 +191,7 @@ func Local(gpus []GPU, order []int) ([]*Peers, error) {
 // rank, the context's end).
 func Join(ctx context.Context, ex Exchanger, gpu GPU, rank int, local []bool, order []int, stage int64, unready error) (p *Peers, why, err error) {
 	n := len(local)
-	p = &Peers{gpu: gpu, rank: rank, local: local, raw: true, maps: map[mapKey]*mapping{}}
+	p = &Peers{gpu: gpu, rank: rank, local: local, raw: true, maps: map[mapKey]*mapping{}, remote: map[[2]int]mapKey{}}
 	for _, l := range local {
 		p.raw = p.raw && l
 	}
@@ -192,8 +210,14 @@ func Join(ctx context.Context, ex Exchanger, gpu GPU, rank int, local []bool, or
 		mine.h, release, setup = gpu.Export(mine.base)
 	}
 	defer end(release) // once every rank has answered round 2, or failed
+	if setup == nil && !p.raw {
+		if p.svc, setup = sys.Serve(requestBytes, p.answer); setup == nil {
+			mine.svc = p.svc.Addr()
+		}
+	}
 	all, err := exchange(ctx, ex, n, mine, setup)
 	if err != nil {
+		p.Close()
 		return nil, nil, err
 	}
 	if why = failed(all, "set up its direct all-reduce"); why == nil {
@@ -208,6 +232,10 @@ func Join(ctx context.Context, ex Exchanger, gpu GPU, rank int, local []bool, or
 		}
 		if setup == nil {
 			setup = gpu.SetDirect(rank, areas, order)
+		}
+		p.addrs = make([]sys.ServiceAddr, n)
+		for q, e := range all {
+			p.addrs[q] = e.svc
 		}
 		// Round 2: whether every rank could map every other's.
 		var done []entry
@@ -251,6 +279,9 @@ func (p *Peers) Source(in uintptr, bytes int64) (how, at uint64) {
 			return kernels.DirectWindow + uint64(w.Slot), uint64(in - w.Addr)
 		}
 	}
+	if how, at, ok := p.registered(in, bytes); ok {
+		return how, at
+	}
 	return kernels.DirectStaged, 0
 }
 
@@ -260,14 +291,14 @@ func (p *Peers) same(in uintptr, alloc uint64) bool {
 	return err == nil && id == alloc
 }
 
-// Register registers bytes at addr, this rank's buffer, as a window with
-// every rank (each calls it, in the same order with the others of the
+// RegisterWindow registers bytes at addr, this rank's buffer, as a window
+// with every rank (each calls it, in the same order with the others of the
 // communicator, with a buffer of the same size): it takes the lowest free
 // slot, and every rank maps every other's buffer there. ex is nil for
 // ranks of one process, which only record it: they read each other's
 // memory anyway. Errors name the rank whose buffer was refused, or the
 // ranks whose sizes or slots differ.
-func (p *Peers) Register(ctx context.Context, ex Exchanger, addr uintptr, bytes int64) (*Window, error) {
+func (p *Peers) RegisterWindow(ctx context.Context, ex Exchanger, addr uintptr, bytes int64) (*Window, error) {
 	if bytes <= 0 {
 		return nil, fmt.Errorf("%w: a window of %d bytes", errs.ErrInvalidArgument, bytes)
 	}
@@ -283,7 +314,7 @@ func (p *Peers) Register(ctx context.Context, ex Exchanger, addr uintptr, bytes 
 	w := &Window{Slot: slot, Addr: addr, Bytes: bytes, peers: p}
 	var bad error
 	if slot < 0 {
-		bad = fmt.Errorf("%w: %d windows are registered, the most a communicator holds: deregister one first", errs.ErrInvalidArgument, kernels.DirectMaxWindows)
+		bad = fmt.Errorf("%w: %d windows are registered, the most a communicator holds: deregister one first", errs.ErrInvalidArgument, MaxWindows)
 	}
 	if ex == nil {
 		if bad == nil {
@@ -407,9 +438,18 @@ func (w *Window) Deregister() error {
 // Close unmaps everything of other processes this rank mapped (its kernels
 // must be done).
 func (p *Peers) Close() error {
+	var err error
+	if p.svc != nil {
+		err = p.svc.Close() // no more requests: what they mapped is unmapped below
+		p.svc = nil
+	}
 	p.mu.Lock()
 	keys := p.areas
 	p.areas = nil
+	for k, m := range p.remote {
+		keys = append(keys, m)
+		delete(p.remote, k)
+	}
 	for i, w := range p.windows {
 		if w != nil {
 			keys = append(keys, w.keys...)
@@ -417,7 +457,7 @@ func (p *Peers) Close() error {
 		}
 	}
 	p.mu.Unlock()
-	return p.unmap(keys)
+	return errors.Join(err, p.unmap(keys))
 }
 
 // reach returns where rank q's allocation e is as this rank reaches it:
@@ -469,11 +509,15 @@ type entry struct {
 	bytes      int64
 	slot       int64
 	h          Handle
-	err        string // "": none
+	svc        sys.ServiceAddr // the rank's service (Join)
+	err        string          // "": none
 }
 
+// svcBytes is a service address's encoding.
+const svcBytes = sys.ServiceNameBytes + sys.ServiceSecretBytes
+
 // entryBytes is an entry's encoding without its error text.
-const entryBytes = 8 + 8 + 8 + 8 + 1 + HandleBytes + 4
+const entryBytes = 8 + 8 + 8 + 8 + 1 + HandleBytes + svcBytes + 4
 
 // maxWhy bounds the error text an entry carries.
 const maxWhy = 512
@@ -500,7 +544,9 @@ func exchange(ctx context.Context, ex Exchanger, n int, mine entry, bad error) (
 		b[32] = 1
 	}
 	copy(b[33:], mine.h.Data[:])
-	binary.LittleEndian.PutUint32(b[33+HandleBytes:], uint32(len(mine.err)))
+	copy(b[33+HandleBytes:], mine.svc.Name[:])
+	copy(b[33+HandleBytes+sys.ServiceNameBytes:], mine.svc.Secret[:])
+	binary.LittleEndian.PutUint32(b[33+HandleBytes+svcBytes:], uint32(len(mine.err)))
 	b = append(b, mine.err...)
 	blobs, err := ex.AllGather(ctx, b)
 	if err != nil {
@@ -524,7 +570,9 @@ func exchange(ctx context.Context, ex Exchanger, n int, mine entry, bad error) (
 		e.slot = int64(binary.LittleEndian.Uint64(b[24:]))
 		e.h.Shared = b[32] == 1
 		copy(e.h.Data[:], b[33:])
-		why := int(binary.LittleEndian.Uint32(b[33+HandleBytes:]))
+		copy(e.svc.Name[:], b[33+HandleBytes:])
+		copy(e.svc.Secret[:], b[33+HandleBytes+sys.ServiceNameBytes:])
+		why := int(binary.LittleEndian.Uint32(b[33+HandleBytes+svcBytes:]))
 		if why > maxWhy || len(b) != entryBytes+why {
 			return nil, fmt.Errorf("direct: rank %d sent %d bytes with %d of reason, want %d and at most %d", q, len(b), why, entryBytes+why, maxWhy)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/sys"
 	"github.com/ringo-ccl/ringo/kernels"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,6 +115,29 @@ func (g *fakeGPU) SetWindow(w int, addrs []uintptr) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.windows[w] = append([]uintptr(nil), addrs...)
+	return nil
+}
+
+// window returns rank q's address in window w as g has it, and how many
+// mappings g holds and has made.
+func (g *fakeGPU) window(w, q int) (addr uintptr, open, opens int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if row := g.windows[w]; q < len(row) {
+		addr = row[q]
+	}
+	return addr, len(g.open), g.opens
+}
+
+func (g *fakeGPU) SetWindowOf(w, q int, addr uintptr) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	row := g.windows[w]
+	for len(row) <= q {
+		row = append(row, 0)
+	}
+	row[q] = addr
+	g.windows[w] = row
 	return nil
 }
 
@@ -262,10 +286,10 @@ func TestLocal(t *testing.T) {
 		assert.Equal(t, uint64(kernels.DirectRaw), how)
 		assert.Zero(t, at)
 	}
-	w, err := ps[0].Register(context.Background(), nil, 0x5000000, 1<<20)
+	w, err := ps[0].RegisterWindow(context.Background(), nil, 0x5000000, 1<<20)
 	require.NoError(t, err)
 	assert.Equal(t, 0, w.Slot)
-	_, err = ps[0].Register(context.Background(), nil, 0x10, 64)
+	_, err = ps[0].RegisterWindow(context.Background(), nil, 0x10, 64)
 	assert.ErrorContains(t, err, "host memory")
 	require.NoError(t, w.Deregister())
 	assert.ErrorContains(t, w.Deregister(), "deregistered twice")
@@ -301,7 +325,7 @@ func TestJoinProcesses(t *testing.T) {
 	ctx := context.Background()
 	buf := func(r int) uintptr { return 0x40000000*uintptr(r+1) + 0x100 } // 256 bytes into its allocation
 	wins := each(n, func(r int) *Window {
-		win, err := js[r].p.Register(ctx, rank{w: w, r: r}, buf(r), 1<<20)
+		win, err := js[r].p.RegisterWindow(ctx, rank{w: w, r: r}, buf(r), 1<<20)
 		require.NoError(t, err)
 		return win
 	})
@@ -365,7 +389,7 @@ func TestRegisterShared(t *testing.T) {
 		require.NoError(t, js[r].why)
 	}
 	wins := each(n, func(r int) *Window {
-		win, err := js[r].p.Register(ctx, rank{w: w, r: r}, buf(r), 1<<20)
+		win, err := js[r].p.RegisterWindow(ctx, rank{w: w, r: r}, buf(r), 1<<20)
 		require.NoError(t, err)
 		return win
 	})
@@ -382,7 +406,7 @@ func TestRegisterShared(t *testing.T) {
 		assert.Equal(t, uint64(kernels.DirectWindow), how)
 	}
 	for r, err := range each(n, func(r int) error {
-		_, err := js[r].p.Register(ctx, rank{w: w, r: r}, buf(r), 64<<(r/2))
+		_, err := js[r].p.RegisterWindow(ctx, rank{w: w, r: r}, buf(r), 64<<(r/2))
 		return err
 	}) {
 		assert.ErrorContains(t, err, "every rank's must be the same size")
@@ -392,6 +416,106 @@ func TestRegisterShared(t *testing.T) {
 		require.NoError(t, win.Deregister())
 		require.NoError(t, js[r].p.Close())
 		assert.Empty(t, g[r].open, "rank %d left mappings open", r)
+	}
+}
+
+// TestRegisterBuffer: a rank's registration (ncclCommRegister's) is its
+// call alone: the ranks of other processes map its buffer at a slot of its
+// own column, through their services, while they do nothing else; its
+// inputs inside are then read there, and after Deregister staged again,
+// the others' mappings closed. A rank that cannot map it fails the
+// registration, and those that had mapped it unmap it; a shareable
+// buffer's export is released; a request a service cannot place is
+// answered with why.
+func TestRegisterBuffer(t *testing.T) {
+	const n = 3
+	g := fakes(n)
+	js := join(t, g, newWorld(n), func(r, q int) bool { return r == q }, 1<<10)
+	for _, j := range js {
+		require.NoError(t, j.err)
+		require.NoError(t, j.why)
+	}
+	ctx := context.Background()
+	p1 := js[1].p
+	const base = 0x40000000
+	var opens [n]int
+	for q := range opens {
+		_, _, opens[q] = g[q].window(0, 0)
+	}
+	reg, err := p1.Register(ctx, base+0x100, 4096)
+	require.NoError(t, err)
+	assert.Equal(t, MaxWindows, reg.Slot)
+	assert.Equal(t, uintptr(base), g[1].windows[MaxWindows][1], "its own column: the allocation's start")
+	for _, q := range []int{0, 2} {
+		a, _, made := g[q].window(MaxWindows, 1)
+		from, at := g[q].mappedFrom(a)
+		assert.Equal(t, 1, from, "rank %d's view of rank 1's registration", q)
+		assert.Equal(t, uintptr(base), at)
+		assert.Equal(t, opens[q]+1, made)
+	}
+	how, at := p1.Source(base+0x180, 64)
+	assert.Equal(t, kernels.DirectWindow+uint64(MaxWindows), how)
+	assert.Equal(t, uint64(0x180), at, "from the allocation's start")
+	how, _ = p1.Source(base+0x100+4096-32, 64) // runs past it
+	assert.Equal(t, uint64(kernels.DirectStaged), how)
+	how, _ = js[0].p.Source(base+0x180, 64) // rank 0 registered nothing
+	assert.Equal(t, uint64(kernels.DirectStaged), how)
+
+	second, err := p1.Register(ctx, base+0x200000, 64)
+	require.NoError(t, err)
+	assert.Equal(t, MaxWindows+1, second.Slot)
+	require.NoError(t, reg.Deregister())
+	assert.ErrorContains(t, reg.Deregister(), "deregistered twice")
+	how, _ = p1.Source(base+0x180, 64)
+	assert.Equal(t, uint64(kernels.DirectStaged), how)
+	for _, q := range []int{0, 2} {
+		a, open, _ := g[q].window(MaxWindows, 1)
+		assert.Zero(t, a)
+		assert.Equal(t, n-1+1, open, "rank %d: the areas and rank 1's second registration", q)
+	}
+
+	// Rank 2 cannot map the next one: rank 0 unmaps it again.
+	g[2].mu.Lock()
+	g[2].failOpen = true
+	g[2].mu.Unlock()
+	_, err = p1.Register(ctx, base+0x400000, 64)
+	assert.ErrorIs(t, err, ErrNotShared)
+	assert.ErrorContains(t, err, "rank 2 could not map this rank's buffer: rank 1's memory: cuIpcOpenMemHandle: invalid handle")
+	a, open, _ := g[0].window(MaxWindows, 1)
+	assert.Zero(t, a)
+	assert.Equal(t, n-1+1, open)
+	g[2].mu.Lock()
+	g[2].failOpen = false
+	g[2].mu.Unlock()
+
+	// Shareable memory: lent until both have mapped it.
+	g[1].sharedFrom = base + 0x800000
+	shared, err := p1.Register(ctx, base+0x800000, 64)
+	require.NoError(t, err)
+	assert.Zero(t, g[1].lent)
+	require.NoError(t, shared.Deregister())
+
+	_, err = p1.Register(ctx, 0x10, 64)
+	assert.ErrorContains(t, err, "host memory")
+	for range MaxRegistrations - 1 { // the second holds one slot
+		_, err := p1.Register(ctx, base+0x100, 64)
+		require.NoError(t, err)
+	}
+	_, err = p1.Register(ctx, base+0x100, 64)
+	assert.ErrorContains(t, err, "32 buffers are registered")
+
+	resp, fd, err := sys.Call(ctx, js[0].p.svc.Addr(), request(mapRequest, 0, MaxWindows), maxAnswer)
+	require.NoError(t, err)
+	assert.Equal(t, -1, fd)
+	assert.Equal(t, "rank 0 is not a rank of another process", string(resp))
+	resp, _, err = sys.Call(ctx, js[0].p.svc.Addr(), request(unmapRequest, 1, 3), maxAnswer)
+	require.NoError(t, err)
+	assert.Equal(t, "slot 3 is no registration's", string(resp))
+
+	for r, j := range js {
+		require.NoError(t, j.p.Close())
+		_, open, _ := g[r].window(0, 0)
+		assert.Zero(t, open, "rank %d left mappings open", r)
 	}
 }
 
@@ -444,7 +568,7 @@ func TestJoinFallback(t *testing.T) {
 // TestRegisterRefused: a buffer that is not GPU memory, windows of
 // different sizes, and slots taken in different orders fail on every
 // rank, naming the rank and what differs; and a communicator holds at
-// most DirectMaxWindows windows.
+// most MaxWindows windows.
 func TestRegisterRefused(t *testing.T) {
 	const n = 2
 	g := fakes(n)
@@ -453,7 +577,7 @@ func TestRegisterRefused(t *testing.T) {
 	ctx := context.Background()
 	register := func(addr func(r int) uintptr, bytes func(r int) int64) []error {
 		return each(n, func(r int) error {
-			_, err := js[r].p.Register(ctx, rank{w: w, r: r}, addr(r), bytes(r))
+			_, err := js[r].p.RegisterWindow(ctx, rank{w: w, r: r}, addr(r), bytes(r))
 			return err
 		})
 	}
@@ -468,7 +592,7 @@ func TestRegisterRefused(t *testing.T) {
 	// Rank 0 keeps one window the other deregistered: their next
 	// registrations take different slots.
 	wins := each(n, func(r int) *Window {
-		win, err := js[r].p.Register(ctx, rank{w: w, r: r}, dev(r), 64)
+		win, err := js[r].p.RegisterWindow(ctx, rank{w: w, r: r}, dev(r), 64)
 		require.NoError(t, err)
 		return win
 	})
@@ -477,18 +601,18 @@ func TestRegisterRefused(t *testing.T) {
 		assert.ErrorContains(t, err, "takes slot")
 	}
 	require.NoError(t, wins[0].Deregister())
-	for range kernels.DirectMaxWindows {
+	for range MaxWindows {
 		each(n, func(r int) *Window {
-			win, err := js[r].p.Register(ctx, rank{w: w, r: r}, dev(r), 64)
+			win, err := js[r].p.RegisterWindow(ctx, rank{w: w, r: r}, dev(r), 64)
 			require.NoError(t, err)
 			return win
 		})
 	}
 	for _, err := range register(dev, func(int) int64 { return 64 }) {
-		assert.ErrorContains(t, err, "64 windows are registered")
+		assert.ErrorContains(t, err, "32 windows are registered")
 	}
 	for r := range n {
-		_, err := js[r].p.Register(ctx, nil, dev(r), 0)
+		_, err := js[r].p.RegisterWindow(ctx, nil, dev(r), 0)
 		assert.ErrorContains(t, err, "a window of 0 bytes")
 		require.NoError(t, js[r].p.Close())
 		assert.Empty(t, g[r].open)

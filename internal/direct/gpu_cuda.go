@@ -3,6 +3,7 @@
 package direct
 
 import (
+	"context"
 	"syscall"
 	"time"
 
@@ -35,6 +36,8 @@ func (g gpu) SetDirect(rank int, areas []uintptr, order []int) error {
 }
 
 func (g gpu) SetWindow(w int, addrs []uintptr) error { return g.exec.SetWindow(w, addrs) }
+
+func (g gpu) SetWindowOf(w, q int, addr uintptr) error { return g.exec.SetWindowOf(w, q, addr) }
 
 func (g gpu) Check(p uintptr, n int64) (uintptr, error) {
 	base, _, err := device.CheckPtr(g.dev.Ordinal, p, n)
@@ -72,7 +75,7 @@ func (g gpu) Open(h Handle) (uintptr, error) {
 		return uintptr(p), err
 	}
 	a, size := h.lent()
-	fd, err := sys.Borrow(a)
+	fd, err := sys.Borrow(context.Background(), a) // bounded by the service's timeout
 	if err != nil {
 		return 0, err
 	}

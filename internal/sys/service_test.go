@@ -1,6 +1,7 @@
 package sys
 
 import (
+	"context"
 	"net"
 	"os"
 	"sync"
@@ -36,7 +37,7 @@ func TestLendBorrow(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			fd, err := Borrow(l.Addr())
+			fd, err := Borrow(context.Background(), l.Addr())
 			if err != nil {
 				errs[i] = err
 				return
@@ -63,28 +64,50 @@ func TestBorrowRefused(t *testing.T) {
 	l, _ := lendPipe(t)
 	bad := l.Addr()
 	bad.Secret[0] ^= 1
-	_, err := Borrow(bad)
+	_, err := Borrow(context.Background(), bad)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "the lender refused")
+	assert.Contains(t, err.Error(), "it refused")
 
 	mute, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: l.Addr().socket(), Net: "unix"})
 	require.NoError(t, err)
 	defer mute.Close()
-	fd, err := Borrow(l.Addr()) // served beside the mute one
+	fd, err := Borrow(context.Background(), l.Addr()) // served beside the mute one
 	require.NoError(t, err)
 	unix.Close(fd)
 	require.NoError(t, l.Close())
 
-	_, err = Borrow(l.Addr())
+	_, err = Borrow(context.Background(), l.Addr())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "borrowing a file descriptor")
 }
 
 // TestBorrowNothing: no lender under that name.
 func TestBorrowNothing(t *testing.T) {
-	var a LendAddr
+	var a ServiceAddr
 	a.Name[0] = 0xfe
-	_, err := Borrow(a)
+	_, err := Borrow(context.Background(), a)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "borrowing a file descriptor")
+}
+
+// TestServiceCall: a request reaches the handler and its answer comes
+// back; a request longer than the service takes, or with a wrong secret,
+// gets none.
+func TestServiceCall(t *testing.T) {
+	s, err := Serve(8, func(req []byte) ([]byte, int) { return append([]byte("got "), req...), -1 })
+	require.NoError(t, err)
+	defer s.Close()
+	resp, fd, err := Call(context.Background(), s.Addr(), []byte("map 3"), 64)
+	require.NoError(t, err)
+	assert.Equal(t, -1, fd)
+	assert.Equal(t, "got map 3", string(resp))
+
+	_, _, err = Call(context.Background(), s.Addr(), []byte("a request of 24 bytes..."), 64)
+	assert.ErrorContains(t, err, "it refused")
+	bad := s.Addr()
+	bad.Secret[3] ^= 0x80
+	_, _, err = Call(context.Background(), bad, nil, 64)
+	assert.ErrorContains(t, err, "it refused")
+	_, _, err = Call(context.Background(), s.Addr(), []byte("map 3"), 4)
+	assert.ErrorContains(t, err, "a response of 9 bytes, at most 4 expected")
 }
