@@ -6,7 +6,10 @@
 // that every rank registers together (Comm.RegisterWindow,
 // ncclCommWindowRegister) and maps from every other — inside which an
 // input is read where it is, without the copy into the staging buffer
-// that ranks in separate processes otherwise make.
+// that ranks in separate processes otherwise make; and registrations
+// (register.go: Comm.Register, ncclCommRegister), one rank's buffers that
+// the other processes' ranks map at its request, through the service each
+// runs (sys.Serve), with the same effect for that rank's inputs.
 //
 // Every collective step here (Join, Register) all-gathers each rank's
 // outcome before anyone acts on it, so the ranks agree: on whether direct
