@@ -11,7 +11,7 @@
 // the other processes' ranks map at its request, through the service each
 // runs (sys.Serve), with the same effect for that rank's inputs.
 //
-// Every collective step here (Join, Register) all-gathers each rank's
+// Every collective step here (Join, RegisterWindow) all-gathers each rank's
 // outcome before anyone acts on it, so the ranks agree: on whether direct
 // all-reduces run at all (a rank that cannot set them up makes every rank
 // keep the ring, never a mix that would hang), and on every window.
