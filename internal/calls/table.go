@@ -3,6 +3,7 @@ package calls
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -16,17 +17,35 @@ import (
 type Table struct {
 	mu   sync.Mutex // guards recs
 	recs []Record
+	wait time.Duration // OrderWait (tests set it)
 }
 
 // NewTable returns the table of n ranks, none of which has called yet.
-func NewTable(n int) *Table { return &Table{recs: make([]Record, n)} }
+func NewTable(n int) *Table { return &Table{recs: make([]Record, n), wait: OrderWait} }
+
+// OrderWait bounds how long a GPU rank's call waits in Enter for the
+// other ranks of its GPU to have enqueued the call before.
+const OrderWait = 50 * time.Millisecond
 
 // Enter records rank's call rec and checks it against every other rank's
 // record of the same collective. A mismatch is returned (and the caller
 // aborts the communicator: the ranks already inside will never complete).
+//
+// A GPU call first waits, at most OrderWait, until every other rank that
+// may share its GPU has left the collective before: so the ranks' kernels
+// reach the GPU in the order of their collectives, and none can sit in a
+// hardware queue behind its own rank's next kernel, which waits for it.
+// CUDA may give two ranks' streams one queue (BENCHMARKS "The graph hang
+// outside ringo"), and ranks of one process that share a GPU then
+// deadlock so when one enqueues two calls before the other its first.
+// Past the bound it goes on (one thread may drive several ranks in any
+// order).
 func (t *Table) Enter(rank int, rec Record) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if rec.Stream.GPU >= 0 && rec.Seq > 1 {
+		t.awaitPrevious(rank, rec)
+	}
 	t.recs[rank] = rec
 	for r, o := range t.recs {
 		if r == rank || o.Seq != rec.Seq {
@@ -48,6 +67,45 @@ func (t *Table) Leave(rank int) {
 	t.recs[rank].Done = true
 	t.mu.Unlock()
 }
+
+// awaitPrevious waits (t.mu held, released while waiting), at most
+// t.wait, until every other rank whose latest call was on rec's GPU, or
+// that has not called yet, has left collective rec.Seq-1. It spins,
+// yielding, for the few microseconds a peer's launch takes, then sleeps
+// between polls; a call that need not wait allocates nothing and reads no
+// clock.
+func (t *Table) awaitPrevious(rank int, rec Record) {
+	var start time.Time
+	for polls := 0; ; polls++ {
+		behind := false
+		for r, o := range t.recs {
+			if r != rank && (o.Seq == 0 || o.Stream.GPU == rec.Stream.GPU) && (o.Seq < rec.Seq-1 || o.Seq == rec.Seq-1 && !o.Done) {
+				behind = true
+				break
+			}
+		}
+		if !behind {
+			return
+		}
+		var waited time.Duration
+		if polls == 0 {
+			start = time.Now()
+		} else if waited = time.Since(start); waited > t.wait {
+			return
+		}
+		t.mu.Unlock()
+		if waited < orderSpin {
+			runtime.Gosched()
+		} else {
+			time.Sleep(orderSpin / 4)
+		}
+		t.mu.Lock()
+	}
+}
+
+// orderSpin is how long awaitPrevious spins before it sleeps: a few
+// launches' time (a launch costs about 5 µs on an H200).
+const orderSpin = 200 * time.Microsecond
 
 // Stalled describes, for a call that timed out, which ranks have not yet
 // entered it and which are still inside it.
