@@ -54,6 +54,9 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 	}
 	comms := make([]*Comm, n)
 	w := group.NewWorld(n, nil, nil)
+	if s.Unordered {
+		w.Unordered()
+	}
 	w.Done = func() error {
 		// Kernels may still run on the ranks' streams: let them finish
 		// before freeing their memory — within the timeout, after which

@@ -113,4 +113,7 @@ func TestTableOrder(t *testing.T) {
 	tab.wait = time.Hour
 	host := Record{Seq: 5, Coll: ring.AllReduce, Count: 8, Type: reduce.Float32, Stream: Stream{GPU: -1}}
 	within(t, "a host call", func() error { return tab.Enter(0, host) })
+	tab.Leave(0)
+	tab.Unordered()
+	within(t, "unordered", func() error { return tab.Enter(0, gpuRec(6, 0, 0)) }) // rank 1 still at its second
 }

@@ -325,6 +325,9 @@ func TestResolveEnv(t *testing.T) {
 			d.GatherDirectMin = 0
 			assert.NotEqual(t, d.Fingerprint(), s.Fingerprint(), "ranks must agree on which reduce-scatters read directly")
 		}},
+		{name: "RINGO_LAUNCH_ORDER", value: "2", err: "want an integer in [0, 1]"},
+		{name: "RINGO_LAUNCH_ORDER", value: "0", gpu: true, check: func(t *testing.T, s Settings) { assert.True(t, s.Unordered) }},
+		{name: "RINGO_LAUNCH_ORDER", value: "1", gpu: true, check: func(t *testing.T, s Settings) { assert.False(t, s.Unordered) }},
 		{name: "RINGO_TWOSHOT_MAX", value: "17M", err: "want a multiple of 1 bytes in [0, 16M]"},
 		{name: "RINGO_TWOSHOT_MAX", value: "1M", gpu: true, check: func(t *testing.T, s Settings) {
 			assert.Equal(t, 1<<20, s.TwoShotMax)

@@ -129,6 +129,7 @@ var (
 	envDirectMax   = env.Var{Name: "DIRECT_MAX"}
 	envTwoShotMax  = env.Var{Name: "TWOSHOT_MAX"}
 	envGatherMin   = env.Var{Name: "GATHER_DIRECT_MIN"}
+	envLaunchOrder = env.Var{Name: "LAUNCH_ORDER"}
 	envTimeout     = env.Var{Name: "TIMEOUT"}
 	envStopGrace   = env.Var{Name: "STOP_GRACE"}
 	envAlgo        = env.Var{Name: "ALGO", NCCL: true}
@@ -181,6 +182,7 @@ type Settings struct {
 	DirectMax        int            // RINGO_DIRECT_MAX: GPU all-reduces of at most these bytes read the peers' inputs directly where they can (0: never, and in a hierarchical variant's phases)
 	TwoShotMax       int            // RINGO_TWOSHOT_MAX: and those above DirectMax up to these bytes, in two shots (not above DirectMax: never)
 	GatherDirectMin  int            // RINGO_GATHER_DIRECT_MIN: reduce-scatters and all-gathers whose whole buffer is at least this (and at most DirectStage) read directly
+	Unordered        bool           // RINGO_LAUNCH_ORDER=0: ranks of one process sharing a GPU enqueue their collectives without waiting for each other (calls.Table)
 
 	ChannelsGiven bool // channels came from Config.Channels
 	ChannelsMax   int  // otherwise: NCCL_MAX_NCHANNELS or MaxChannels
@@ -319,6 +321,11 @@ func Resolve(c Request, n int, d Defaults) (Settings, error) {
 	if s.GatherDirectMin, err = envGatherMin.Size(gatherMin, 0, kernels.TwoShotMaxBytes, 1); err != nil {
 		return Settings{}, err
 	}
+	order, err := envLaunchOrder.Int(1, 0, 1)
+	if err != nil {
+		return Settings{}, err
+	}
+	s.Unordered = order == 0
 	if c.Sub {
 		// The hierarchical variant is three ring phases: its group and
 		// column communicators never read their peers' inputs directly.

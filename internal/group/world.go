@@ -54,6 +54,10 @@ func (w *World) Enter(rank int, rec calls.Record) error { return w.calls.Enter(r
 
 func (w *World) Leave(rank int) { w.calls.Leave(rank) }
 
+// Unordered lets the world's GPU ranks enqueue their collectives without
+// waiting for each other (calls.Table.Unordered).
+func (w *World) Unordered() { w.calls.Unordered() }
+
 func (w *World) Stalled(seq uint64) string { return w.calls.Stalled(seq) }
 
 func (w *World) Broken() *transport.Abort { return &w.abort }
