@@ -16,9 +16,9 @@ import (
 var _ = Handle{Data: cuda.IPCHandle{}}
 
 // NewGPU returns a rank's GPU as Peers uses it: exec's direct all-reduce
-// structures and dev's CUDA IPC and shareable memory. Sync waits at most timeout for the GPU,
-// then aborts the rank's kernels (they may wait for ranks that are not
-// coming: a window deregistered while still in use).
+// structures, and dev's CUDA IPC and shareable memory. Sync waits at most
+// timeout for the GPU, then aborts the rank's kernels (they may wait for
+// ranks that are not coming: a window deregistered while still in use).
 func NewGPU(dev *cuda.Device, exec *device.Rank, timeout time.Duration) GPU {
 	return gpu{dev: dev, exec: exec, timeout: timeout}
 }
