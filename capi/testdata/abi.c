@@ -142,6 +142,11 @@ int main(void) {
   expect("ncclCommWindowRegister", ncclCommWindowRegister(NULL, &x, 4, &win, NCCL_WIN_COLL_SYMMETRIC), ncclInvalidArgument, "ncclCommWindowRegister", "comm is NULL");
   expect("ncclCommWindowDeregister", ncclCommWindowDeregister(NULL, NULL), ncclInvalidArgument, "ncclCommWindowDeregister", "comm is NULL");
 
+  /* Registrations: argument checks (buff and size reach the library). */
+  void* reg;
+  expect("ncclCommRegister", ncclCommRegister(NULL, &x, 4, &reg), ncclInvalidArgument, "ncclCommRegister", "comm is NULL");
+  expect("ncclCommDeregister", ncclCommDeregister(NULL, NULL), ncclInvalidArgument, "ncclCommDeregister", "comm is NULL");
+
   /* What ringo does not do. */
   ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
   expect("ncclGroupSimulateEnd", ncclGroupSimulateEnd(&sim), ncclInvalidUsage, "ncclGroupSimulateEnd", NULL);
