@@ -543,10 +543,11 @@ func unalignedSweeps(t *testing.T, gpus []int, o bench.Options) {
 // they were enqueued (device.Rank's Streams). 2 and 4 ranks.
 func TestGPUStreams(t *testing.T) {
 	g := testGPUs(t)
+	twice := append(append([]int{}, g...), g...)
 	for _, v := range []struct {
 		gpus  []int
 		waits bool
-	}{{g, true}, {append(append([]int{}, g...), g...), true}, {g, false}, {append(append([]int{}, g...), g...), false}} {
+	}{{g, true}, {twice, true}, {g, false}, {twice, false}} {
 		gpus := v.gpus
 		t.Run(fmt.Sprintf("%v/first round waited %v", gpus, v.waits), func(t *testing.T) {
 			n := len(gpus)
