@@ -28,11 +28,24 @@ func (call *DeviceCall) args(s Stream) calls.Args {
 // with the other ranks' calls. On success the caller holds the rank (busy)
 // and releases it when the call is over; on failure nothing is held.
 func (c *Comm) enter(ctx context.Context, a *calls.Args) error {
-	op := a.OpName()
+	if err := c.hold(a.OpName(), a.Device); err != nil {
+		return err
+	}
+	if err := c.admit(ctx, a); err != nil {
+		c.busy.Store(false)
+		return err
+	}
+	return nil
+}
+
+// hold is enter's first part: it refuses a call of the other kind than
+// the communicator's ranks (device: a GPU call) and a call while another
+// runs or after Close, and otherwise holds the rank (busy).
+func (c *Comm) hold(op string, device bool) error {
 	switch {
-	case a.Device && c.gpu == nil:
+	case device && c.gpu == nil:
 		return errs.Invalid(op, c.rank, "this communicator's ranks are on the host: use Do")
-	case !a.Device && c.gpu != nil:
+	case !device && c.gpu != nil:
 		return errs.Invalid(op, c.rank, "this communicator's ranks are GPUs: use DoDevice")
 	}
 	if !c.busy.CompareAndSwap(false, true) {
@@ -40,10 +53,6 @@ func (c *Comm) enter(ctx context.Context, a *calls.Args) error {
 			return errs.Invalid(op, c.rank, "communicator is closed")
 		}
 		return errs.Invalid(op, c.rank, "another call is running on this rank's communicator (one goroutine at a time)")
-	}
-	if err := c.admit(ctx, a); err != nil {
-		c.busy.Store(false)
-		return err
 	}
 	return nil
 }

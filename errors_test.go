@@ -398,6 +398,40 @@ func TestDoDoesNotAllocate(t *testing.T) {
 	assert.Zero(t, allocs, "allocations per Do")
 }
 
+// TestSendRecvDoesNotAllocate: a group of sends and receives on one
+// communicator seen before (a training step's) allocates nothing either,
+// its messages matched with the peers' and its plan kept: 4 ranks, each
+// sending to the next and receiving from the one before.
+func TestSendRecvDoesNotAllocate(t *testing.T) {
+	const n, count, runs, warm = 4, 1000, 30, 3
+	comms := newComms(t, n, &ringo.Config{Channels: 2})
+	ops := make([][]ringo.P2POp, n)
+	for r := range ops {
+		send, recv := make([]float32, count), make([]float32, count)
+		ops[r] = []ringo.P2POp{ringo.SendOp(comms[r], send, (r+1)%n), ringo.RecvOp(comms[r], recv, (r+n-1)%n)}
+	}
+	rounds := func(r, k int) {
+		for range k {
+			if !assert.NoError(t, ringo.SendRecv(bg, ops[r]...)) {
+				return
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for r := range n { // the first calls plan and connect
+		wg.Go(func() { rounds(r, warm) })
+	}
+	wg.Wait()
+	for r := 1; r < n; r++ {
+		wg.Go(func() { rounds(r, runs+1) }) // AllocsPerRun adds a warm-up call
+	}
+	allocs := testing.AllocsPerRun(runs, func() {
+		require.NoError(t, ringo.SendRecv(bg, ops[0]...))
+	})
+	wg.Wait()
+	assert.Zero(t, allocs, "allocations per SendRecv")
+}
+
 // doubled returns what msg says twice: a segment repeated next to itself
 // ("init: init: …") or a prefix said more than once ("ringo:", "invalid
 // argument"); "" when there is none.

@@ -77,11 +77,7 @@ func SendRecv(ctx context.Context, ops ...P2POp) error {
 	if len(ops) > 0 && ops[0].c != nil && !slices.ContainsFunc(ops, func(op P2POp) bool { return op.c != ops[0].c || op.s != ops[0].s }) {
 		// One communicator on one stream (a rank's own group): its ops
 		// in order, without the maps below (the call's host side).
-		msgs := make([]calls.Msg, len(ops))
-		for i := range ops {
-			msgs[i] = ops[i].msg
-		}
-		return ops[0].c.runP2P(ctx, &p2pCall{name: "sendrecv", msgs: msgs, stream: ops[0].s})
+		return ops[0].c.runP2P(ctx, &p2pCall{name: "sendrecv", ops: ops, stream: ops[0].s})
 	}
 	var comms []*Comm
 	byComm := map[*Comm][]calls.Msg{}
@@ -292,6 +288,10 @@ func sameStart(a, b calls.Msg) bool {
 type p2pCall struct {
 	name string
 	msgs []calls.Msg
+	// Or, instead of msgs, one communicator's ops, whose messages runP2P
+	// copies into the communicator's own slice once it holds the rank
+	// (no allocation per call).
+	ops []P2POp
 	// For calls every rank makes: what the ranks compare.
 	all   bool
 	count int64
@@ -307,18 +307,26 @@ type p2pCall struct {
 // as collectives are when every rank makes it, else only checked (its
 // rank held meanwhile).
 func (c *Comm) runP2P(ctx context.Context, pc *p2pCall) error {
-	a := calls.Args{Coll: ring.SendRecvs, Name: pc.name, Count: pc.count, Type: pc.typ, Msgs: pc.msgs, AllRanks: pc.all,
-		Device: c.gpu != nil, StreamGPU: pc.stream.dev, Stream: pc.stream.h}
-	if err := c.enter(ctx, &a); err != nil {
+	if err := c.hold(pc.name, c.gpu != nil); err != nil {
 		return err
 	}
 	defer c.busy.Store(false)
+	if pc.ops != nil {
+		pc.msgs = c.p2ps.messages(pc.ops)
+	}
+	a := calls.Args{Coll: ring.SendRecvs, Name: pc.name, Count: pc.count, Type: pc.typ, Msgs: pc.msgs, AllRanks: pc.all,
+		Device: c.gpu != nil, StreamGPU: pc.stream.dev, Stream: pc.stream.h}
+	if err := c.admit(ctx, &a); err != nil {
+		return err
+	}
 	err := c.p2p(ctx, pc)
 	if errors.Is(err, errNotKept) {
 		return err
 	}
-	if e := (*errs.Error)(nil); errors.As(err, &e) && e.Op == ring.SendRecvs.String() {
-		e.Op = pc.name // the executor names the plan's collective
+	if err != nil {
+		if e := (*errs.Error)(nil); errors.As(err, &e) && e.Op == ring.SendRecvs.String() {
+			e.Op = pc.name // the executor names the plan's collective
+		}
 	}
 	if pc.all {
 		return c.leave(err)
@@ -344,7 +352,8 @@ func (c *Comm) p2p(ctx context.Context, pc *p2pCall) error {
 	}
 	proto := c.cfg.Protocol(math.MaxInt64) // one protocol whatever the size: both ends must plan alike
 	spec := c.p2ps.start(ring.P2PSpec{Rank: c.rank, Size: c.size, EltSize: 1, Channels: c.cfg.Channels, Proto: proto, BuffSize: c.cfg.BuffSize(proto)})
-	var job host.Job
+	job := host.Job{InSegs: c.p2ps.segs[0][:0], OutSegs: c.p2ps.segs[1][:0]}
+	defer func() { c.p2ps.segs = [2][]host.Seg{job.InSegs, job.OutSegs} }() // their arrays kept for the next call
 	var in, out int64
 	for _, m := range pc.msgs {
 		n := m.Bytes()

@@ -69,7 +69,7 @@ func (m *Matcher) Match(rank int, msgs []Msg) error {
 		if !msg.Send {
 			sent, recvd = recvd, sent
 		}
-		*theirs = (*theirs)[1:]
+		*theirs = (*theirs)[:copy(*theirs, (*theirs)[1:])] // popped in place: appends reuse the array
 		q.matched++
 		if sent != recvd {
 			return fmt.Errorf("%w: rank %d's send #%d to rank %d is %d bytes, and rank %d's receive that matches it takes %d", errs.ErrInvalidArgument, key[0], q.matched, key[1], sent, key[1], recvd)
