@@ -19,19 +19,22 @@ type p2pPlans struct {
 	n     int
 	// The spec of the call being made, its slices reused from call to call.
 	spec ring.P2PSpec
-	// The messages of the call being made, when they came as ops (SendRecv
-	// on one communicator), reused from call to call.
+	// The messages of the call being made, when they came as a group's
+	// ops (SendRecv), reused from call to call.
 	msgs []calls.Msg
 	// A host communicator's input and output segments of the call being
 	// made, reused from call to call.
 	segs [2][]host.Seg
 }
 
-// messages returns ops' messages, in order, in the slice kept for them.
-func (c *p2pPlans) messages(ops []P2POp) []calls.Msg {
+// messages returns the messages of comm's ops among ops, in order, in the
+// slice kept for them.
+func (c *p2pPlans) messages(comm *Comm, ops []P2POp) []calls.Msg {
 	c.msgs = c.msgs[:0]
 	for i := range ops {
-		c.msgs = append(c.msgs, ops[i].msg)
+		if ops[i].c == comm {
+			c.msgs = append(c.msgs, ops[i].msg)
+		}
 	}
 	return c.msgs
 }

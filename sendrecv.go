@@ -74,59 +74,63 @@ func Recv[T Elem](ctx context.Context, c *Comm, buf []T, peer int) error {
 // communicator's calls must not run concurrently, so one Comm's ops go in
 // one group at a time.
 func SendRecv(ctx context.Context, ops ...P2POp) error {
-	if len(ops) > 0 && ops[0].c != nil && !slices.ContainsFunc(ops, func(op P2POp) bool { return op.c != ops[0].c || op.s != ops[0].s }) {
-		// One communicator on one stream (a rank's own group): its ops
-		// in order, without the maps below (the call's host side).
-		return ops[0].c.runP2P(ctx, &p2pCall{name: "sendrecv", ops: ops, stream: ops[0].s})
-	}
-	var comms []*Comm
-	byComm := map[*Comm][]calls.Msg{}
-	streams := map[*Comm]Stream{}
+	// The communicators, in the order they first appear, each with the
+	// stream of its first op: a group of a few needs no allocation.
+	var commsArr [8]*Comm
+	var streamsArr [8]Stream
+	comms, streams := commsArr[:0], streamsArr[:0]
 	for i, op := range ops {
 		if op.c == nil {
 			return errs.Invalid("sendrecv", -1, "op %d has no communicator", i)
 		}
-		if _, ok := byComm[op.c]; !ok {
-			comms = append(comms, op.c)
-			streams[op.c] = op.s
-		} else if streams[op.c] != op.s {
+		if k := slices.Index(comms, op.c); k < 0 {
+			comms, streams = append(comms, op.c), append(streams, op.s)
+		} else if streams[k] != op.s {
 			return errs.Invalid("sendrecv", op.c.rank, "op %d is on another stream than the communicator's earlier ops in the group", i)
 		}
-		byComm[op.c] = append(byComm[op.c], op.msg)
 	}
-	run := func(c *Comm, keptOnly bool) error {
-		return c.runP2P(ctx, &p2pCall{name: "sendrecv", msgs: byComm[c], stream: streams[c], keptOnly: keptOnly})
-	}
+	// Each communicator's part is its ops of the group, in order
+	// (p2pCall.ops; runP2P picks them out).
 	if len(comms) == 1 {
-		return run(comms[0], false)
+		return comms[0].runP2P(ctx, &p2pCall{name: "sendrecv", ops: ops, stream: streams[0]})
 	}
 	// A GPU communicator's part only enqueues its launch: those whose
 	// plans are kept (p2pPlans) go one after another, here; the others,
 	// whose connections two ranks may have to make at once, and host
 	// communicators' parts, which run to the end, each on a goroutine.
 	var seqErrs []error
-	rest := comms
-	if !slices.ContainsFunc(comms, func(c *Comm) bool { return c.gpu == nil }) {
-		rest = nil
-		for _, c := range comms {
-			if err := run(c, true); errors.Is(err, errNotKept) {
-				rest = append(rest, c)
-			} else if err != nil {
-				seqErrs = append(seqErrs, err)
-			}
+	var restArr [8]int
+	rest := restArr[:0] // indexes in comms
+	host := slices.ContainsFunc(comms, func(c *Comm) bool { return c.gpu == nil })
+	for k, c := range comms {
+		if host {
+			rest = append(rest, k)
+			continue
+		}
+		if err := c.runP2P(ctx, &p2pCall{name: "sendrecv", ops: ops, stream: streams[k], keptOnly: true}); errors.Is(err, errNotKept) {
+			rest = append(rest, k)
+		} else if err != nil {
+			seqErrs = append(seqErrs, err)
 		}
 	}
-	errsOut := make([]error, len(rest))
+	if len(rest) > 0 {
+		seqErrs = append(seqErrs, concurrentParts(ctx, ops, comms, streams, rest)...)
+	}
+	return errors.Join(seqErrs...)
+}
+
+// concurrentParts runs the parts of SendRecv's group ops of comms[k] (on
+// streams[k]) for each k in which, each on a goroutine, and returns their
+// errors.
+func concurrentParts(ctx context.Context, ops []P2POp, comms []*Comm, streams []Stream, which []int) []error {
+	out := make([]error, len(which))
 	var wg sync.WaitGroup
-	for i, c := range rest {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errsOut[i] = run(c, false)
-		}()
+	for i, k := range which {
+		c, s := comms[k], streams[k]
+		wg.Go(func() { out[i] = c.runP2P(ctx, &p2pCall{name: "sendrecv", ops: ops, stream: s}) })
 	}
 	wg.Wait()
-	return errors.Join(append(seqErrs, errsOut...)...)
+	return out
 }
 
 // errNotKept is runP2P's answer to a call made with keptOnly whose plan is
@@ -288,9 +292,9 @@ func sameStart(a, b calls.Msg) bool {
 type p2pCall struct {
 	name string
 	msgs []calls.Msg
-	// Or, instead of msgs, one communicator's ops, whose messages runP2P
-	// copies into the communicator's own slice once it holds the rank
-	// (no allocation per call).
+	// Or, instead of msgs, a group's ops, whose messages of this
+	// communicator runP2P copies into its own slice once it holds the
+	// rank (no allocation per call).
 	ops []P2POp
 	// For calls every rank makes: what the ranks compare.
 	all   bool
@@ -312,7 +316,7 @@ func (c *Comm) runP2P(ctx context.Context, pc *p2pCall) error {
 	}
 	defer c.busy.Store(false)
 	if pc.ops != nil {
-		pc.msgs = c.p2ps.messages(pc.ops)
+		pc.msgs = c.p2ps.messages(c, pc.ops)
 	}
 	a := calls.Args{Coll: ring.SendRecvs, Name: pc.name, Count: pc.count, Type: pc.typ, Msgs: pc.msgs, AllRanks: pc.all,
 		Device: c.gpu != nil, StreamGPU: pc.stream.dev, Stream: pc.stream.h}

@@ -18,35 +18,35 @@ const char* ringoErrorString(CUresult r) {
 
 // ringoLaunch makes ctx current on this thread and launches f with up to
 // 16 eight-byte parameters: one cgo crossing per collective. With watch it
-// also reports whether the stream is being captured into a graph
-// (*captured) and, when it is not and done is an event, records done after
-// the launch (*marked is whether that worked). With order (an event), the
-// stream first waits for after's latest record (an event, or 0 for none)
-// and order is recorded after the launch, unless the stream is being
-// captured (*captured then says so): a rank's launches on several streams
-// run one after another, in the order they were made.
-CUresult ringoLaunch(CUcontext ctx, CUfunction f, unsigned grid, unsigned block, unsigned shmem, uintptr_t stream,
-                     const uint64_t* args, int nargs, int watch, uintptr_t done, uintptr_t order, uintptr_t after,
-                     int* captured, int* marked) {
+// also reports whether the stream is being captured into a graph and, when
+// it is not and done is an event, records done after the launch. With
+// order (an event), the stream first waits for after's latest record (an
+// event, or 0 for none) and order is recorded after the launch, unless the
+// stream is being captured: a rank's launches on several streams run one
+// after another, in the order they were made. It returns the CUresult in
+// the low 32 bits, with RINGO_LAUNCH_CAPTURED set when the stream is being
+// captured and RINGO_LAUNCH_MARKED when done was recorded: no
+// out-parameters, which would cost the Go caller an allocation per launch.
+uint64_t ringoLaunch(CUcontext ctx, CUfunction f, unsigned grid, unsigned block, unsigned shmem, uintptr_t stream,
+                     const uint64_t* args, int nargs, int watch, uintptr_t done, uintptr_t order, uintptr_t after) {
   CUresult r = cuCtxSetCurrent(ctx);
-  if (r != CUDA_SUCCESS) return r;
+  if (r != CUDA_SUCCESS) return (uint64_t)r;
   void* params[16];
   for (int i = 0; i < nargs && i < 16; i++) params[i] = (void*)&args[i];
-  *captured = 0;
-  *marked = 0;
+  uint64_t flags = 0;
   if (watch || order) {
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (cuStreamIsCapturing((CUstream)stream, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE) *captured = 1;
+    if (cuStreamIsCapturing((CUstream)stream, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE) flags |= RINGO_LAUNCH_CAPTURED;
   }
-  if (order && after && !*captured) {
+  if (order && after && !flags) {
     r = cuStreamWaitEvent((CUstream)stream, (CUevent)after, 0);
-    if (r != CUDA_SUCCESS) return r;
+    if (r != CUDA_SUCCESS) return (uint64_t)r;
   }
   r = cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shmem, (CUstream)stream, params, 0);
-  if (r != CUDA_SUCCESS || *captured) return r;
-  if (watch && done) *marked = cuEventRecord((CUevent)done, (CUstream)stream) == CUDA_SUCCESS;
+  if (r != CUDA_SUCCESS || flags) return (uint64_t)r | flags;
+  if (watch && done && cuEventRecord((CUevent)done, (CUstream)stream) == CUDA_SUCCESS) flags |= RINGO_LAUNCH_MARKED;
   if (order) r = cuEventRecord((CUevent)order, (CUstream)stream);
-  return r;
+  return (uint64_t)r | flags;
 }
 
 // ringoRelaxCapture sets this thread's stream capture mode to relaxed

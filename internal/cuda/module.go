@@ -113,18 +113,18 @@ func (d *Device) LaunchWatched(f Func, grid, block int, s Stream, args *[MaxArgs
 type Order struct{ Mark, After Event }
 
 func (d *Device) launch(f Func, grid, block int, s Stream, args *[MaxArgs]uint64, nargs int, watch bool, done Event, o Order) (captured, marked bool, err error) {
-	var w, c, m C.int
+	var w C.int
 	if watch {
 		w = 1
 	}
 	runtime.LockOSThread()
-	r := C.ringoLaunch(d.cctx(), f.fn, C.uint(grid), C.uint(block), 0, C.uintptr_t(s), (*C.uint64_t)(unsafe.Pointer(&args[0])), C.int(nargs),
-		w, C.uintptr_t(done), C.uintptr_t(o.Mark), C.uintptr_t(o.After), &c, &m)
+	out := C.ringoLaunch(d.cctx(), f.fn, C.uint(grid), C.uint(block), 0, C.uintptr_t(s), (*C.uint64_t)(unsafe.Pointer(&args[0])), C.int(nargs),
+		w, C.uintptr_t(done), C.uintptr_t(o.Mark), C.uintptr_t(o.After))
 	runtime.UnlockOSThread()
-	if r != C.CUDA_SUCCESS {
+	if r := C.CUresult(uint32(out)); r != C.CUDA_SUCCESS {
 		return false, false, check("launch "+f.name, r) // named only on failure: no allocation per launch
 	}
-	return c != 0, m != 0, nil
+	return out&C.RINGO_LAUNCH_CAPTURED != 0, out&C.RINGO_LAUNCH_MARKED != 0, nil
 }
 
 // cctx returns the primary context as a C handle (cu.CUContext holds it as
