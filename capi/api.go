@@ -33,6 +33,7 @@ type library struct {
 	regs    regTable
 	ops     opTable
 	reg     *registry
+	runs    spares[p2pScratch] // runP2P's
 }
 
 var envTimeout = env.Var{Name: "TIMEOUT"} // RINGO_TIMEOUT, parsed as ringo parses it

@@ -25,7 +25,9 @@ func (l *library) groupEnd(tid uint64) error {
 		return cmp.Or(g.failure(), errInProgress)
 	}
 	created, sent := l.runGroup(g)
-	return cmp.Or(created, g.failure(), sent)
+	err = cmp.Or(created, g.failure(), sent)
+	l.reg.recycle(g)
+	return err
 }
 
 // runGroup runs what group g deferred: first the creations of

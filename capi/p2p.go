@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/ringo-ccl/ringo"
@@ -58,7 +59,8 @@ func (m *p2pMsg) bytes() int64 { return m.count * int64(m.dt.Size()) }
 // error, or a communicator of the other mode (blocking or not) than the
 // group's, also fails the group's end, as in NCCL.
 func (l *library) p2p(tid uint64, api int32, send, recv unsafe.Pointer, count uint64, dt, peer int32, h, stream unsafe.Pointer) error {
-	ops, err := l.p2pOps(api, send, recv, count, dt, peer, h, stream)
+	var one [1]p2pOp // ncclSend's or ncclRecv's
+	ops, err := l.p2pOps(one[:0], api, send, recv, count, dt, peer, h, stream)
 	if err != nil {
 		l.reg.failP2P(tid, err)
 		return err
@@ -77,8 +79,8 @@ func (l *library) p2p(tid uint64, api int32, send, recv unsafe.Pointer, count ui
 // to and a receive from every rank, in rank order; ncclGather a send to the
 // root and, at the root, a receive from every rank; ncclScatter, at the
 // root, a send to every rank, then a receive from the root. The three
-// collective ones with count 0 have none.
-func (l *library) p2pOps(api int32, send, recv unsafe.Pointer, count uint64, dt, peer int32, h, stream unsafe.Pointer) ([]p2pOp, error) {
+// collective ones with count 0 have none. They are appended to dst.
+func (l *library) p2pOps(dst []p2pOp, api int32, send, recv unsafe.Pointer, count uint64, dt, peer int32, h, stream unsafe.Pointer) ([]p2pOp, error) {
 	if api < 0 || int(api) >= len(p2pAPIs) {
 		return nil, apiErrorf(ncclInternalError, "point-to-point: unknown API %d", api)
 	}
@@ -151,11 +153,11 @@ func (l *library) p2pOps(api int32, send, recv unsafe.Pointer, count uint64, dt,
 	}
 	switch api {
 	case p2pSend:
-		return []p2pOp{op(true, int(peer), send, 0)}, nil
+		return append(dst, op(true, int(peer), send, 0)), nil
 	case p2pRecv:
-		return []p2pOp{op(false, int(peer), recv, 0)}, nil
+		return append(dst, op(false, int(peer), recv, 0)), nil
 	}
-	ops := make([]p2pOp, 0, 2*n)
+	ops := slices.Grow(dst, 2*n)
 	switch api {
 	case p2pAllToAll:
 		for r := range n {

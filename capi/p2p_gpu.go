@@ -10,7 +10,12 @@ import (
 // gpuSendRecv runs parts on ringo's GPU communicators: one ringo.SendRecv
 // of every part's messages, each typed as its datatype says.
 func gpuSendRecv(ctx context.Context, parts []p2pPart) error {
-	var ops []ringo.P2POp
+	buf := opsSpares.get()
+	defer func() {
+		clear(*buf)
+		*buf = (*buf)[:0]
+		opsSpares.put(buf)
+	}()
 	for _, p := range parts {
 		gc, ok := p.comm.(gpuComm)
 		if !ok {
@@ -18,11 +23,14 @@ func gpuSendRecv(ctx context.Context, parts []p2pPart) error {
 		}
 		s := ringo.StreamHandle(gc.GPU(), p.stream)
 		for _, m := range p.msgs {
-			ops = append(ops, p2pOpOf[m.dt](gc.Comm, m, s))
+			*buf = append(*buf, p2pOpOf[m.dt](gc.Comm, m, s))
 		}
 	}
-	return ringo.SendRecv(ctx, ops...)
+	return ringo.SendRecv(ctx, *buf...)
 }
+
+// opsSpares holds gpuSendRecv's slices of ops, reused from group to group.
+var opsSpares spares[[]ringo.P2POp]
 
 // p2pOpOf makes the ringo op of a message, by datatype.
 var p2pOpOf [reduce.NumTypes]func(c *ringo.Comm, m p2pMsg, s ringo.Stream) ringo.P2POp

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -78,6 +79,34 @@ func TestGroupDefersSendRecv(t *testing.T) {
 	runs, _ = tl.fp.snapshot()
 	assert.Len(t, runs, 2)
 	wantResult(t, "unmatched ncclGroupEnd", tl.groupEnd(tid), ncclInvalidUsage)
+}
+
+// A training step's sends and receives allocate nothing on their way to
+// ringo (STYLE.md §6): a group of sends and receives on two communicators
+// of one thread (nccl-tests' -g 2), and a send outside any group.
+func TestSendRecvAllocs(t *testing.T) {
+	tl := newTestLib(t)
+	hs := tl.initGroup(t, id(52), 0, 0)
+	parts := 0
+	tl.sendRecv = func(_ context.Context, ps []p2pPart) error { // the recording fake allocates
+		parts += len(ps)
+		return nil
+	}
+	const tid = 5
+	group := testing.AllocsPerRun(100, func() {
+		tl.groupStart(tid)
+		for r, h := range hs {
+			require.NoError(t, tl.send(tid, uintptr(0x1000*(r+1)), 4, int32(1-r), h, 0x10+uintptr(r)))
+			require.NoError(t, tl.recv(tid, uintptr(0x8000*(r+1)), 4, int32(1-r), h, 0x10+uintptr(r)))
+		}
+		require.NoError(t, tl.groupEnd(tid))
+	})
+	assert.Zero(t, group, "allocations per group")
+	assert.Equal(t, 2*101, parts, "each group's two parts reached SendRecv") // AllocsPerRun runs once more
+	one := testing.AllocsPerRun(100, func() {
+		require.NoError(t, tl.send(tid, 0x1000, 4, 1, hs[0], 0x10))
+	})
+	assert.Zero(t, one, "allocations per send outside a group")
 }
 
 // A group's collectives are launched when called; its sends and receives

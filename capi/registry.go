@@ -97,6 +97,7 @@ type registry struct {
 	mu     sync.Mutex // guards inits, groups, and the fields so marked elsewhere
 	inits  map[[128]byte]*idRanks
 	groups map[uint64]*groupState // by thread
+	spare  spares[groupState]     // closed groups, reused (recycle)
 }
 
 func newRegistry(timeout func() time.Duration) *registry {
@@ -109,10 +110,20 @@ func (r *registry) groupStart(tid uint64) {
 	defer r.mu.Unlock()
 	g := r.groups[tid]
 	if g == nil {
-		g = &groupState{}
+		g = r.spare.get()
 		r.groups[tid] = g
 	}
 	g.depth++
+}
+
+// recycle keeps g, a closed group whose end has run and that nothing
+// refers to any more, for a later group to reuse its slices.
+func (r *registry) recycle(g *groupState) {
+	clear(g.deferred)
+	clear(g.p2p)
+	clear(g.windows)
+	*g = groupState{deferred: g.deferred[:0], p2p: g.p2p[:0], windows: g.windows[:0]}
+	r.spare.put(g)
 }
 
 // inGroup reports whether thread tid has a group open.
@@ -232,6 +243,9 @@ func (r *registry) enroll(tid uint64, c *creation) (deferred bool, err error) {
 // under one context bounded by the timeout (each may be cancelled alone:
 // withdraw), and waits for them all. It returns the first one's error.
 func (r *registry) run(cs []*creation) error {
+	if len(cs) == 0 {
+		return nil
+	}
 	ctx, cancel := r.context()
 	defer cancel()
 	var live []*creation

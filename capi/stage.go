@@ -68,7 +68,8 @@ func (p *stagePlan) apply(msgs []p2pMsg, base uintptr) {
 // and its matching receive (the k-th of each) that have the same address
 // and bytes; msgs itself when there are none.
 func dropSelfCopies(msgs []p2pMsg, rank int) []p2pMsg {
-	var sends, recvs []int
+	var smallSends, smallRecvs [4]int
+	sends, recvs := smallSends[:0], smallRecvs[:0]
 	for i := range msgs {
 		if m := &msgs[i]; m.peer == rank {
 			if m.send {
@@ -104,7 +105,8 @@ func dropSelfCopies(msgs []p2pMsg, rank int) []p2pMsg {
 // receives of msgs whose memory overlaps another message's (a send's or a
 // receive's; messages of no bytes have none).
 func overlappingRecvs(msgs []p2pMsg) []int {
-	var idx []int
+	var small [16]int // a call of a few messages sorts without an allocation
+	idx := small[:0]
 	for i := range msgs {
 		if msgs[i].bytes() > 0 {
 			idx = append(idx, i)
