@@ -1,0 +1,229 @@
+// launch_cost.cu: what launching one kernel costs the host on this machine,
+// in C, without Go or ringo: the floor under a collective's host side
+// (issue 22's "host side of a call <= 2 us").
+//
+// Every figure is host nanoseconds per launch (or per driver call), the
+// median of --reps repetitions. Each repetition launches --n kernels in
+// bursts of --burst, synchronising the stream between bursts outside the
+// timed part, so the launch queue never fills and the GPU's own pace does
+// not throttle the host. One line per configuration:
+//
+//   rt          cudaLaunchKernel (the runtime's <<<>>>), 4 pointer-sized parameters
+//   drv         cuLaunchKernel, 4 parameters
+//   drv16       cuLaunchKernel, 16 parameters (ringo's largest)
+//   ctx         cuCtxSetCurrent + cuLaunchKernel (ringo's Launch)
+//   watch       ctx + cuStreamIsCapturing + launch + cuEventRecord (ringo's LaunchWatched)
+//   order       watch + cuStreamWaitEvent + a second cuEventRecord (with an Order)
+//   graph       cuGraphLaunch of a one-kernel graph
+//   iscapturing cuStreamIsCapturing alone
+//   record      cuEventRecord alone (an event without timing)
+//   waitevent   cuStreamWaitEvent alone
+//   2thr        two threads, each ctx-launching on its own stream at once: per launch of one thread
+//   2thr-step   the same in lockstep: a thread launches call n once the other's launch n-1 returned
+//               (what ringo's launch order asks of two ranks of one GPU): per call
+//   1thr-2      one thread launching on two streams in turn (nccl-tests' -g 2): per pair
+//
+// Build: nvcc -O2 -std=c++17 -arch=sm_90 -lcuda -o build/repro/launch_cost bench/repro/launch_cost.cu
+// Run:   launch_cost [--n 20000] [--burst 256] [--reps 5] [--grid 1] [--block 544]
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+__global__ void empty4(const void*, void*, long long, float) {}
+__global__ void empty16(long long, long long, long long, long long, long long, long long, long long, long long, long long,
+                        long long, long long, long long, long long, long long, long long, long long) {}
+
+static void die(const char* what, int code) {
+  fprintf(stderr, "FATAL %s: error %d\n", what, code);
+  exit(1);
+}
+#define CK(x)                              \
+  do {                                     \
+    CUresult r_ = (x);                     \
+    if (r_ != CUDA_SUCCESS) die(#x, r_);   \
+  } while (0)
+#define RT(x)                              \
+  do {                                     \
+    cudaError_t e_ = (x);                  \
+    if (e_ != cudaSuccess) die(#x, e_);    \
+  } while (0)
+
+using Clock = std::chrono::steady_clock;
+
+struct Opts {
+  int n = 20000, burst = 256, reps = 5, grid = 1, block = 544;
+};
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// timed runs one(i) for i in [0, n) in bursts, syncing sync() between
+// bursts outside the timed part; it returns the median over reps of host
+// ns per call of one.
+static double timed(const Opts& o, const std::function<void(int)>& one, const std::function<void()>& sync) {
+  std::vector<double> per;
+  for (int rep = 0; rep < o.reps; rep++) {
+    double ns = 0;
+    for (int done = 0; done < o.n; done += o.burst) {
+      int k = std::min(o.burst, o.n - done);
+      auto t0 = Clock::now();
+      for (int i = 0; i < k; i++) one(done + i);
+      ns += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+      sync();
+    }
+    per.push_back(ns / o.n);
+  }
+  return median(per);
+}
+
+int main(int argc, char** argv) {
+  Opts o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    int v = atoi(argv[i + 1]);
+    if (a == "--n") o.n = v;
+    else if (a == "--burst") o.burst = v;
+    else if (a == "--reps") o.reps = v;
+    else if (a == "--grid") o.grid = v;
+    else if (a == "--block") o.block = v;
+    else {
+      fprintf(stderr, "unknown flag %s\n", a.c_str());
+      return 2;
+    }
+  }
+  if (o.n < 1 || o.burst < 1 || o.reps < 1 || o.grid < 1 || o.block < 1 || o.block > 1024) {
+    fprintf(stderr, "flags out of range\n");
+    return 2;
+  }
+  RT(cudaSetDevice(0));
+  RT(cudaFree(0));  // the primary context, current on this thread
+  CUcontext ctx;
+  CK(cuCtxGetCurrent(&ctx));
+  CUfunction f4, f16;
+  RT(cudaGetFuncBySymbol(&f4, (const void*)empty4));
+  RT(cudaGetFuncBySymbol(&f16, (const void*)empty16));
+  CUstream s[2];
+  for (auto& x : s) CK(cuStreamCreate(&x, CU_STREAM_NON_BLOCKING));
+  CUevent done, mark, after;
+  CK(cuEventCreate(&done, CU_EVENT_DISABLE_TIMING));
+  CK(cuEventCreate(&mark, CU_EVENT_DISABLE_TIMING));
+  CK(cuEventCreate(&after, CU_EVENT_DISABLE_TIMING));
+  CK(cuEventRecord(after, s[1]));
+
+  uint64_t args[16] = {};
+  void* p4[4] = {&args[0], &args[1], &args[2], &args[3]};
+  void* p16[16];
+  for (int i = 0; i < 16; i++) p16[i] = &args[i];
+  const unsigned g = o.grid, b = o.block;
+  auto launch = [&](CUfunction f, void** p, CUstream st) { CK(cuLaunchKernel(f, g, 1, 1, b, 1, 1, 0, st, p, 0)); };
+  auto sync0 = [&] { CK(cuStreamSynchronize(s[0])); };
+  auto sync01 = [&] {
+    CK(cuStreamSynchronize(s[0]));
+    CK(cuStreamSynchronize(s[1]));
+  };
+
+  // Warm up every path once.
+  for (int i = 0; i < 1000; i++) launch(f4, p4, s[0]);
+  sync0();
+
+  printf("CONFIG n=%d burst=%d reps=%d grid=%d block=%d\n", o.n, o.burst, o.reps, o.grid, o.block);
+  auto report = [](const char* name, double ns, const char* unit) { printf("RESULT %-12s %8.0f ns %s\n", name, ns, unit); };
+
+  report("rt", timed(o, [&](int) { empty4<<<g, b, 0, (cudaStream_t)s[0]>>>(nullptr, nullptr, 0, 1.0f); }, sync0), "per launch");
+  report("drv", timed(o, [&](int) { launch(f4, p4, s[0]); }, sync0), "per launch");
+  report("drv16", timed(o, [&](int) { launch(f16, p16, s[0]); }, sync0), "per launch");
+  report("ctx", timed(o, [&](int) {
+           CK(cuCtxSetCurrent(ctx));
+           launch(f4, p4, s[0]);
+         }, sync0), "per launch");
+  auto watched = [&](bool order) {
+    CK(cuCtxSetCurrent(ctx));
+    CUstreamCaptureStatus st;
+    CK(cuStreamIsCapturing(s[0], &st));
+    if (order) CK(cuStreamWaitEvent(s[0], after, 0));
+    launch(f4, p4, s[0]);
+    CK(cuEventRecord(done, s[0]));
+    if (order) CK(cuEventRecord(mark, s[0]));
+  };
+  report("watch", timed(o, [&](int) { watched(false); }, sync0), "per launch");
+  report("order", timed(o, [&](int) { watched(true); }, sync0), "per launch");
+
+  {
+    CUgraph gr;
+    CUgraphExec ge;
+    CK(cuStreamBeginCapture(s[0], CU_STREAM_CAPTURE_MODE_RELAXED));
+    launch(f4, p4, s[0]);
+    CK(cuStreamEndCapture(s[0], &gr));
+    CK(cuGraphInstantiateWithFlags(&ge, gr, 0));
+    report("graph", timed(o, [&](int) { CK(cuGraphLaunch(ge, s[0])); }, sync0), "per replay");
+    CK(cuGraphExecDestroy(ge));
+    CK(cuGraphDestroy(gr));
+  }
+
+  report("iscapturing", timed(o, [&](int) {
+           CUstreamCaptureStatus st;
+           CK(cuStreamIsCapturing(s[0], &st));
+         }, sync0), "per call");
+  report("record", timed(o, [&](int) { CK(cuEventRecord(done, s[0])); }, sync0), "per call");
+  report("waitevent", timed(o, [&](int) { CK(cuStreamWaitEvent(s[0], after, 0)); }, sync0), "per call");
+
+  // Two threads at once, free-running and in lockstep: each bursts n/2
+  // launches on its own stream; the figure is host ns per launch of one
+  // thread (per call), the median over reps of the slower thread.
+  for (int step = 0; step < 2; step++) {
+    std::vector<double> per;
+    for (int rep = 0; rep < o.reps; rep++) {
+      std::atomic<int> launched[2];
+      launched[0] = launched[1] = 0;
+      std::atomic<int> ready{0};
+      double ns[2] = {0, 0};
+      int n = o.n / 2;
+      auto run = [&](int me) {
+        CK(cuCtxSetCurrent(ctx));
+        ready++;
+        while (ready.load() < 2) {
+        }
+        auto t0 = Clock::now();
+        for (int i = 0; i < n; i++) {
+          if (step) {
+            while (launched[1 - me].load(std::memory_order_acquire) < i) {
+            }
+          }
+          CK(cuCtxSetCurrent(ctx));
+          launch(f4, p4, s[me]);
+          launched[me].store(i + 1, std::memory_order_release);
+          if ((i + 1) % o.burst == 0) CK(cuStreamSynchronize(s[me]));  // keep the queue short (counted in both modes)
+        }
+        ns[me] = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / n;
+      };
+      std::thread t1(run, 1);
+      run(0);
+      t1.join();
+      sync01();
+      per.push_back(std::max(ns[0], ns[1]));
+    }
+    report(step ? "2thr-step" : "2thr", median(per), step ? "per call (both ranks launched)" : "per launch of one thread");
+  }
+
+  report("1thr-2", timed(o, [&](int) {
+           CK(cuCtxSetCurrent(ctx));
+           launch(f4, p4, s[0]);
+           CK(cuCtxSetCurrent(ctx));
+           launch(f4, p4, s[1]);
+         }, sync01), "per pair");
+  return 0;
+}
