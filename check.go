@@ -88,6 +88,9 @@ func (c *Comm) admit(ctx context.Context, a *calls.Args) error {
 		c.group.Fail(err)
 		return errs.At(op, c.rank, err)
 	}
+	if a.Device {
+		captures.note(c, a.Stream)
+	}
 	return nil
 }
 

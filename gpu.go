@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ringo-ccl/ringo/device"
+	"github.com/ringo-ccl/ringo/internal/calls"
 	"github.com/ringo-ccl/ringo/internal/direct"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/mem"
@@ -120,11 +124,13 @@ func (s Stream) Sync() error { return device.SyncStream(s.dev, s.h) }
 // Graph is a CUDA graph of the work captured from a stream (CaptureGraph):
 // ringo's calls on that stream, and anything else enqueued there, replayed
 // by Launch on any stream of the GPU. A replay of a graph of collectives
-// must be matched by the other ranks' replays (or calls), in order, as the
-// calls themselves would be.
+// must be matched by the other ranks' replays, in order, as the calls
+// themselves would be: each replay is one call of the communicators whose
+// collectives the graph holds, numbered among their calls.
 type Graph struct {
-	dev  int
-	exec uintptr
+	dev   int
+	exec  uintptr
+	comms []*Comm // whose numbered calls (collectives) the capture recorded
 }
 
 // CaptureGraph runs fn, capturing what it enqueues on s into a graph
@@ -141,7 +147,9 @@ func CaptureGraph(s Stream, fn func() error) (*Graph, error) {
 	if err := device.BeginCapture(s.dev, s.h); err != nil {
 		return nil, err
 	}
+	captures.begin(s.h)
 	ferr := fn()
+	comms := captures.end(s.h)
 	exec, err := device.EndCapture(s.dev, s.h)
 	if ferr != nil || err != nil {
 		if err == nil {
@@ -149,15 +157,112 @@ func CaptureGraph(s Stream, fn func() error) (*Graph, error) {
 		}
 		return nil, errors.Join(ferr, err)
 	}
-	return &Graph{dev: s.dev, exec: exec}, nil
+	return &Graph{dev: s.dev, exec: exec, comms: comms}, nil
 }
 
-// Launch enqueues a replay of the graph on stream s of its GPU.
+// Launch enqueues a replay of the graph on stream s of its GPU. The replay
+// is a call of each communicator whose collectives the graph holds: it is
+// refused once one is closed or broken (its kernels would use what the
+// communicator has given back), and, as a collective is, it waits until
+// the other ranks of this process that share the GPU have enqueued their
+// call before it (Comm.enterReplay), so that no rank's replay lands in a
+// hardware queue ahead of a peer's kernel it waits for (BENCHMARKS "The
+// graph hang outside ringo").
 func (g *Graph) Launch(s Stream) error {
 	if s.dev != g.dev {
 		return fmt.Errorf("%w: a graph of GPU %d launched on a stream of GPU %d", ErrInvalidArgument, g.dev, s.dev)
 	}
-	return device.LaunchGraph(g.dev, g.exec, s.h)
+	for i, c := range g.comms {
+		if err := c.enterReplay(s); err != nil {
+			for _, e := range g.comms[:i] {
+				e.leaveReplay()
+			}
+			return err
+		}
+	}
+	err := device.LaunchGraph(g.dev, g.exec, s.h)
+	for _, c := range g.comms {
+		if err != nil {
+			c.group.Fail(errs.At("graph replay", c.rank, err))
+		}
+		c.leaveReplay()
+	}
+	return err
+}
+
+// enterReplay enters a replay of a graph holding c's collectives, on
+// stream s, as c's next call: held, numbered and entered in c's group
+// (calls.Replay), which orders it after the calls before it of the ranks
+// sharing c's GPU.
+func (c *Comm) enterReplay(s Stream) error {
+	const op = "graph replay"
+	if err := c.hold(op, true); err != nil {
+		return err
+	}
+	if err := c.failed(op); err != nil {
+		c.busy.Store(false)
+		return err
+	}
+	c.seq++
+	if err := c.group.Enter(c.rank, calls.Replay(c.seq, calls.Stream{GPU: c.gpu.dev, Handle: s.h})); err != nil {
+		c.group.Fail(err)
+		c.busy.Store(false)
+		return errs.At(op, c.rank, err)
+	}
+	return nil
+}
+
+// leaveReplay ends the replay enterReplay entered.
+func (c *Comm) leaveReplay() {
+	c.group.Leave(c.rank)
+	c.busy.Store(false)
+}
+
+// captures are the streams CaptureGraph is capturing, each with the
+// communicators whose numbered calls it has recorded (Comm.admit notes
+// them): what a replay of the graph is a call of.
+var captures captureSet
+
+type captureSet struct {
+	n  atomic.Int32 // captures under way: a call reads only this when there are none
+	mu sync.Mutex
+	by map[uintptr][]*Comm // by stream
+}
+
+func (cs *captureSet) begin(stream uintptr) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.by == nil {
+		cs.by = map[uintptr][]*Comm{}
+	}
+	if _, ok := cs.by[stream]; !ok {
+		cs.by[stream] = nil
+		cs.n.Add(1)
+	}
+}
+
+func (cs *captureSet) end(stream uintptr) []*Comm {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	comms, ok := cs.by[stream]
+	if ok {
+		delete(cs.by, stream)
+		cs.n.Add(-1)
+	}
+	return comms
+}
+
+// note records that c made a numbered call on stream, if CaptureGraph is
+// capturing it.
+func (cs *captureSet) note(c *Comm, stream uintptr) {
+	if cs.n.Load() == 0 {
+		return
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if comms, ok := cs.by[stream]; ok && !slices.Contains(comms, c) {
+		cs.by[stream] = append(comms, c)
+	}
 }
 
 // Close releases the graph (replays already enqueued run to the end).

@@ -794,6 +794,80 @@ func TestGPUGraphCapture(t *testing.T) {
 	}
 }
 
+// TestGPUGraphReplays: each replay of a graph of ringo's collectives
+// (CaptureGraph) is a call of its communicator: two ranks replaying, each
+// from its goroutine with nothing between its replays (the case that hung
+// now and then when replays were not ordered: BENCHMARKS "The graph hang
+// outside ringo"), come out right; a collective after the replays is
+// numbered after them on both ranks; a replay once the communicator is
+// closed is refused.
+func TestGPUGraphReplays(t *testing.T) {
+	g := testGPUs(t)
+	if len(g) < 2 {
+		t.Skip("needs two ranks (RINGO_TEST_GPUS=0,0 shares one GPU)")
+	}
+	comms := localGPUs(t, g[:2], nil)
+	ctx := context.Background()
+	const count, replays = 1000, 20
+	type rank struct {
+		s     ringo.Stream
+		buf   ringo.DevPtr[float32]
+		graph *ringo.Graph
+	}
+	ones := make([]float32, count)
+	for i := range ones {
+		ones[i] = 1
+	}
+	ranks := make([]rank, 2)
+	for r := range ranks {
+		rk := &ranks[r]
+		var err error
+		rk.s, err = ringo.NewStream(g[r])
+		require.NoError(t, err)
+		defer rk.s.Close()
+		rk.buf, err = ringo.DeviceAlloc[float32](g[r], count)
+		require.NoError(t, err)
+		defer rk.buf.Free()
+		require.NoError(t, rk.buf.CopyFrom(ones))
+		rk.graph, err = ringo.CaptureGraph(rk.s, func() error {
+			return ringo.AllReduceDevice(ctx, comms[r], rk.buf, rk.buf, ringo.OpSum, rk.s)
+		})
+		require.NoError(t, err)
+		defer rk.graph.Close()
+	}
+	var wg sync.WaitGroup
+	for r := range ranks {
+		wg.Go(func() {
+			for range replays {
+				if !assert.NoError(t, ranks[r].graph.Launch(ranks[r].s)) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for r := range ranks {
+		require.NoError(t, ringo.AllReduceDevice(ctx, comms[r], ranks[r].buf, ranks[r].buf, ringo.OpSum, ranks[r].s))
+	}
+	want := float32(1 << (replays + 1)) // each replay and the call double every element
+	got := make([]float32, count)
+	for r := range ranks {
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := comms[r].Wait(wctx, ranks[r].s)
+		cancel()
+		require.NoError(t, err, "rank %d", r)
+		require.NoError(t, ranks[r].buf.CopyTo(got))
+		for i, v := range got {
+			require.Equal(t, want, v, "rank %d element %d", r, i)
+		}
+	}
+	require.NoError(t, comms[1].Close())
+	err := ranks[1].graph.Launch(ranks[1].s)
+	require.ErrorIs(t, err, ringo.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "graph replay")
+	assert.ErrorContains(t, err, "communicator is closed")
+}
+
 // BenchmarkGPULaunch measures the driver's part of a call's host side on
 // RINGO_TEST_GPUS's first GPU: "kernel" is one launch of a kernel that
 // does nothing (the scaling kernel over 0 elements) through the cgo

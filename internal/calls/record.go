@@ -41,6 +41,15 @@ func SameStream(seq uint64, a int, sa Stream, b int, sb Stream) error {
 		errs.ErrInvalidArgument, a, b, sa.GPU, seq, sa.Handle)
 }
 
+// ReplayCount is the count of a record that stands for the replay of a
+// CUDA graph of collectives (package ringo's Graph.Launch), numbered and
+// ordered as a call is: no call has a negative count.
+const ReplayCount = -1
+
+// Replay returns the record of a graph's replay, the rank's call #seq, on
+// stream s.
+func Replay(seq uint64, s Stream) Record { return Record{Seq: seq, Count: ReplayCount, Stream: s} }
+
 // Mismatch returns the error of rank's call rec disagreeing with rank r's
 // call o of the same sequence number, or nil.
 func (rec Record) Mismatch(rank int, o Record, r int) error {
@@ -72,6 +81,9 @@ func Decode(b []byte) (Record, error) {
 }
 
 func (rec Record) String() string {
+	if rec.Count == ReplayCount {
+		return "a CUDA graph's replay"
+	}
 	s := fmt.Sprintf("%v(count %d, %v", rec.Coll, rec.Count, rec.Type)
 	if rec.Coll.Reduces() {
 		s += fmt.Sprintf(", %v", rec.Op)

@@ -43,6 +43,22 @@ func TestMismatch(t *testing.T) {
 	assert.Contains(t, err.Error(), "collective #1 differs between ranks: rank 0 called")
 }
 
+// TestReplayRecord: a graph's replay is numbered as a call and agrees with
+// another rank's replay, but not with a collective of the same number,
+// even one of no elements; RINGO_CHECK exchanges it as it is.
+func TestReplayRecord(t *testing.T) {
+	s := Stream{GPU: 0, Handle: 0x10}
+	a, b := Replay(4, s), Replay(4, Stream{GPU: 0, Handle: 0x11})
+	assert.NoError(t, a.Mismatch(0, b, 1))
+	call := Record{Seq: 4, Coll: ring.AllReduce, Type: reduce.Float32}
+	err := a.Mismatch(0, call, 1)
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "rank 0 called a CUDA graph's replay, rank 1 called allreduce(count 0")
+	got, err := Decode(a.Encode())
+	require.NoError(t, err)
+	assert.Equal(t, Record{Seq: 4, Count: ReplayCount}, got)
+}
+
 // TestStallReport: ranks behind, inside, past, silent and gone are each
 // named.
 func TestStallReport(t *testing.T) {
