@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -717,6 +718,10 @@ func TestGPUGraphCapture(t *testing.T) {
 		defer s.Close()
 		defer buf.Free()
 	}
+	// A global-mode capture (PyTorch's) must end on the OS thread that
+	// began it, as a Python thread would: the goroutine keeps its thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	// Capture: each rank's stream records two all-reduces (LL and Simple
 	// sizes) of its buffer in place.
 	for r, rk := range ranks {
@@ -896,6 +901,8 @@ func BenchmarkGPULaunch(b *testing.B) {
 		require.NoError(b, d.Sync(s))
 	})
 	b.Run("graph", func(b *testing.B) {
+		runtime.LockOSThread() // a global-mode capture ends on the thread that began it
+		defer runtime.UnlockOSThread()
 		require.NoError(b, d.BeginCapture(s, cuda.CaptureGlobal))
 		require.NoError(b, launch())
 		g, err := d.EndCapture(s)
@@ -1836,6 +1843,10 @@ func TestGPUWorldOfOne(t *testing.T) {
 	if err := send.CopyFrom(host); err != nil {
 		t.Fatal(err)
 	}
+	// A global-mode capture (PyTorch's) must end on the OS thread that
+	// began it, as a Python thread would: the goroutine keeps its thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	// The graph: scale send by 2 in place, copy it to recv.
 	if err := d.BeginCapture(cuda.Stream(s.Handle()), cuda.CaptureGlobal); err != nil {
 		t.Fatal(err)
