@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -32,6 +33,7 @@ import (
 	"github.com/ringo-ccl/ringo/ring/ringtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gorgonia.org/cu"
 )
 
 // These tests need GPUs: build with -tags cuda and run on the GPU machine
@@ -1212,7 +1214,7 @@ func gpuProcesses(t *testing.T, mode string, env []string, transports map[string
 			env := append(slices.Clone(env), tenv...)
 			id, kids := startRanksEnv(t, 4, func(int) string { return mode }, func(int) []string { return env })
 			for r, k := range kids {
-				require.NoError(t, waitExit(t, k, 120*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
+				assert.NoError(t, waitExit(t, k, 120*time.Second), "rank %d; stderr: %s", r, k.stderr.String()) // every rank's failure reported
 				if check != nil {
 					check(t, r, k.stderr.String())
 				}
@@ -2122,6 +2124,54 @@ func TestGPUWindows(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestGPUSharedWithoutContext: shareable memory is queried (its mapping,
+// its buffer ID), exported and freed from an OS thread with no CUDA context current, as a goroutine may
+// find itself on (the services that map peers' windows run so): call m2 of
+// the thirteenth session failed "query the mapping holding …: invalid
+// device context" there.
+func TestGPUSharedWithoutContext(t *testing.T) {
+	g := testGPUs(t)
+	d, err := cuda.Open(g[0])
+	require.NoError(t, err)
+	p, err := d.AllocShared(1 << 20)
+	require.NoError(t, err)
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // not unlocked: the thread ends with the goroutine
+		errc <- func() error {
+			if err := cu.SetCurrentContext(cu.CUContext{}); err != nil {
+				return err
+			}
+			ok, base, size, ord, err := cuda.SharedBounds(p)
+			if err != nil {
+				return err
+			}
+			if !ok || base != p || size < 1<<20 || ord != g[0] {
+				return fmt.Errorf("SharedBounds(%#x) = %v, %#x, %d, GPU %d", uintptr(p), ok, uintptr(base), size, ord)
+			}
+			if err := cu.SetCurrentContext(cu.CUContext{}); err != nil {
+				return err
+			}
+			if _, err := d.BufferID(p); err != nil {
+				return err
+			}
+			if err := cu.SetCurrentContext(cu.CUContext{}); err != nil {
+				return err
+			}
+			fd, _, err := cuda.ExportShared(p)
+			if err != nil {
+				return err
+			}
+			syscall.Close(fd)
+			if err := cu.SetCurrentContext(cu.CUContext{}); err != nil {
+				return err
+			}
+			return d.FreeShared(p)
+		}()
+	}()
+	require.NoError(t, <-errc)
 }
 
 // TestGPUAllocShared: memory of CUDA's virtual memory API (ncclMemAlloc's,

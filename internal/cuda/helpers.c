@@ -166,10 +166,9 @@ CUresult ringoVmmAlloc(CUdevice dev, size_t n, CUdeviceptr* out, size_t* size) {
   return ringoVmmMap(h, n, gran, dev, 1, out);
 }
 
-// ringoVmmBounds sets *base and *size to the mapping holding p, and *dev
-// to the GPU whose memory it is, when it is memory of the virtual memory
-// API (*vmm = 1), else *vmm = 0.
-CUresult ringoVmmBounds(CUdeviceptr p, int* vmm, CUdeviceptr* base, size_t* size, int* dev) {
+// ringoVmmDevice sets *dev to the GPU whose memory p is when it is memory
+// of the virtual memory API (*vmm = 1), else *vmm = 0. It needs no context.
+CUresult ringoVmmDevice(CUdeviceptr p, int* vmm, int* dev) {
   CUmemGenericAllocationHandle h;
   *vmm = 0;
   CUresult r = cuMemRetainAllocationHandle(&h, (void*)p);
@@ -181,8 +180,12 @@ CUresult ringoVmmBounds(CUdeviceptr p, int* vmm, CUdeviceptr* base, size_t* size
   if (r != CUDA_SUCCESS) return r;
   *vmm = 1;
   *dev = prop.location.id;
-  return cuMemGetAddressRange(base, size, p);
+  return CUDA_SUCCESS;
 }
+
+// ringoVmmRange sets *base and *size to the mapping holding p. It needs a
+// current context.
+CUresult ringoVmmRange(CUdeviceptr p, CUdeviceptr* base, size_t* size) { return cuMemGetAddressRange(base, size, p); }
 
 CUresult ringoVmmFree(CUdeviceptr base, size_t size) {
   CUresult r = cuMemUnmap(base, size);

@@ -92,11 +92,28 @@ func (d *Device) PointerInfo(p Ptr) (kind, ordinal int, base Ptr, size int64, er
 // BufferID returns CUDA's identity of the allocation holding p, which no
 // other allocation of the process's life shares
 // (CU_POINTER_ATTRIBUTE_BUFFER_ID); an error when p is in none. One cgo
-// crossing, no context needed.
+// crossing where the thread has a context current (a windowed call asks
+// each time), and again with d's made current where it has none.
 func (d *Device) BufferID(p Ptr) (uint64, error) {
 	var id C.ulonglong
 	r := C.cuPointerGetAttribute(unsafe.Pointer(&id), C.CU_POINTER_ATTRIBUTE_BUFFER_ID, C.CUdeviceptr(p))
-	return uint64(id), check(fmt.Sprintf("query the allocation holding %#x", uintptr(p)), r)
+	switch r {
+	case C.CUDA_SUCCESS:
+		return uint64(id), nil
+	case C.CUDA_ERROR_INVALID_CONTEXT:
+		return d.bufferIDWithContext(p)
+	}
+	return 0, check(fmt.Sprintf("query the allocation holding %#x", uintptr(p)), r)
+}
+
+// bufferIDWithContext is BufferID with d's context made current.
+func (d *Device) bufferIDWithContext(p Ptr) (uint64, error) {
+	var id C.ulonglong
+	err := d.Do(func() error {
+		return check(fmt.Sprintf("query the allocation holding %#x", uintptr(p)),
+			C.cuPointerGetAttribute(unsafe.Pointer(&id), C.CU_POINTER_ATTRIBUTE_BUFFER_ID, C.CUdeviceptr(p)))
+	})
+	return uint64(id), err
 }
 
 // CanAccessPeer reports whether d can read and write peer's memory.

@@ -25,21 +25,33 @@ import (
 func (d *Device) AllocShared(n int64) (Ptr, error) {
 	var p C.CUdeviceptr
 	var size C.size_t
-	err := check(fmt.Sprintf("allocate %d bytes of shareable memory on GPU %d", n, d.Ordinal),
-		C.ringoVmmAlloc(C.CUdevice(d.dev), C.size_t(max(n, 1)), &p, &size))
+	err := d.Do(func() error {
+		return check(fmt.Sprintf("allocate %d bytes of shareable memory on GPU %d", n, d.Ordinal),
+			C.ringoVmmAlloc(C.CUdevice(d.dev), C.size_t(max(n, 1)), &p, &size))
+	})
 	return Ptr(p), held(&live.shared, err, 1)
 }
 
 // SharedBounds reports whether p lies in memory of the virtual memory API
 // and, if so, the mapping that holds it (one allocation, for AllocShared's
-// and ImportShared's) and the ordinal of the GPU whose memory it is. It
-// needs no context.
+// and ImportShared's) and the ordinal of the GPU whose memory it is. The
+// mapping is asked for with that GPU's context current: a thread without
+// one is refused (CUDA_ERROR_INVALID_CONTEXT), and which OS thread a
+// goroutine runs on is not its choice.
 func SharedBounds(p Ptr) (ok bool, base Ptr, size int64, ordinal int, err error) {
+	what := fmt.Sprintf("query the mapping holding %#x", uintptr(p))
 	var vmm, dev C.int
+	if err = check(what, C.ringoVmmDevice(C.CUdeviceptr(p), &vmm, &dev)); err != nil || vmm == 0 {
+		return false, 0, 0, 0, err
+	}
+	d, err := Open(int(dev))
+	if err != nil {
+		return true, 0, 0, int(dev), err
+	}
 	var b C.CUdeviceptr
 	var sz C.size_t
-	err = check(fmt.Sprintf("query the mapping holding %#x", uintptr(p)), C.ringoVmmBounds(C.CUdeviceptr(p), &vmm, &b, &sz, &dev))
-	return vmm != 0, Ptr(b), int64(sz), int(dev), err
+	err = d.Do(func() error { return check(what, C.ringoVmmRange(C.CUdeviceptr(p), &b, &sz)) })
+	return true, Ptr(b), int64(sz), int(dev), err
 }
 
 // FreeShared releases memory from AllocShared (p is where it starts) once
@@ -70,21 +82,30 @@ func (d *Device) unmapShared(p Ptr, wait bool) error {
 			return err
 		}
 	}
-	return check(fmt.Sprintf("unmap %d bytes of shareable memory at %#x", size, uintptr(p)), C.ringoVmmFree(C.CUdeviceptr(base), C.size_t(size)))
+	return d.Do(func() error {
+		return check(fmt.Sprintf("unmap %d bytes of shareable memory at %#x", size, uintptr(p)), C.ringoVmmFree(C.CUdeviceptr(base), C.size_t(size)))
+	})
 }
 
 // ExportShared returns a file descriptor for the shareable allocation
 // starting at base, and its size; the caller closes the descriptor.
 func ExportShared(base Ptr) (fd int, size int64, err error) {
-	ok, b, sz, _, err := SharedBounds(base)
+	ok, b, sz, ord, err := SharedBounds(base)
 	switch {
 	case err != nil:
 		return -1, 0, err
 	case !ok || b != base:
 		return -1, 0, fmt.Errorf("cuda: %#x is not the start of shareable memory", uintptr(base))
 	}
+	d, err := Open(ord)
+	if err != nil {
+		return -1, 0, err
+	}
 	var cfd C.int
-	if err := check("export shareable memory as a file descriptor", C.ringoVmmExport(C.CUdeviceptr(base), &cfd)); err != nil {
+	err = d.Do(func() error {
+		return check("export shareable memory as a file descriptor", C.ringoVmmExport(C.CUdeviceptr(base), &cfd))
+	})
+	if err != nil {
 		return -1, 0, err
 	}
 	return int(cfd), sz, nil
@@ -95,7 +116,9 @@ func ExportShared(base Ptr) (fd int, size int64, err error) {
 // where. CloseShared unmaps it.
 func (d *Device) ImportShared(fd int, size int64) (Ptr, error) {
 	var p C.CUdeviceptr
-	err := check(fmt.Sprintf("import %d bytes of another process's shareable memory into GPU %d", size, d.Ordinal),
-		C.ringoVmmImport(C.CUdevice(d.dev), C.int(fd), C.size_t(size), &p))
+	err := d.Do(func() error {
+		return check(fmt.Sprintf("import %d bytes of another process's shareable memory into GPU %d", size, d.Ordinal),
+			C.ringoVmmImport(C.CUdevice(d.dev), C.int(fd), C.size_t(size), &p))
+	})
 	return Ptr(p), held(&live.ipc, err, 1)
 }
