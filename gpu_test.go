@@ -2127,48 +2127,47 @@ func TestGPUWindows(t *testing.T) {
 }
 
 // TestGPUSharedWithoutContext: shareable memory is queried (its mapping,
-// its buffer ID), exported and freed from an OS thread with no CUDA context current, as a goroutine may
-// find itself on (the services that map peers' windows run so): call m2 of
-// the thirteenth session failed "query the mapping holding …: invalid
-// device context" there.
+// its buffer ID), exported and freed from an OS thread with no CUDA
+// context current, as a goroutine may find itself on (the services that
+// map peers' windows run so): call m2 of the thirteenth session failed
+// "query the mapping holding …: invalid device context" there.
 func TestGPUSharedWithoutContext(t *testing.T) {
 	g := testGPUs(t)
 	d, err := cuda.Open(g[0])
 	require.NoError(t, err)
 	p, err := d.AllocShared(1 << 20)
 	require.NoError(t, err)
+	steps := []func() error{
+		func() error {
+			ok, base, size, ord, err := cuda.SharedBounds(p)
+			if err == nil && (!ok || base != p || size < 1<<20 || ord != g[0]) {
+				err = fmt.Errorf("SharedBounds(%#x) = %v, %#x, %d, GPU %d", uintptr(p), ok, uintptr(base), size, ord)
+			}
+			return err
+		},
+		func() error { _, err := d.BufferID(p); return err },
+		func() error {
+			fd, _, err := cuda.ExportShared(p)
+			if err == nil {
+				syscall.Close(fd)
+			}
+			return err
+		},
+		func() error { return d.FreeShared(p) },
+	}
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // not unlocked: the thread ends with the goroutine
 		errc <- func() error {
-			if err := cu.SetCurrentContext(cu.CUContext{}); err != nil {
-				return err
+			for _, step := range steps {
+				if err := cu.SetCurrentContext(cu.CUContext{}); err != nil { // no context current
+					return err
+				}
+				if err := step(); err != nil {
+					return err
+				}
 			}
-			ok, base, size, ord, err := cuda.SharedBounds(p)
-			if err != nil {
-				return err
-			}
-			if !ok || base != p || size < 1<<20 || ord != g[0] {
-				return fmt.Errorf("SharedBounds(%#x) = %v, %#x, %d, GPU %d", uintptr(p), ok, uintptr(base), size, ord)
-			}
-			if err := cu.SetCurrentContext(cu.CUContext{}); err != nil {
-				return err
-			}
-			if _, err := d.BufferID(p); err != nil {
-				return err
-			}
-			if err := cu.SetCurrentContext(cu.CUContext{}); err != nil {
-				return err
-			}
-			fd, _, err := cuda.ExportShared(p)
-			if err != nil {
-				return err
-			}
-			syscall.Close(fd)
-			if err := cu.SetCurrentContext(cu.CUContext{}); err != nil {
-				return err
-			}
-			return d.FreeShared(p)
+			return nil
 		}()
 	}()
 	require.NoError(t, <-errc)

@@ -96,24 +96,19 @@ func (d *Device) PointerInfo(p Ptr) (kind, ordinal int, base Ptr, size int64, er
 // each time), and again with d's made current where it has none.
 func (d *Device) BufferID(p Ptr) (uint64, error) {
 	var id C.ulonglong
-	r := C.cuPointerGetAttribute(unsafe.Pointer(&id), C.CU_POINTER_ATTRIBUTE_BUFFER_ID, C.CUdeviceptr(p))
-	switch r {
-	case C.CUDA_SUCCESS:
-		return uint64(id), nil
-	case C.CUDA_ERROR_INVALID_CONTEXT:
-		return d.bufferIDWithContext(p)
+	query := func() C.CUresult {
+		return C.cuPointerGetAttribute(unsafe.Pointer(&id), C.CU_POINTER_ATTRIBUTE_BUFFER_ID, C.CUdeviceptr(p))
 	}
-	return 0, check(fmt.Sprintf("query the allocation holding %#x", uintptr(p)), r)
-}
-
-// bufferIDWithContext is BufferID with d's context made current.
-func (d *Device) bufferIDWithContext(p Ptr) (uint64, error) {
-	var id C.ulonglong
-	err := d.Do(func() error {
-		return check(fmt.Sprintf("query the allocation holding %#x", uintptr(p)),
-			C.cuPointerGetAttribute(unsafe.Pointer(&id), C.CU_POINTER_ATTRIBUTE_BUFFER_ID, C.CUdeviceptr(p)))
-	})
-	return uint64(id), err
+	r := query()
+	if r == C.CUDA_ERROR_INVALID_CONTEXT {
+		if err := d.Do(func() error { r = query(); return nil }); err != nil {
+			return 0, err
+		}
+	}
+	if r != C.CUDA_SUCCESS {
+		return 0, check(fmt.Sprintf("query the allocation holding %#x", uintptr(p)), r)
+	}
+	return uint64(id), nil
 }
 
 // CanAccessPeer reports whether d can read and write peer's memory.
