@@ -155,6 +155,9 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 	if c.oneShot(call) {
 		return c.runOneShot(ctx, call)
 	}
+	if c.twoShotRuns(call) {
+		return c.runTwoShot(ctx, call)
+	}
 	if c.directRuns(call) {
 		return c.runDirect(ctx, call)
 	}
@@ -162,13 +165,14 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 }
 
 // oneShot reports whether call takes the board's one exchange: boardRuns
-// and a call that reads no more than a slot (host.OneShotSlot).
+// and a call that reads no more than host.OneShotLimit.
 func (c *Comm) oneShot(call *Call) bool {
 	if !c.boardRuns() {
 		return false
 	}
-	read, fits := host.OneShotBytes(call.Coll, int(call.Count)*call.Type.Size(), c.size, c.board.SlotBytes())
-	return fits && read <= c.board.SlotBytes()
+	limit := host.OneShotLimit(c.boardCrowded)
+	read, fits := host.OneShotBytes(call.Coll, int(call.Count)*call.Type.Size(), c.size, limit)
+	return fits && read <= limit
 }
 
 // boardRuns reports whether calls may skip the ring for the board: every
@@ -195,6 +199,29 @@ func (c *Comm) runOneShot(ctx context.Context, call *Call) error {
 	c.shot = host.OneShot{Coll: call.Coll, In: call.Send, Out: call.Recv, Bytes: int(call.Count) * call.Type.Size(), Root: call.Root, Func: f}
 	c.resetWait(ctx)
 	return host.RunOneShot(c.board, &c.wait, c.rank, c.size, &c.shot)
+}
+
+// twoShotRuns reports whether call takes the board's rounds
+// (host.RunTwoShot): an all-reduce too large for one exchange, up to
+// host.TwoShotCrowdedMax, on a host whose ranks outnumber its cores, and
+// boardRuns. It comes before the reads of the peers' buffers (directRuns),
+// even with RINGO_CMA=1: on a crowded host a call's waits, not its copies,
+// cost most at these sizes, and the two-shot waits twice where the reads
+// wait three times.
+func (c *Comm) twoShotRuns(call *Call) bool {
+	return c.boardCrowded && c.boardRuns() && call.Coll == ring.AllReduce && int(call.Count)*call.Type.Size() <= host.TwoShotCrowdedMax
+}
+
+// runTwoShot runs a call that twoShotRuns admits.
+func (c *Comm) runTwoShot(ctx context.Context, call *Call) error {
+	f, err := c.funcFor(call)
+	if err != nil {
+		return err
+	}
+	t := &c.two
+	t.In, t.Out, t.Bytes, t.Func = call.Send, call.Recv, int(call.Count)*call.Type.Size(), f
+	c.resetWait(ctx)
+	return host.RunTwoShot(c.board, &c.wait, c.rank, c.size, &c.two)
 }
 
 // directRuns reports whether call reads the peers' buffers (host.RunDirect):

@@ -42,9 +42,13 @@ type Comm struct {
 
 	// Owned by the goroutine holding busy.
 	exec  *host.Executor
-	board *shm.Board   // small collectives' one exchange, when every rank shares this host; nil otherwise
-	crowd bool         // this host's ranks outnumber its cores: waits yield the core between polls
-	shot  host.OneShot // the board's call, kept here so that running it does not allocate
+	board *shm.Board // small collectives' one exchange, when every rank shares this host; nil otherwise
+	crowd bool       // this host's ranks outnumber its cores: waits yield the core between polls
+	// boardCrowded is crowd as every rank of the board computes it
+	// (group.Group.BoardCrowded): what chooses the board's paths.
+	boardCrowded bool
+	shot         host.OneShot // the board's call, kept here so that running it does not allocate
+	two          host.TwoShot // the board's rounds, with the stores they chose
 	// Larger collectives' reads of the peers' buffers, when every rank
 	// shares this host and the kernel allows it; nil otherwise.
 	attach *shm.Attach

@@ -40,6 +40,10 @@ func ReadFrom(c *Comm, addr uintptr, bytes int64) uint64 {
 	return how
 }
 
+// BoardCrowded reports whether c's board takes the paths of a host whose
+// ranks outnumber its cores (host.RunTwoShot).
+func BoardCrowded(c *Comm) bool { return c.boardCrowded }
+
 // Attached reports whether c's collectives may read its peers' buffers
 // (shm.Attach, host.RunDirect).
 func Attached(c *Comm) bool { return c.attach != nil }

@@ -88,7 +88,7 @@ func newHostComm(ctx context.Context, nranks, rank int, cfg *Config, join func()
 		g.Release(rank)
 		return nil, err
 	}
-	c.board, c.crowd = g.Board, g.Crowded
+	c.board, c.crowd, c.boardCrowded = g.Board, g.Crowded, g.BoardCrowded
 	if c.attach = g.Attach; c.attach != nil {
 		c.direct = host.Direct{Scratch: make([]byte, host.DirectChunk), Addrs: make([]uintptr, 2*nranks)}
 	}

@@ -57,6 +57,8 @@ func TestMain(m *testing.M) {
 //     its Simple FIFOs, on standard error.
 //   - "every-attach": "every", first writing "attached=<bool>", whether it
 //     reads its peers' buffers (shm.Attach), on standard error.
+//   - "every-crowded": "every", first writing "crowded=<bool>", whether
+//     its board counts the host crowded (the two-shot all-reduces).
 //   - "loop": report "ready" after the first all-reduce, then all-reduce
 //     until an error, which it prints.
 //   - "join-then-die": join the bootstrap, then kill itself (a rank lost
@@ -135,7 +137,10 @@ func childMain(mode string) int {
 		return childShrink(ctx, mode, c)
 	}
 	switch mode {
-	case "every", "every-fifo", "every-attach":
+	case "every", "every-fifo", "every-attach", "every-crowded":
+		if mode == "every-crowded" {
+			fmt.Fprintf(os.Stderr, "crowded=%v\n", ringo.BoardCrowded(c))
+		}
 		if mode == "every-fifo" {
 			fmt.Fprintf(os.Stderr, "fifo=%d\n", ringo.SimpleFIFO(c))
 		}
@@ -279,11 +284,12 @@ func testCount() int {
 	return 1 << 18
 }
 
-// checkEvery runs every collective at a small size and at one large
-// enough to stripe across sockets, and checks the results exactly (the
+// checkEvery runs every collective at a small size, at one that crowded
+// ranks all-reduce in two shots, and at one large enough to stripe across
+// sockets, and checks the results exactly (the
 // values are small integers in float32).
 func checkEvery(ctx context.Context, c *ringo.Comm, n, rank int) error {
-	for _, count := range []int{1000, 1<<18 + 3} {
+	for _, count := range []int{1000, 100_003, 1<<18 + 3} {
 		val := func(r, i int) float32 { return float32((r*7 + i) % 1000) }
 		send := make([]float32, count)
 		for i := range send {
@@ -359,13 +365,21 @@ func startRanks(t *testing.T, n int, mode func(rank int) string) (ringo.UniqueID
 // startRanksEnv is startRanks with environment variables added per rank.
 func startRanksEnv(t *testing.T, n int, mode func(rank int) string, extra func(rank int) []string) (ringo.UniqueID, []*child) {
 	t.Helper()
+	return startRanksUnder(t, n, mode, extra, nil)
+}
+
+// startRanksUnder is startRanksEnv with each rank's process started by the
+// command under (taskset -c 0 …), nil for none.
+func startRanksUnder(t *testing.T, n int, mode func(rank int) string, extra func(rank int) []string, under []string) (ringo.UniqueID, []*child) {
+	t.Helper()
 	id, err := ringo.NewUniqueID()
 	if err != nil {
 		t.Fatal(err)
 	}
 	kids := make([]*child, n)
 	for r := range n {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		args := append(append([]string(nil), under...), os.Args[0], "-test.run=^$")
+		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Env = append(os.Environ(), envChild+"="+mode(r), envID+"="+id.String(),
 			fmt.Sprintf("%s=%d", envRank, r), fmt.Sprintf("%s=%d", envRanks, n))
 		cmd.Env = append(cmd.Env, extra(r)...)
@@ -554,16 +568,41 @@ func TestProcessesDirect(t *testing.T) {
 	}
 }
 
-// TestKillMidCollective: kill -9 one rank while all of them are inside
-// all-reduces; every survivor must fail promptly, naming it — the ring's
-// and, with RINGO_CMA=1, the reads of the peers' buffers.
-func TestKillMidCollective(t *testing.T) {
-	t.Run("ring", func(t *testing.T) { killMidCollective(t, "0") })
-	t.Run("direct", func(t *testing.T) { killMidCollective(t, "1") })
+// TestProcessesCrowded: 3 ranks in separate processes on one CPU count
+// their host crowded, and every collective is right — the all-reduce of
+// 100,003 elements through the board's two-shot rounds.
+func TestProcessesCrowded(t *testing.T) {
+	id, kids := startRanksUnder(t, 3, func(int) string { return "every-crowded" }, func(int) []string { return nil }, oneCPU(t))
+	for r, k := range kids {
+		require.NoError(t, waitExit(t, k, 90*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
+		require.Contains(t, k.stderr.String(), "crowded=true\n", "rank %d", r)
+	}
+	noLeftovers(t, id)
 }
 
-func killMidCollective(t *testing.T, cma string) {
-	id, kids := startRanksEnv(t, 3, func(int) string { return "loop" }, func(int) []string { return []string{"RINGO_CMA=" + cma} })
+// TestKillMidCollective: kill -9 one rank while all of them are inside
+// all-reduces; every survivor must fail promptly, naming it — the ring's;
+// with RINGO_CMA=1, the reads of the peers' buffers; and, with the ranks
+// on one CPU, the board's two-shot rounds (the loop's 1-MiB all-reduces).
+func TestKillMidCollective(t *testing.T) {
+	t.Run("ring", func(t *testing.T) { killMidCollective(t, "0", nil) })
+	t.Run("direct", func(t *testing.T) { killMidCollective(t, "1", nil) })
+	t.Run("two-shot", func(t *testing.T) { killMidCollective(t, "0", oneCPU(t)) })
+}
+
+// oneCPU returns the command that runs a rank's process on CPU 0 alone,
+// so that 2 or more ranks outnumber their cores (the board's crowded
+// paths, host.RunTwoShot); it skips t where util-linux's taskset is
+// missing.
+func oneCPU(t *testing.T) []string {
+	if _, err := exec.LookPath("taskset"); err != nil {
+		t.Skip("taskset (util-linux) not found: cannot run ranks on one CPU")
+	}
+	return []string{"taskset", "-c", "0"}
+}
+
+func killMidCollective(t *testing.T, cma string, under []string) {
+	id, kids := startRanksUnder(t, 3, func(int) string { return "loop" }, func(int) []string { return []string{"RINGO_CMA=" + cma} }, under)
 	for r, k := range kids {
 		if !k.stdout.Scan() || k.stdout.Text() != "ready" {
 			t.Fatalf("rank %d did not start: %s", r, k.stderr.String())
@@ -579,6 +618,9 @@ func killMidCollective(t *testing.T, cma string) {
 		msg := kids[r].stderr.String()
 		if !strings.Contains(msg, "rank 1") || !strings.Contains(msg, "peer lost") {
 			t.Fatalf("rank %d's error does not name lost rank 1: %s", r, msg)
+		}
+		if under != nil && !strings.Contains(msg, "two-shot") {
+			t.Fatalf("rank %d's error is not the two-shot path's: %s", r, msg)
 		}
 	}
 	if el := time.Since(start); el > 5*time.Second {

@@ -49,7 +49,7 @@ func TestDirect(t *testing.T) {
 	for r := range n {
 		scratch[r] = make([]byte, DirectChunk)
 	}
-	checkRandomCalls(t, n, 60, 3*DirectChunk/4, []reduce.Op{reduce.OpSum, reduce.OpMax}, func(r int, x *OneShot) error {
+	checkRandomCalls(t, n, 60, 3*DirectChunk/4, allColls, []reduce.Op{reduce.OpSum, reduce.OpMax}, func(r int, x *OneShot) error {
 		var w transport.Waiter
 		w.Reset(context.Background(), 30*time.Second)
 		if read, fits := OneShotBytes(x.Coll, x.Bytes, n, OneShotMax); fits && read <= OneShotMax {
@@ -100,6 +100,13 @@ func TestDirectAllocs(t *testing.T) {
 		xs[r] = &Direct{Coll: ring.AllReduce, In: make([]byte, 1<<18), Out: make([]byte, 1<<18), Bytes: 1 << 18, Func: f,
 			Scratch: make([]byte, DirectChunk), Addrs: make([]uintptr, 2*n)}
 	}
+	assert.Zero(t, twoRankAllocs(t, func(r int, w *transport.Waiter) error { return RunDirect(bs[r], as[r], w, r, n, xs[r]) }))
+}
+
+// twoRankAllocs returns the allocations of rank 0's run(0, w) per call,
+// rank 1 running run(1, w) beside it on another goroutine.
+func twoRankAllocs(t *testing.T, run func(r int, w *transport.Waiter) error) float64 {
+	t.Helper()
 	peer := make(chan struct{})
 	done := make(chan error, 1)
 	const runs = 20
@@ -108,7 +115,7 @@ func TestDirectAllocs(t *testing.T) {
 		for range runs + 1 { // AllocsPerRun runs once more to warm up
 			<-peer
 			w.Reset(context.Background(), 30*time.Second)
-			if err := RunDirect(bs[1], as[1], &w, 1, n, xs[1]); err != nil {
+			if err := run(1, &w); err != nil {
 				done <- err
 				return
 			}
@@ -119,8 +126,8 @@ func TestDirectAllocs(t *testing.T) {
 	allocs := testing.AllocsPerRun(runs, func() {
 		peer <- struct{}{}
 		w.Reset(context.Background(), 30*time.Second)
-		require.NoError(t, RunDirect(bs[0], as[0], &w, 0, n, xs[0]))
+		require.NoError(t, run(0, &w))
 	})
 	require.NoError(t, <-done)
-	assert.Zero(t, allocs)
+	return allocs
 }

@@ -47,19 +47,29 @@ func OneShotBytes(coll ring.Collective, bytes, size, slot int) (read int, fits b
 // against 11.1 µs) and lost from 64 KiB (BENCHMARKS.md, issue 25).
 const OneShotMax = 64 << 10
 
-// OneShotCrowdedMax is OneShotMax where they do (OneShotSlot): 4 ranks on
+// OneShotCrowdedMax is OneShotMax where they do (OneShotLimit): 4 ranks on
 // the 2 cores took 24–95 µs in one exchange from 8 to 64 KiB against the
 // ring's 108–180 µs, every hand-off of the ring waiting for a process to
 // be scheduled, and lost from 128 KiB.
 const OneShotCrowdedMax = 256 << 10
 
-// OneShotSlot returns the board's slot size, which is also the most bytes a
-// rank reads from it in a one-shot call: OneShotCrowdedMax where the host's
+// OneShotLimit returns the most bytes a rank reads from the board in a
+// call that takes the one-shot path: OneShotCrowdedMax where the host's
 // ranks outnumber its cores, else OneShotMax. Every rank must pass the
 // same crowded.
-func OneShotSlot(crowded bool) int {
+func OneShotLimit(crowded bool) int {
 	if crowded {
 		return OneShotCrowdedMax
+	}
+	return OneShotMax
+}
+
+// BoardSlot returns the size of each slot of the board: TwoShotSlot where
+// the host's ranks outnumber its cores (crowded, alike on every rank),
+// else OneShotMax.
+func BoardSlot(crowded bool) int {
+	if crowded {
+		return TwoShotSlot
 	}
 	return OneShotMax
 }

@@ -49,22 +49,23 @@ func oneShotBoards(t *testing.T, n, slot int) []*shm.Board {
 func TestOneShot(t *testing.T) {
 	const n, slot = 3, 1024
 	bs := oneShotBoards(t, n, slot)
-	checkRandomCalls(t, n, 200, slot/4/n, []reduce.Op{reduce.OpSum, reduce.OpMax, reduce.OpAvg}, func(r int, x *OneShot) error {
+	checkRandomCalls(t, n, 200, slot/4/n, allColls, []reduce.Op{reduce.OpSum, reduce.OpMax, reduce.OpAvg}, func(r int, x *OneShot) error {
 		var w transport.Waiter
 		w.Reset(context.Background(), 30*time.Second)
 		return RunOneShot(bs[r], &w, r, n, x)
 	})
 }
 
-// checkRandomCalls runs calls random calls of every collective, count at
-// most maxCount float32s and op one of ops, in and out of place, every
-// root, on n ranks as goroutines, each rank's by run, and checks every
-// output against values computed here (small integers: exact in any
-// order).
-func checkRandomCalls(t *testing.T, n, calls, maxCount int, ops []reduce.Op, run func(r int, x *OneShot) error) {
+// allColls is every collective the board runs.
+var allColls = []ring.Collective{ring.AllReduce, ring.ReduceScatter, ring.AllGather, ring.Broadcast, ring.Reduce}
+
+// checkRandomCalls runs calls random calls of colls, count at most
+// maxCount float32s and op one of ops, in and out of place, every root, on
+// n ranks as goroutines, each rank's by run, and checks every output
+// against values computed here (small integers: exact in any order).
+func checkRandomCalls(t *testing.T, n, calls, maxCount int, colls []ring.Collective, ops []reduce.Op, run func(r int, x *OneShot) error) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
-	colls := []ring.Collective{ring.AllReduce, ring.ReduceScatter, ring.AllGather, ring.Broadcast, ring.Reduce}
 	for call := range calls {
 		coll := colls[rng.IntN(len(colls))]
 		op := ops[rng.IntN(len(ops))]

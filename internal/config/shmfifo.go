@@ -14,7 +14,7 @@ import (
 // /dev/shm for the communicator to take RoomySimple. The segments counted
 // are those made at once, for the ring; the rest of the margin is for what
 // comes later and is not counted: the one-shot board (2 slots of
-// host.OneShotSlot per rank), the point-to-point connections a pair makes
+// host.BoardSlot per rank), the point-to-point connections a pair makes
 // on its first Send/Recv, the communicators a job makes after this one
 // (a hierarchical variant's, PyTorch's process groups: each measures
 // again, after this one's segments took their space), and other programs.

@@ -53,6 +53,10 @@ type Procs struct {
 	// Board is the one-shot exchange area of host ranks that all share
 	// this host (shared memory on); nil otherwise.
 	Board *shm.Board
+	// BoardCrowded: the host's ranks outnumber the fewest cores any of
+	// them may run on — what every rank computes alike, so all choose the
+	// same paths on the board (host.OneShotLimit, host.BoardSlot).
+	BoardCrowded bool
 	// Attach lets host ranks that all share this host read each other's
 	// buffers (host.RunDirect); nil where the kernel forbids it.
 	Attach *shm.Attach
@@ -169,7 +173,8 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 	if oneHostShm(ps) {
 		// Every rank on this host, shared memory on: small collectives
 		// take one exchange (host.RunOneShot).
-		if g.Board, err = shm.NewBoard(ctx, bs, tag, host.OneShotSlot(crowdedAll(ps))); err != nil {
+		g.BoardCrowded = crowdedAll(ps)
+		if g.Board, err = shm.NewBoard(ctx, bs, tag, host.BoardSlot(g.BoardCrowded)); err != nil {
 			mesh.Close()
 			return nil, err
 		}
