@@ -66,12 +66,8 @@ func RunDirect(b *shm.Board, a *shm.Attach, w *transport.Waiter, rank, size int,
 		return &errs.Error{Op: x.Coll.String(), Rank: rank, Peer: q, Channel: -1, Step: -1, Detail: "cross-memory attach: " + what, Err: err}
 	}
 	awaitAll := func(seq uint64, what string) error {
-		for q := range size {
-			if q != rank {
-				if err := b.Await(w, q, seq); err != nil {
-					return fail(q, what, err)
-				}
-			}
+		if q, err := b.AwaitAll(w, seq); err != nil {
+			return fail(q, what, err)
 		}
 		return nil
 	}

@@ -82,18 +82,11 @@ func RunOneShot(b *shm.Board, w *transport.Waiter, rank, size int, x *OneShot) e
 	// it once it has published seq−1. (Ranks that read every slot in
 	// seq−1 know that already; a broadcast's root and a reduce's others
 	// read nothing.)
-	await := func(q int, seq uint64, what string) error {
-		if err := b.Await(w, q, seq); err != nil {
-			return &errs.Error{Op: x.Coll.String(), Rank: rank, Peer: q, Channel: -1, Step: -1, Detail: "one-shot: " + what, Err: err}
-		}
-		return nil
+	failed := func(q int, what string, err error) error {
+		return &errs.Error{Op: x.Coll.String(), Rank: rank, Peer: q, Channel: -1, Step: -1, Detail: "one-shot: " + what, Err: err}
 	}
-	for q := range size {
-		if q != rank {
-			if err := await(q, seq-1, "waiting for the previous call to be read"); err != nil {
-				return err
-			}
-		}
+	if q, err := b.AwaitAll(w, seq-1); err != nil {
+		return failed(q, "waiting for the previous call to be read", err)
 	}
 	mine := b.Slot(rank, seq)
 	n := x.Bytes
@@ -112,8 +105,8 @@ func RunOneShot(b *shm.Board, w *transport.Waiter, rank, size int, x *OneShot) e
 	b.Publish(seq)
 	from := func(q int) ([]byte, error) {
 		if q != rank {
-			if err := await(q, seq, "waiting for data"); err != nil {
-				return nil, err
+			if err := b.Await(w, q, seq); err != nil {
+				return nil, failed(q, "waiting for data", err)
 			}
 		}
 		return b.Slot(q, seq), nil

@@ -102,11 +102,7 @@ func (e *Executor) simpleSendRecv(st *ring.Step, recv, send *end) (string, error
 func apply(prim ring.Prim, f *reduce.Func, stream bool, recv, send, in, out []byte) {
 	switch prim {
 	case ring.Send:
-		if stream && !f.HasPre() {
-			mem.StreamCopy(send, in)
-		} else {
-			f.Load(send, in)
-		}
+		load(f, stream, send, in)
 	case ring.Recv:
 		copy(out, recv)
 	case ring.RecvReduceSend:
@@ -126,6 +122,16 @@ func apply(prim ring.Prim, f *reduce.Func, stream bool, recv, send, in, out []by
 		copyUnlessSame(out, in)
 	case ring.ReduceCopy:
 		f.Final(out, in)
+	}
+}
+
+// load sets send, a FIFO's slots or a board's slot, to f's pre(in), with
+// non-temporal stores if stream and f has no pre-operation.
+func load(f *reduce.Func, stream bool, send, in []byte) {
+	if stream && !f.HasPre() {
+		mem.StreamCopy(send, in)
+	} else {
+		f.Load(send, in)
 	}
 }
 

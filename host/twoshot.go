@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
-	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/shm"
 	"github.com/ringo-ccl/ringo/transport"
@@ -72,19 +71,12 @@ func TwoShotChunk(slot, size int) int { return slot / (64 * size) * 64 * size }
 // RunTwoShot runs x as rank rank of size on b, its waits bounded by w. It
 // does not allocate.
 func RunTwoShot(b *shm.Board, w *transport.Waiter, rank, size int, x *TwoShot) error {
-	await := func(q int, seq uint64, what string) error {
-		if err := b.Await(w, q, seq); err != nil {
-			return &errs.Error{Op: "allreduce", Rank: rank, Peer: q, Channel: -1, Step: -1, Detail: "two-shot: " + what, Err: err}
-		}
-		return nil
+	failed := func(q int, what string, err error) error {
+		return &errs.Error{Op: "allreduce", Rank: rank, Peer: q, Channel: -1, Step: -1, Detail: "two-shot: " + what, Err: err}
 	}
 	awaitAll := func(seq uint64, what string) error {
-		for q := range size {
-			if q != rank {
-				if err := await(q, seq, what); err != nil {
-					return err
-				}
-			}
+		if q, err := b.AwaitAll(w, seq); err != nil {
+			return failed(q, what, err)
 		}
 		return nil
 	}
@@ -101,11 +93,7 @@ func RunTwoShot(b *shm.Board, w *transport.Waiter, rank, size int, x *TwoShot) e
 		in, out := x.In[off:off+c], x.Out[off:off+c]
 		a := seq + 2*k
 		mine := b.Slot(rank, seq+k)[:c]
-		if stream && !x.Func.HasPre() {
-			mem.StreamCopy(mine, in)
-		} else {
-			x.Func.Load(mine, in)
-		}
+		load(x.Func, stream, mine, in)
 		b.Publish(a)
 		if err := awaitAll(a, "waiting for data"); err != nil {
 			return err
@@ -130,8 +118,8 @@ func RunTwoShot(b *shm.Board, w *transport.Waiter, rank, size int, x *TwoShot) e
 			if q == rank {
 				continue
 			}
-			if err := await(q, a+1, "waiting for the reduced part"); err != nil {
-				return err
+			if err := b.Await(w, q, a+1); err != nil {
+				return failed(q, "waiting for the reduced part", err)
 			}
 			qo, qm := directPart(c, size, q)
 			copy(out[qo:qo+qm], b.Slot(q, seq+k)[qo:qo+qm])

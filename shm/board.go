@@ -141,6 +141,19 @@ func (b *Board) Await(w *transport.Waiter, rank int, seq uint64) error {
 	return w.WaitAtLeast(p.seqs[seq%2], seq, p.bell)
 }
 
+// AwaitAll waits, under w, until every other rank has published call seq.
+// On failure it returns the rank it was waiting for.
+func (b *Board) AwaitAll(w *transport.Waiter, seq uint64) (peer int, err error) {
+	for q := range b.posts {
+		if q != b.rank {
+			if err := b.Await(w, q, seq); err != nil {
+				return q, err
+			}
+		}
+	}
+	return -1, nil
+}
+
 // Close unmaps the board. It must not be used afterwards.
 func (b *Board) Close() error {
 	var errs []error
