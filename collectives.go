@@ -155,6 +155,11 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 	if c.oneShot(call) {
 		return c.runOneShot(ctx, call)
 	}
+	if c.windowRuns(call) {
+		if ran, err := c.runWindowed(ctx, call); ran || err != nil {
+			return err
+		}
+	}
 	if c.twoShotRuns(call) {
 		return c.runTwoShot(ctx, call)
 	}
@@ -210,6 +215,36 @@ func (c *Comm) runOneShot(ctx context.Context, call *Call) error {
 // wait three times.
 func (c *Comm) twoShotRuns(call *Call) bool {
 	return c.boardCrowded && c.boardRuns() && call.Coll == ring.AllReduce && int(call.Count)*call.Type.Size() <= host.TwoShotCrowdedMax
+}
+
+// windowRuns reports whether call first tries the windows
+// (host.RunWindowed): a communicator whose ranks registered host windows,
+// a call too large for the board's one exchange, and directRuns' other
+// conditions. It does not look at the call's buffers: whether every
+// rank's are in windows, the ranks learn together in the attempt.
+func (c *Comm) windowRuns(call *Call) bool {
+	if !c.windowed.Load() || !c.boardRuns() {
+		return false
+	}
+	f, err := c.funcFor(call)
+	return err == nil && host.DirectRuns(call.Coll, f)
+}
+
+// runWindowed runs a call that windowRuns admits, if every rank's buffers
+// are in windows, and reports whether it did.
+func (c *Comm) runWindowed(ctx context.Context, call *Call) (bool, error) {
+	f, err := c.funcFor(call)
+	if err != nil {
+		return false, err
+	}
+	x := &c.win
+	x.Coll, x.In, x.Out, x.Bytes, x.Root, x.Func = call.Coll, call.Send, call.Recv, int(call.Count)*call.Type.Size(), call.Root, f
+	c.resetWait(ctx)
+	ran, err := host.RunWindowed(c.board, &c.wait, c.rank, c.size, x)
+	if ran {
+		c.windowedCalls++
+	}
+	return ran, err
 }
 
 // runTwoShot runs a call that twoShotRuns admits.

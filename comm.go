@@ -8,6 +8,7 @@ import (
 	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/host"
 	"github.com/ringo-ccl/ringo/internal/config"
+	"github.com/ringo-ccl/ringo/internal/direct"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/group"
 	"github.com/ringo-ccl/ringo/internal/hier"
@@ -53,12 +54,20 @@ type Comm struct {
 	// shares this host and the kernel allows it; nil otherwise.
 	attach *shm.Attach
 	direct host.Direct // its call, with its scratch, kept here so that running it does not allocate
-	seq    uint64      // collectives entered
-	plan   ring.Plan
-	wait   transport.Waiter
-	funcs  reduce.Cache
-	p2ps   p2pPlans
-	wires  [reduce.NumTypes]*reduce.Wire // the precision variant's sums, by buffer type
+	// Host windows (RegisterHostWindow), when every rank shares this host;
+	// nil otherwise. windowed is set on every rank once any window was
+	// registered (registration is collective): from then on, calls too
+	// large for the board's one exchange first try the windows.
+	wins          *direct.Peers
+	windowed      atomic.Bool
+	win           host.Windowed // its call, kept here so that running it does not allocate
+	windowedCalls uint64        // calls that ran on the windows
+	seq           uint64        // collectives entered
+	plan          ring.Plan
+	wait          transport.Waiter
+	funcs         reduce.Cache
+	p2ps          p2pPlans
+	wires         [reduce.NumTypes]*reduce.Wire // the precision variant's sums, by buffer type
 
 	hier  *hier.Part[*Comm] // the hierarchical variant's sub-communicators; nil otherwise
 	trace *trace.Recorder   // RINGO_TRACE's; nil when off
@@ -183,6 +192,10 @@ func (c *Comm) Close() error {
 	if c.exec != nil {
 		c.exec.Close()
 	}
+	var wins error
+	if c.wins != nil {
+		wins = c.wins.Close()
+	}
 	for _, id := range c.growIDs {
 		bootstrap.StopRootIdle(id)
 	}
@@ -194,5 +207,5 @@ func (c *Comm) Close() error {
 	if c.trace != nil {
 		tr = c.trace.Write()
 	}
-	return errors.Join(rel, sub, tr)
+	return errors.Join(rel, sub, tr, wins)
 }

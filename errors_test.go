@@ -327,13 +327,25 @@ func TestClosedComm(t *testing.T) {
 	wantErr(t, err, ringo.ErrInvalidArgument, "closed")
 }
 
-// TestRegisterWindowHost: windows are GPU memory; a communicator of host
-// ranks refuses them.
+// TestRegisterWindowHost: a host communicator's windows are memory of
+// HostAlloc; it refuses any other, and an allocation of no elements, and
+// a second free.
 func TestRegisterWindowHost(t *testing.T) {
 	comms := newComms(t, 2, nil)
 	buf := make([]float32, 16)
 	_, err := comms[0].RegisterWindow(bg, uintptr(unsafe.Pointer(&buf[0])), 64)
-	wantErr(t, err, ringo.ErrInvalidArgument, "a window on a communicator of host ranks")
+	wantErr(t, err, ringo.ErrInvalidArgument, "are not memory of HostAlloc")
+	_, err = ringo.RegisterHostWindow(bg, comms[0], buf)
+	wantErr(t, err, ringo.ErrInvalidArgument, "are not memory of HostAlloc")
+	shared, err := ringo.HostAlloc[float32](16)
+	require.NoError(t, err)
+	w, err := ringo.RegisterHostWindow(bg, comms[0], shared) // ranks of one process: checked and kept
+	require.NoError(t, err)
+	require.NoError(t, w.Deregister())
+	require.NoError(t, ringo.HostFree(shared))
+	wantErr(t, ringo.HostFree(shared), ringo.ErrInvalidArgument, "freed twice?")
+	_, err = ringo.HostAlloc[float32](0)
+	wantErr(t, err, ringo.ErrInvalidArgument, "an allocation of 0 bytes")
 }
 
 func TestCallsDoNotAllocate(t *testing.T) {

@@ -47,3 +47,7 @@ func BoardCrowded(c *Comm) bool { return c.boardCrowded }
 // Attached reports whether c's collectives may read its peers' buffers
 // (shm.Attach, host.RunDirect).
 func Attached(c *Comm) bool { return c.attach != nil }
+
+// WindowedCalls returns how many of c's calls ran on host windows
+// (host.RunWindowed).
+func WindowedCalls(c *Comm) uint64 { return c.windowedCalls }

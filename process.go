@@ -7,6 +7,7 @@ import (
 
 	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/internal/config"
+	"github.com/ringo-ccl/ringo/internal/direct"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/group"
 	"github.com/ringo-ccl/ringo/internal/hier"
@@ -89,6 +90,10 @@ func newHostComm(ctx context.Context, nranks, rank int, cfg *Config, join func()
 		return nil, err
 	}
 	c.board, c.crowd, c.boardCrowded = g.Board, g.Crowded, g.BoardCrowded
+	if c.board != nil {
+		c.wins = direct.NewHost(rank, nranks)
+		c.win.Windows = c.wins
+	}
 	if c.attach = g.Attach; c.attach != nil {
 		c.direct = host.Direct{Scratch: make([]byte, host.DirectChunk), Addrs: make([]uintptr, 2*nranks)}
 	}

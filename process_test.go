@@ -59,6 +59,10 @@ func TestMain(m *testing.M) {
 //     reads its peers' buffers (shm.Attach), on standard error.
 //   - "every-crowded": "every", first writing "crowded=<bool>", whether
 //     its board counts the host crowded (the two-shot all-reduces).
+//   - "every-windows": "every" on buffers in a host window
+//     (RegisterHostWindow), then with rank 0's alone there (the others'
+//     are not: every call falls back), then on none, writing
+//     "windowed=<calls>" after each: how many calls ran on the windows.
 //   - "loop": report "ready" after the first all-reduce, then all-reduce
 //     until an error, which it prints.
 //   - "join-then-die": join the bootstrap, then kill itself (a rank lost
@@ -137,6 +141,13 @@ func childMain(mode string) int {
 		return childShrink(ctx, mode, c)
 	}
 	switch mode {
+	case "every-windows":
+		if err := childWindows(ctx, c, n, rank); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			return 5
+		}
+		fmt.Println("ok")
+		return 0
 	case "every", "every-fifo", "every-attach", "every-crowded":
 		if mode == "every-crowded" {
 			fmt.Fprintf(os.Stderr, "crowded=%v\n", ringo.BoardCrowded(c))
@@ -289,9 +300,46 @@ func testCount() int {
 // sockets, and checks the results exactly (the
 // values are small integers in float32).
 func checkEvery(ctx context.Context, c *ringo.Comm, n, rank int) error {
+	return checkEveryIn(ctx, c, n, rank, func(n int) []float32 { return make([]float32, n) })
+}
+
+// childWindows is the "every-windows" mode: checkEvery three times on a
+// communicator with a window, writing how many calls ran on windows after
+// each.
+func childWindows(ctx context.Context, c *ringo.Comm, n, rank int) error {
+	arena, err := ringo.HostAlloc[float32](3 << 20)
+	if err != nil {
+		return err
+	}
+	defer ringo.HostFree(arena)
+	w, err := ringo.RegisterHostWindow(ctx, c, arena)
+	if err != nil {
+		return err
+	}
+	defer w.Deregister()
+	var used int
+	inArena := func(k int) []float32 { // a bump allocator over the window
+		b := arena[used : used+k : used+k]
+		used += k
+		return b
+	}
+	plain := func(k int) []float32 { return make([]float32, k) }
+	for phase, alloc := range []func(int) []float32{inArena, map[bool]func(int) []float32{true: inArena, false: plain}[rank == 0], plain} {
+		used = 0
+		if err := checkEveryIn(ctx, c, n, rank, alloc); err != nil {
+			return fmt.Errorf("phase %d: %w", phase, err)
+		}
+		fmt.Fprintf(os.Stderr, "windowed=%d\n", ringo.WindowedCalls(c))
+	}
+	return nil
+}
+
+// checkEveryIn is checkEvery with its buffers from alloc, each call's
+// taken anew.
+func checkEveryIn(ctx context.Context, c *ringo.Comm, n, rank int, alloc func(n int) []float32) error {
 	for _, count := range []int{1000, 100_003, 1<<18 + 3} {
 		val := func(r, i int) float32 { return float32((r*7 + i) % 1000) }
-		send := make([]float32, count)
+		send := alloc(count)
 		for i := range send {
 			send[i] = val(rank, i)
 		}
@@ -310,25 +358,32 @@ func checkEvery(ctx context.Context, c *ringo.Comm, n, rank int) error {
 			}
 			return nil
 		}
-		recv := make([]float32, count)
+		recv := alloc(count)
 		if err := ringo.AllReduce(ctx, c, send, recv, ringo.OpSum); err != nil {
 			return err
 		}
 		if err := check("all-reduce", recv, sum); err != nil {
 			return err
 		}
-		part := make([]float32, count/n)
+		part := alloc(count / n)
 		if err := ringo.ReduceScatter(ctx, c, send[:len(part)*n], part, ringo.OpSum); err != nil {
 			return err
 		}
 		if err := check("reduce-scatter", part, func(i int) float32 { return sum(rank*len(part) + i) }); err != nil {
 			return err
 		}
-		all := make([]float32, len(part)*n)
+		all := alloc(len(part) * n)
 		if err := ringo.AllGather(ctx, c, send[:len(part)], all); err != nil {
 			return err
 		}
 		if err := check("all-gather", all, func(i int) float32 { return val(i/len(part), i%len(part)) }); err != nil {
+			return err
+		}
+		copy(recv, send) // in place
+		if err := ringo.AllReduce(ctx, c, recv, recv, ringo.OpSum); err != nil {
+			return err
+		}
+		if err := check("all-reduce in place", recv, sum); err != nil {
 			return err
 		}
 		root := n - 1
@@ -576,6 +631,30 @@ func TestProcessesCrowded(t *testing.T) {
 	for r, k := range kids {
 		require.NoError(t, waitExit(t, k, 90*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
 		require.Contains(t, k.stderr.String(), "crowded=true\n", "rank %d", r)
+	}
+	noLeftovers(t, id)
+}
+
+// TestProcessesWindows: 3 ranks in separate processes register a host
+// window; every collective on buffers there is right, and those too large
+// for the board's one exchange ran on the windows; with rank 0's buffers
+// alone there, and with none, every call falls back alike, and is right.
+func TestProcessesWindows(t *testing.T) {
+	id, kids := startRanks(t, 3, func(int) string { return "every-windows" })
+	for r, k := range kids {
+		require.NoError(t, waitExit(t, k, 90*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
+		var counts []int
+		for _, line := range strings.Split(k.stderr.String(), "\n") {
+			if v, ok := strings.CutPrefix(line, "windowed="); ok {
+				n, err := strconv.Atoi(v)
+				require.NoError(t, err)
+				counts = append(counts, n)
+			}
+		}
+		require.Len(t, counts, 3, "rank %d; stderr: %s", r, k.stderr.String())
+		assert.Equal(t, 12, counts[0], "rank %d: calls on the windows (two sizes of six calls)", r)
+		assert.Equal(t, counts[0], counts[1], "rank %d: only rank 0's buffers in its window", r)
+		assert.Equal(t, counts[0], counts[2], "rank %d: no buffers in windows", r)
 	}
 	noLeftovers(t, id)
 }

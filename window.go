@@ -10,6 +10,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
 	"github.com/ringo-ccl/ringo/internal/group"
+	"github.com/ringo-ccl/ringo/internal/mem"
 )
 
 // Window is a buffer of GPU memory that every rank of a communicator
@@ -76,6 +77,9 @@ func (b *buffer) deregister(op, kind string, end func() error) error {
 // ranks whose sizes differ.
 func (c *Comm) RegisterWindow(ctx context.Context, addr uintptr, bytes int64) (*Window, error) {
 	const op = "register window"
+	if c.gpu == nil {
+		return c.registerHostWindow(ctx, op, addr, bytes)
+	}
 	if err := c.checkRegister(op, "window", bytes); err != nil {
 		return nil, err
 	}
@@ -99,6 +103,73 @@ func (c *Comm) RegisterWindow(ctx context.Context, addr uintptr, bytes int64) (*
 		return nil, errs.At(op, c.rank, err)
 	}
 	win.w = w
+	return win, nil
+}
+
+// HostAlloc returns n zeroed elements of memory that the other processes
+// of a host communicator can map once this rank registers it in a window
+// (RegisterHostWindow): anonymous shared memory, its pages reserved now.
+// Free it with HostFree.
+func HostAlloc[T Elem](n int) ([]T, error) {
+	b, err := direct.HostAlloc(n * TypeOf[T]().Size())
+	if err != nil {
+		return nil, errs.At("host alloc", -1, err)
+	}
+	return mem.Slice[T](b), nil
+}
+
+// HostFree frees memory of HostAlloc, buf being all of it. Windows over it
+// no longer hold this rank's buffers there: deregister them.
+func HostFree[T Elem](buf []T) error {
+	if err := direct.HostFree(mem.Bytes(buf)); err != nil {
+		return errs.At("host free", -1, err)
+	}
+	return nil
+}
+
+// RegisterHostWindow registers buf, memory of this rank's from HostAlloc,
+// as a window of host communicator c (RegisterWindow). Where c's ranks are
+// processes of one host, every rank maps every other's window, and a
+// collective too large for one exchange through the board whose buffers
+// lie in windows on every rank reads and writes them where they are: one
+// copy or reduction per byte, no FIFO (host.Windowed). Once a window is
+// registered, such calls first ask whether every rank's buffers are in
+// windows — one exchange through the board, which a call whose buffers
+// are not then pays — and otherwise take the path they took before.
+// Elsewhere (ranks of one process, ranks on several hosts) the window is
+// checked and kept. Like RegisterWindow it is collective: every rank
+// calls it with a buffer of the same size, and the ranks register and
+// deregister windows in the same order.
+func RegisterHostWindow[T Elem](ctx context.Context, c *Comm, buf []T) (*Window, error) {
+	b := mem.Bytes(buf)
+	return c.RegisterWindow(ctx, mem.Addr(b), int64(len(b)))
+}
+
+// registerHostWindow is RegisterWindow for a communicator of host ranks.
+func (c *Comm) registerHostWindow(ctx context.Context, op string, addr uintptr, bytes int64) (*Window, error) {
+	if err := c.failed(op); err != nil {
+		return nil, err
+	}
+	if bytes <= 0 {
+		return nil, errs.Invalid(op, c.rank, "a window of %d bytes", bytes)
+	}
+	win := &Window{buffer: buffer{c: c, addr: addr, bytes: bytes}}
+	if c.wins == nil { // no path reads windows: checked and kept
+		bad := direct.HostCheck(addr, bytes)
+		if g, ok := c.group.(*group.Procs); ok {
+			bad = direct.Agree(ctx, g.BS, c.rank, bytes, bad)
+		}
+		if bad != nil {
+			return nil, errs.At(op, c.rank, bad)
+		}
+		return win, nil
+	}
+	w, err := c.wins.RegisterWindow(ctx, c.group.(*group.Procs).BS, addr, bytes)
+	if err != nil {
+		return nil, errs.At(op, c.rank, err)
+	}
+	win.w = w
+	c.windowed.Store(true)
 	return win, nil
 }
 

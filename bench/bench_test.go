@@ -186,21 +186,27 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-// TestGraphNeedsGPUs: CUDA graphs (-G) and windows (-R) are refused on a
-// host communicator, saying so, before anything runs.
-func TestGraphNeedsGPUs(t *testing.T) {
+// TestHostGraphsAndWindows: CUDA graphs (-G) are refused on a host
+// communicator, saying so, before anything runs; windows (-R) there are
+// host memory (HostAlloc's), checked.
+func TestHostGraphsAndWindows(t *testing.T) {
 	o := Defaults()
 	o.Graph = 2
 	w := Defaults()
-	w.Windows = true
+	w.Windows, w.MinBytes, w.MaxBytes = true, 8, 1<<16
 	eachLocalRank(t, 2, func(r int, c *ringo.Comm) error {
 		_, err := RunRank(context.Background(), c, o, nil)
 		if err == nil || !strings.Contains(err.Error(), "CUDA graphs (-G 2) time GPU communicators only") {
 			t.Errorf("rank %d: %v", r, err)
 		}
-		_, err = RunRank(context.Background(), c, w, nil)
-		if err == nil || !strings.Contains(err.Error(), "windows (-R) are GPU memory: GPU communicators only") {
+		rows, err := RunRank(context.Background(), c, w, nil)
+		if err != nil {
 			t.Errorf("rank %d: %v", r, err)
+		}
+		for _, row := range rows {
+			if row.OutOfPlace.Wrong != 0 || row.InPlace.Wrong != 0 {
+				t.Errorf("rank %d: %+v", r, row)
+			}
 		}
 		return nil
 	})

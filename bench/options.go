@@ -28,9 +28,12 @@ type Options struct {
 	// the time is per call; each check replays a graph of one call. GPU
 	// targets only.
 	Graph int
-	// Windows (-R, as nccl-tests' -R 2) registers each GPU rank's send and
-	// receive buffers as windows (Comm.RegisterWindow): direct all-reduces
-	// between processes read them in place. GPU targets only.
+	// Windows (-R, as nccl-tests' -R 2) registers each rank's send and
+	// receive buffers as windows: a GPU rank's (Comm.RegisterWindow),
+	// which direct all-reduces between processes read in place, or a host
+	// rank's, then allocated by ringo.HostAlloc (RegisterHostWindow), which
+	// the collectives of processes of one host too large for the board's
+	// one exchange read and write in place.
 	Windows bool
 	// Error (-error) checks with random inputs in [−1, 1) instead of exact
 	// ones: each output element must be the sum the call's arithmetic

@@ -70,10 +70,15 @@ func RunRank(ctx context.Context, c *ringo.Comm, o Options, row func(Row)) ([]Ro
 	if o.Graph > 0 {
 		return nil, fmt.Errorf("CUDA graphs (-G %d) time GPU communicators only", o.Graph)
 	}
-	if o.Windows {
-		return nil, fmt.Errorf("windows (-R) are GPU memory: GPU communicators only")
+	if !o.Windows {
+		return sweep(ctx, c, c, newHostTarget(ctx, c, o.maxBytes(c.Size())), &o, row)
 	}
-	return sweep(ctx, c, c, newHostTarget(ctx, c, o.maxBytes(c.Size())), &o, row)
+	t, err := newHostWindowTarget(ctx, c, o.maxBytes(c.Size()))
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	return sweep(ctx, c, c, t, &o, row)
 }
 
 // RunGPURank runs the sweep on c's rank, a rank of a GPU communicator, with

@@ -42,14 +42,39 @@ type target interface {
 
 // hostTarget runs collectives over host memory.
 type hostTarget struct {
-	ctx  context.Context
-	c    *ringo.Comm
-	bufs [2][]byte
-	call ringo.Call
+	ctx    context.Context
+	c      *ringo.Comm
+	bufs   [2][]byte
+	call   ringo.Call
+	shared bool            // bufs are HostAlloc's
+	wins   []*ringo.Window // their windows (Options.Windows)
 }
 
 func newHostTarget(ctx context.Context, c *ringo.Comm, bytes int64) *hostTarget {
 	return &hostTarget{ctx: ctx, c: c, bufs: [2][]byte{mem.Alloc(int(bytes), 64), mem.Alloc(int(bytes), 64)}}
+}
+
+// newHostWindowTarget is newHostTarget with both buffers HostAlloc's and
+// registered as windows (every rank does it, in the same order).
+func newHostWindowTarget(ctx context.Context, c *ringo.Comm, bytes int64) (*hostTarget, error) {
+	h := &hostTarget{ctx: ctx, c: c, shared: true}
+	for i := range h.bufs {
+		b, err := ringo.HostAlloc[byte](int(max(bytes, 1)))
+		if err != nil {
+			h.close()
+			return nil, err
+		}
+		h.bufs[i] = b[:bytes]
+	}
+	for i, b := range h.bufs {
+		w, err := ringo.RegisterHostWindow(ctx, c, b[:cap(b)])
+		if err != nil {
+			h.close()
+			return nil, fmt.Errorf("bench: registering buffer %d as a window: %w", i, err)
+		}
+		h.wins = append(h.wins, w)
+	}
+	return h, nil
 }
 
 func (h *hostTarget) buffers() [2][]byte { return h.bufs }
@@ -74,7 +99,19 @@ func (h *hostTarget) out(l *layout) []byte { return h.bufs[l.outBuf][l.outOff : 
 func (h *hostTarget) sync() error            { return nil }
 func (h *hostTarget) upload(*layout) error   { return nil }
 func (h *hostTarget) download(*layout) error { return nil }
-func (h *hostTarget) close() error           { return nil }
+func (h *hostTarget) close() error {
+	for _, w := range h.wins {
+		w.Deregister()
+	}
+	if h.shared {
+		for _, b := range h.bufs {
+			if cap(b) > 0 {
+				ringo.HostFree(b[:cap(b)])
+			}
+		}
+	}
+	return nil
+}
 
 func (h *hostTarget) setContext(ctx context.Context) { h.ctx = ctx }
 

@@ -63,7 +63,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	graphUsage := "with -gpus: capture each size's -n calls into a CUDA graph and time this many replays of it; checks replay a graph of one call (nccl-tests' -G; 0: no graphs)"
 	fs.IntVar(&o.Graph, "G", 0, graphUsage)
 	fs.IntVar(&o.Graph, "graph", 0, graphUsage+"; the same as -G")
-	fs.BoolVar(&o.Windows, "R", false, "with -gpus: register every rank's send and receive buffers as windows (Comm.RegisterWindow; nccl-tests' -R 2), which direct all-reduces between processes read in place")
+	fs.BoolVar(&o.Windows, "R", false, "register every rank's send and receive buffers as windows (nccl-tests' -R 2): with -gpus, Comm.RegisterWindow, which direct all-reduces between processes read in place; without, ringo.HostAlloc's memory and RegisterHostWindow, which the collectives between processes read and write in place")
 	dtype := fs.String("d", "float", "datatype: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2, or all")
 	opName := fs.String("o", "sum", "op: sum prod min max avg mulsum, or all")
 	fs.IntVar(&o.Root, "r", 0, "root of broadcast, reduce, gather and scatter")

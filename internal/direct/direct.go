@@ -154,6 +154,7 @@ type Window struct {
 	// at Addr is another allocation now (see Source).
 	alloc uint64
 	freed bool
+	views [][]byte // host memory's (NewHost): every rank's window as this rank reaches it
 }
 
 // Local readies ranks of one process — rank r on gpus[r], each reaching
@@ -360,6 +361,15 @@ func (p *Peers) RegisterWindow(ctx context.Context, ex Exchanger, addr uintptr, 
 		}
 		if q != p.rank && !p.local[q] {
 			w.keys = append(w.keys, mapKey{q, e.h})
+		}
+	}
+	if h, ok := p.gpu.(*hostMem); ok && bad == nil {
+		w.views = make([][]byte, len(addrs))
+		for q, a := range addrs {
+			if w.views[q] = h.view(a, bytes); w.views[q] == nil {
+				bad = fmt.Errorf("rank %d's window of %d bytes is not mapped here", q, bytes)
+				break
+			}
 		}
 	}
 	if bad == nil {

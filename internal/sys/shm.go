@@ -162,3 +162,56 @@ func checkName(name string) error {
 	}
 	return nil
 }
+
+// Memfd is anonymous shared memory (memfd_create(2)): no name to leave
+// behind, shared with another process by lending its descriptor (Lend).
+type Memfd struct {
+	FD  int
+	Mem []byte
+}
+
+// NewMemfd makes size bytes of zeroed shared memory, reserved now, as
+// segments are (a reservation that does not fit fails here, not with
+// SIGBUS at a first touch), and maps it.
+func NewMemfd(name string, size int) (*Memfd, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("create shared memory %s: %w", name, err)
+	}
+	if err := reserve(fd, "memfd:"+name, size); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("map shared memory %s: %w", name, err)
+	}
+	return &Memfd{FD: fd, Mem: mem}, nil
+}
+
+// Close unmaps the memory and closes the descriptor.
+func (m *Memfd) Close() error {
+	return errors.Join(unix.Munmap(m.Mem), unix.Close(m.FD))
+}
+
+// MapFD maps size bytes of the shared memory file fd, which must hold at
+// least that many: another process's memory (Borrow), of a size it
+// announced, checked here before anything is mapped.
+func MapFD(fd int, size int) ([]byte, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("stat shared memory: %w", err)
+	}
+	if size <= 0 || st.Size < int64(size) {
+		return nil, fmt.Errorf("shared memory of %d bytes, expected at least %d", st.Size, size)
+	}
+	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("map shared memory: %w", err)
+	}
+	return mem, nil
+}
+
+// Unmap unmaps what MapFD mapped.
+func Unmap(mem []byte) error { return unix.Munmap(mem) }
