@@ -65,6 +65,7 @@ func TestMain(m *testing.M) {
 //     "windowed=<calls>" after each: how many calls ran on the windows.
 //   - "loop": report "ready" after the first all-reduce, then all-reduce
 //     until an error, which it prints.
+//   - "loop-windows": "loop" on a buffer in a host window.
 //   - "join-then-die": join the bootstrap, then kill itself (a rank lost
 //     during setup).
 //   - "p2p": all-to-all, all-to-allv, gather, scatter, a send/receive group and a lone Send/Recv, checked
@@ -242,8 +243,17 @@ func childMain(mode string) int {
 		fmt.Println("stalled")
 		time.Sleep(time.Minute)
 		return 0
-	case "loop":
+	case "loop", "loop-windows":
 		buf := make([]float32, testCount())
+		if mode == "loop-windows" {
+			if buf, err = ringo.HostAlloc[float32](testCount()); err == nil {
+				_, err = ringo.RegisterHostWindow(ctx, c, buf)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "child:", err)
+				return 6
+			}
+		}
 		for i := 0; ; i++ {
 			if err := ringo.AllReduce(context.Background(), c, buf, buf, ringo.OpSum); err != nil {
 				fmt.Fprintln(os.Stderr, "child:", err)
@@ -661,12 +671,14 @@ func TestProcessesWindows(t *testing.T) {
 
 // TestKillMidCollective: kill -9 one rank while all of them are inside
 // all-reduces; every survivor must fail promptly, naming it — the ring's;
-// with RINGO_CMA=1, the reads of the peers' buffers; and, with the ranks
-// on one CPU, the board's two-shot rounds (the loop's 1-MiB all-reduces).
+// with RINGO_CMA=1, the reads of the peers' buffers; with the ranks on
+// one CPU, the board's two-shot rounds (the loop's 1-MiB all-reduces);
+// and on buffers in host windows, their reads and writes in place.
 func TestKillMidCollective(t *testing.T) {
-	t.Run("ring", func(t *testing.T) { killMidCollective(t, "0", nil) })
-	t.Run("direct", func(t *testing.T) { killMidCollective(t, "1", nil) })
-	t.Run("two-shot", func(t *testing.T) { killMidCollective(t, "0", oneCPU(t)) })
+	t.Run("ring", func(t *testing.T) { killMidCollective(t, "loop", "0", nil, "") })
+	t.Run("direct", func(t *testing.T) { killMidCollective(t, "loop", "1", nil, "") })
+	t.Run("two-shot", func(t *testing.T) { killMidCollective(t, "loop", "0", oneCPU(t), "two-shot") })
+	t.Run("windows", func(t *testing.T) { killMidCollective(t, "loop-windows", "0", nil, "windows") })
 }
 
 // oneCPU returns the command that runs a rank's process on CPU 0 alone,
@@ -680,8 +692,11 @@ func oneCPU(t *testing.T) []string {
 	return []string{"taskset", "-c", "0"}
 }
 
-func killMidCollective(t *testing.T, cma string, under []string) {
-	id, kids := startRanksUnder(t, 3, func(int) string { return "loop" }, func(int) []string { return []string{"RINGO_CMA=" + cma} }, under)
+// killMidCollective kills rank 1 of 3 in mode's loop, RINGO_CMA=cma,
+// each rank's command under under (nil: none); each survivor's error must
+// name it, and path where path is not "".
+func killMidCollective(t *testing.T, mode, cma string, under []string, path string) {
+	id, kids := startRanksUnder(t, 3, func(int) string { return mode }, func(int) []string { return []string{"RINGO_CMA=" + cma} }, under)
 	for r, k := range kids {
 		if !k.stdout.Scan() || k.stdout.Text() != "ready" {
 			t.Fatalf("rank %d did not start: %s", r, k.stderr.String())
@@ -698,8 +713,8 @@ func killMidCollective(t *testing.T, cma string, under []string) {
 		if !strings.Contains(msg, "rank 1") || !strings.Contains(msg, "peer lost") {
 			t.Fatalf("rank %d's error does not name lost rank 1: %s", r, msg)
 		}
-		if under != nil && !strings.Contains(msg, "two-shot") {
-			t.Fatalf("rank %d's error is not the two-shot path's: %s", r, msg)
+		if !strings.Contains(msg, path) {
+			t.Fatalf("rank %d's error is not the %s path's: %s", r, path, msg)
 		}
 	}
 	if el := time.Since(start); el > 5*time.Second {

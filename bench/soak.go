@@ -30,6 +30,9 @@ type SoakOptions struct {
 	Every    int           // a sample every this many collectives (and one after the last)
 	Warmup   int           // collectives before the first sample
 	Timeout  time.Duration // limit of each collective, and of each aggregation over ranks
+	// Windows (-R) places a host rank's buffers in HostAlloc's memory,
+	// registered as windows (RegisterHostWindow).
+	Windows bool
 	// The choices; nil: every ring collective (ParseColls("all")), datatype
 	// and op.
 	Colls []Coll
@@ -186,7 +189,15 @@ func SoakRank(ctx context.Context, c *ringo.Comm, o SoakOptions, sample func(Sam
 	if err := o.Validate(c.Size()); err != nil {
 		return SoakResult{}, err
 	}
-	return soakRank(ctx, c, c, newHostTarget(ctx, c, max(o.MaxBytes, 64)), o, sample, nil)
+	if !o.Windows {
+		return soakRank(ctx, c, c, newHostTarget(ctx, c, max(o.MaxBytes, 64)), o, sample, nil)
+	}
+	t, err := newHostWindowTarget(ctx, c, max(o.MaxBytes, 64))
+	if err != nil {
+		return SoakResult{}, err
+	}
+	defer t.close()
+	return soakRank(ctx, c, c, t, o, sample, nil)
 }
 
 // SoakGPURank is SoakRank on c's rank of a GPU communicator: the buffers in

@@ -30,8 +30,12 @@ func parseSoakFlags(args []string) (*soakFlags, error) {
 	fs.IntVar(&o.Warmup, "warmup", o.Warmup, "collectives before the first report, the figures the last is judged against")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "limit of each collective: a rank that exceeds it stops with an error")
 	gpus := fs.String("gpus", "", "GPU ordinals, one rank each, in this process (e.g. 0,1): the buffers in GPU memory")
+	fs.BoolVar(&o.Windows, "R", false, "host ranks: the buffers in ringo.HostAlloc's memory, registered as windows (RegisterHostWindow)")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
+	}
+	if o.Windows && *gpus != "" {
+		return nil, fmt.Errorf("-R places host ranks' buffers: not with -gpus")
 	}
 	if *gpus != "" {
 		var err error
