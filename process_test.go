@@ -310,7 +310,7 @@ func testCount() int {
 // sockets, and checks the results exactly (the
 // values are small integers in float32).
 func checkEvery(ctx context.Context, c *ringo.Comm, n, rank int) error {
-	return checkEveryIn(ctx, c, n, rank, func(n int) []float32 { return make([]float32, n) })
+	return checkEveryAlloc(ctx, c, n, rank, func(n int) []float32 { return make([]float32, n) })
 }
 
 // childWindows is the "every-windows" mode: checkEvery three times on a
@@ -336,7 +336,7 @@ func childWindows(ctx context.Context, c *ringo.Comm, n, rank int) error {
 	plain := func(k int) []float32 { return make([]float32, k) }
 	for phase, alloc := range []func(int) []float32{inArena, map[bool]func(int) []float32{true: inArena, false: plain}[rank == 0], plain} {
 		used = 0
-		if err := checkEveryIn(ctx, c, n, rank, alloc); err != nil {
+		if err := checkEveryAlloc(ctx, c, n, rank, alloc); err != nil {
 			return fmt.Errorf("phase %d: %w", phase, err)
 		}
 		fmt.Fprintf(os.Stderr, "windowed=%d\n", ringo.WindowedCalls(c))
@@ -344,9 +344,9 @@ func childWindows(ctx context.Context, c *ringo.Comm, n, rank int) error {
 	return nil
 }
 
-// checkEveryIn is checkEvery with its buffers from alloc, each call's
+// checkEveryAlloc is checkEvery with its buffers from alloc, each call's
 // taken anew.
-func checkEveryIn(ctx context.Context, c *ringo.Comm, n, rank int, alloc func(n int) []float32) error {
+func checkEveryAlloc(ctx context.Context, c *ringo.Comm, n, rank int, alloc func(n int) []float32) error {
 	for _, count := range []int{1000, 100_003, 1<<18 + 3} {
 		val := func(r, i int) float32 { return float32((r*7 + i) % 1000) }
 		send := alloc(count)

@@ -9,17 +9,23 @@
 # header or launcher is missing and Debian's python3-torch when no python3
 # imports torch, builds mpi_allreduce.c with mpicc.openmpi into
 # build/anchors/, runs it under mpirun.openmpi with NP ranks, then
-# gloo_allreduce.py with NP ranks, then ringo's benchmark, all with the same
-# flags, saves the outputs in build/anchors/ and prints the tables and the
-# comparisons of their out-of-place columns (ringo against each), matched
-# by size. GLOO=0 leaves Gloo out.
+# gloo_allreduce.py with NP ranks, then ringo's benchmark twice — on buffers
+# of its own (Go slices, as any caller's) and with -R (buffers from
+# ringo.HostAlloc registered as windows, which collectives read and write
+# in place, as nccl-tests' -R does with NCCL's registered buffers) — all
+# with the same flags, saves the outputs in build/anchors/ and prints the
+# tables and the comparisons of their out-of-place columns (each ringo run
+# against each library), matched by size. GLOO=0 leaves Gloo out,
+# WINDOWS=0 the -R run.
 #
 # Environment:
 #   NP               ranks for both benchmarks (default 2)
 #   RINGO_BENCH_CMD  ringo's benchmark command, the flags are appended
-#                    (default: bin/ringo bench --ranks $NP)
+#                    (default: bin/ringo bench --ranks $NP); the -R run
+#                    appends -R to it
 #   MPIRUN_ARGS      extra mpirun arguments (default: none)
 #   GLOO             0: no Gloo run (default 1)
+#   WINDOWS          0: no ringo -R run (default 1)
 #
 # Exit status: non-zero when either benchmark fails (including #wrong > 0);
 # the comparison is still printed from whatever rows both produced.
@@ -31,6 +37,7 @@ NP=${NP:-2}
 RINGO_BENCH_CMD=${RINGO_BENCH_CMD:-"bin/ringo bench --ranks $NP"}
 MPIRUN_ARGS=${MPIRUN_ARGS:-}
 GLOO=${GLOO:-1}
+WINDOWS=${WINDOWS:-1}
 OUT=build/anchors
 
 # Open MPI's own wrapper and launcher: plain mpicc and mpirun are Debian
@@ -150,14 +157,23 @@ echo "# === ringo: $RINGO_BENCH_CMD ${flags[*]}"
 bash -c "$RINGO_BENCH_CMD \"\$@\"" ringo-bench "${flags[@]}" | tee "$ringo_out" || ringo_rc=$?
 echo
 
-# compare NAME OUT RC prints ringo against library NAME (its output OUT,
-# its exit status RC). Data rows are the lines that start with a number;
+win_out=$OUT/ringo-windows.out
+win_rc=0
+if [ "$WINDOWS" != 0 ]; then
+	echo "# === ringo -R (buffers in host windows): $RINGO_BENCH_CMD -R ${flags[*]}"
+	bash -c "$RINGO_BENCH_CMD -R \"\$@\"" ringo-bench "${flags[@]}" | tee "$win_out" || win_rc=$?
+	echo
+fi
+
+# compare NAME OUT RC LABEL ROUT RRC prints ringo's run LABEL (its output
+# ROUT, its exit status RRC) against library NAME (its output OUT, its
+# exit status RC). Data rows are the lines that start with a number;
 # fields 1 size, 3 type, 6 time, 8 busbw (out-of-place). Ratios ringo/NAME:
 # busbw above 1 means ringo is faster, time below 1 means ringo is faster.
 # A busbw printed as 0.00 gives no ratio; the time ratio is the one to read
 # there.
 compare() {
-awk -v np="$NP" -v name="$1" -v mpi_rc="$3" -v ringo_rc="$ringo_rc" '
+awk -v np="$NP" -v name="$1" -v mpi_rc="$3" -v label="$4" -v ringo_rc="$6" '
 function ratio(a, b) { return (b > 0 && a > 0) ? sprintf("%.2f", a / b) : "-" }
 function row(f) { return f ~ /^[0-9]+$/ && NF >= 9 }
 FILENAME == ARGV[1] && row($1) { if (!($1 in mtime)) { msize[++nm] = $1; mtype[$1] = $3 } mtime[$1] = $6; mbw[$1] = $8 }
@@ -168,7 +184,7 @@ END {
 	for (i = 1; i <= nm; i++) order[++n] = msize[i]
 	for (i = 1; i <= nr; i++) if (!(rsize[i] in mtime)) order[++n] = rsize[i]
 	type = nm ? mtype[msize[1]] : (nr ? rtype[rsize[1]] : "?")
-	printf "# === ringo vs %s: out-of-place, %s sum, %d ranks (ratio ringo/%s: busbw > 1 or time < 1 means ringo is faster)\n", name, type, np, name
+	printf "# === %s vs %s: out-of-place, %s sum, %d ranks (ratio ringo/%s: busbw > 1 or time < 1 means ringo is faster)\n", label, name, type, np, name
 	printf "#%13s%12s%12s%8s%12s%12s%8s\n", "size", name " busbw", "ringo busbw", "ratio", name " time", "ringo time", "ratio"
 	printf "#%13s%12s%12s%8s%12s%12s%8s\n", "(B)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", ""
 	lbw = 0; lt = 0; kbw = 0; kt = 0
@@ -187,16 +203,23 @@ END {
 	if (kt) printf "# geometric mean of time ratio ringo/%s  : %.2f (%d sizes)\n", name, exp(lt / kt), kt
 	if (mpi_rc != 0) printf "# %s benchmark exited with status %d\n", name, mpi_rc
 	if (ringo_rc != 0) printf "# ringo benchmark exited with status %d\n", ringo_rc
-}' "$2" "$ringo_out"
+}' "$2" "$5"
 }
 
-compare MPI "$mpi_out" "$mpi_rc" | tee "$OUT/compare.out"
-if [ "$GLOO" != 0 ]; then
-	echo
-	compare Gloo "$gloo_out" "$gloo_rc" | tee -a "$OUT/compare.out"
-fi
+: >"$OUT/compare.out"
+for lib in MPI Gloo; do
+	[ "$lib" = Gloo ] && [ "$GLOO" = 0 ] && continue
+	out=$mpi_out rc=$mpi_rc
+	[ "$lib" = Gloo ] && out=$gloo_out rc=$gloo_rc
+	compare "$lib" "$out" "$rc" ringo "$ringo_out" "$ringo_rc" | tee -a "$OUT/compare.out"
+	echo | tee -a "$OUT/compare.out"
+	if [ "$WINDOWS" != 0 ]; then
+		compare "$lib" "$out" "$rc" "ringo -R" "$win_out" "$win_rc" | tee -a "$OUT/compare.out"
+		echo | tee -a "$OUT/compare.out"
+	fi
+done
 
-echo "# outputs: $mpi_out $([ "$GLOO" != 0 ] && echo "$gloo_out ")$ringo_out $OUT/compare.out"
-if [ "$mpi_rc" -ne 0 ] || [ "$gloo_rc" -ne 0 ] || [ "$ringo_rc" -ne 0 ]; then
+echo "# outputs: $mpi_out $([ "$GLOO" != 0 ] && echo "$gloo_out ")$ringo_out $([ "$WINDOWS" != 0 ] && echo "$win_out ")$OUT/compare.out"
+if [ "$mpi_rc" -ne 0 ] || [ "$gloo_rc" -ne 0 ] || [ "$ringo_rc" -ne 0 ] || [ "$win_rc" -ne 0 ]; then
 	exit 1
 fi
