@@ -19,9 +19,12 @@
 //
 // Collectives of ranks that are processes of one host may skip the plan:
 // RunOneShot runs small ones in one exchange over the communicator's
-// shm.Board; RunTwoShot all-reduces up to a MiB in rounds over the board
-// where the host's ranks outnumber its cores; RunDirect larger ones by
-// reading the peers' buffers (shm.Attach), meeting on the board.
+// shm.Board; RunWindowed larger ones whose buffers lie in windows every
+// rank mapped (ringo.RegisterHostWindow), reading and writing the peers'
+// buffers in place, or reports that some rank's do not, which every rank
+// learns alike; RunTwoShot all-reduces up to a MiB in rounds over the
+// board where the host's ranks outnumber its cores; RunDirect larger ones
+// by reading the peers' buffers (shm.Attach), meeting on the board.
 //
 // Lifecycle hazards: an Executor runs one plan at a time; connection step
 // counters persist across plans, so every rank of a communicator must run

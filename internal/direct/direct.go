@@ -9,7 +9,9 @@
 // that ranks in separate processes otherwise make; and registrations
 // (register.go: Comm.Register, ncclCommRegister), one rank's buffers that
 // the other processes' ranks map at its request, through the service each
-// runs (sys.Serve), with the same effect for that rank's inputs.
+// runs (sys.Serve), with the same effect for that rank's inputs. Host
+// ranks that are processes of one host use its windows too (host.go:
+// NewHost, over HostAlloc's shared memory), for host.RunWindowed.
 //
 // Every collective step here (Join, RegisterWindow) all-gathers each rank's
 // outcome before anyone acts on it, so the ranks agree: on whether direct
