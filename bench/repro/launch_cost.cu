@@ -18,6 +18,11 @@
 //   iscapturing cuStreamIsCapturing alone
 //   record      cuEventRecord alone (an event without timing)
 //   waitevent   cuStreamWaitEvent alone
+//   writevalue  cuStreamWriteValue32 alone (a stream memory operation)
+//   waitvalue   cuStreamWaitValue32 alone, on a value already there
+//   write+wait  the two: what a call costs that a persistent kernel runs,
+//               stream-ordered (the stream tells the kernel it reached the
+//               call, then waits for the kernel's answer), launching nothing
 //   2thr        two threads, each ctx-launching on its own stream at once: per launch of one thread
 //   2thr-step   the same in lockstep: a thread launches call n once the other's launch n-1 returned
 //               (what ringo's launch order asks of two ranks of one GPU): per call
@@ -180,6 +185,27 @@ int main(int argc, char** argv) {
          }, sync0), "per call");
   report("record", timed(o, [&](int) { CK(cuEventRecord(done, s[0])); }, sync0), "per call");
   report("waitevent", timed(o, [&](int) { CK(cuStreamWaitEvent(s[0], after, 0)); }, sync0), "per call");
+  {
+    CUdeviceptr flag;  // word 0 written, word 1 (0) waited for
+    CK(cuMemAlloc(&flag, 64));
+    CK(cuMemsetD32(flag, 0, 16));
+    CUresult probe = cuStreamWriteValue32(s[0], flag, 0, CU_STREAM_WRITE_VALUE_DEFAULT);
+    if (probe != CUDA_SUCCESS) {  // 801: CUDA_ERROR_NOT_SUPPORTED (stream memory operations off)
+      const char* name = "";
+      cuGetErrorName(probe, &name);
+      printf("RESULT %-12s unsupported: error %d (%s)\n", "writevalue", (int)probe, name);
+    } else {
+    auto write = [&](int i) { CK(cuStreamWriteValue32(s[0], flag, (cuuint32_t)i, CU_STREAM_WRITE_VALUE_DEFAULT)); };
+    auto wait = [&] { CK(cuStreamWaitValue32(s[0], flag + 4, 0, CU_STREAM_WAIT_VALUE_GEQ)); };
+    report("writevalue", timed(o, write, sync0), "per call");
+    report("waitvalue", timed(o, [&](int) { wait(); }, sync0), "per call");
+    report("write+wait", timed(o, [&](int i) {
+             write(i);
+             wait();
+           }, sync0), "per call (trigger, then wait for the answer)");
+    }
+    CK(cuMemFree(flag));
+  }
 
   // Two threads at once, free-running and in lockstep: each bursts n/2
   // launches on its own stream; the figure is host ns per launch of one

@@ -114,6 +114,12 @@ type Peers struct {
 	svc   *sys.Service
 	addrs []sys.ServiceAddr
 
+	// dropping counts the unmappings of the others' registrations under
+	// way behind their services' answers (drop); dropErr is the first
+	// that failed. Close waits for them.
+	dropping sync.WaitGroup
+	dropErr  error
+
 	mu      sync.Mutex
 	windows [MaxWindows]*Window
 	regs    [MaxRegistrations]*Registration // this rank's, by slot - MaxWindows
@@ -458,7 +464,9 @@ func (p *Peers) Close() error {
 		err = p.svc.Close() // no more requests: what they mapped is unmapped below
 		p.svc = nil
 	}
+	p.dropping.Wait()
 	p.mu.Lock()
+	err = errors.Join(err, p.dropErr)
 	keys := p.areas
 	p.areas = nil
 	for k, m := range p.remote {
@@ -499,11 +507,14 @@ func (p *Peers) reach(q int, e entry) (uintptr, error) {
 }
 
 // unmap releases one reference to each of keys, closing those no longer
-// held.
+// held — outside the lock, as closing may wait for the GPU.
 func (p *Peers) unmap(keys []mapKey) error {
+	type closing struct {
+		h    Handle
+		addr uintptr
+	}
+	var last []closing
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	var errs []error
 	for _, k := range keys {
 		m := p.maps[k]
 		if m == nil {
@@ -511,8 +522,13 @@ func (p *Peers) unmap(keys []mapKey) error {
 		}
 		if m.refs--; m.refs == 0 {
 			delete(p.maps, k)
-			errs = append(errs, p.gpu.Close(k.h, m.addr))
+			last = append(last, closing{k.h, m.addr})
 		}
+	}
+	p.mu.Unlock()
+	var errs []error
+	for _, c := range last {
+		errs = append(errs, p.gpu.Close(c.h, c.addr))
 	}
 	return errors.Join(errs...)
 }

@@ -468,10 +468,11 @@ func TestRegisterBuffer(t *testing.T) {
 	assert.ErrorContains(t, reg.Deregister(), "deregistered twice")
 	how, _ = p1.Source(base+0x180, 64)
 	assert.Equal(t, uint64(kernels.DirectStaged), how)
+	// The others unmap it behind their answers (drop), leaving their
+	// tables' entries: rank 1 publishes the slot no more.
 	for _, q := range []int{0, 2} {
-		a, open, _ := g[q].window(MaxWindows, 1)
-		assert.Zero(t, a)
-		assert.Equal(t, n-1+1, open, "rank %d: the areas and rank 1's second registration", q)
+		assert.Eventually(t, func() bool { _, open, _ := g[q].window(MaxWindows, 1); return open == n-1+1 }, 10*time.Second, time.Millisecond,
+			"rank %d: the areas and rank 1's second registration stay open", q)
 	}
 
 	// Rank 2 cannot map the next one: rank 0 unmaps it again.
@@ -481,9 +482,7 @@ func TestRegisterBuffer(t *testing.T) {
 	_, err = p1.Register(ctx, base+0x400000, 64)
 	assert.ErrorIs(t, err, ErrNotShared)
 	assert.ErrorContains(t, err, "rank 2 could not map this rank's buffer: rank 1's memory: cuIpcOpenMemHandle: invalid handle")
-	a, open, _ := g[0].window(MaxWindows, 1)
-	assert.Zero(t, a)
-	assert.Equal(t, n-1+1, open)
+	assert.Eventually(t, func() bool { _, open, _ := g[0].window(MaxWindows, 1); return open == n-1+1 }, 10*time.Second, time.Millisecond)
 	g[2].mu.Lock()
 	g[2].failOpen = false
 	g[2].mu.Unlock()

@@ -210,7 +210,13 @@ func (p *Peers) serve(req []byte) error {
 	return nil
 }
 
-// drop unmaps rank q's registration at slot, if this rank mapped one.
+// drop unmaps rank q's registration at slot, if this rank mapped one,
+// behind the answer to q: the unmapping may wait for this rank's GPU,
+// whose running kernel may wait for q's next call, which q makes once
+// every service has answered its Deregister (a deadlock, until the
+// service's timeout, while the answer waited for it). The kernels' table
+// keeps the slot's address: q publishes the slot in no call until it
+// registers there again, whose map request sets it anew.
 func (p *Peers) drop(q, slot int) error {
 	p.mu.Lock()
 	k, ok := p.remote[[2]int{q, slot}]
@@ -219,7 +225,16 @@ func (p *Peers) drop(q, slot int) error {
 	if !ok {
 		return nil
 	}
-	return errors.Join(p.gpu.SetWindowOf(slot, q, 0), p.unmap([]mapKey{k}))
+	p.dropping.Add(1)
+	go func() {
+		defer p.dropping.Done()
+		if err := p.unmap([]mapKey{k}); err != nil {
+			p.mu.Lock()
+			p.dropErr = errors.Join(p.dropErr, fmt.Errorf("unmapping rank %d's registration at slot %d: %w", q, slot, err))
+			p.mu.Unlock()
+		}
+	}()
+	return nil
 }
 
 // Deregister ends the registration (this rank's call alone): no later
