@@ -94,11 +94,18 @@ func RunWindowed(b *shm.Board, w *transport.Waiter, rank, size int, x *Windowed)
 	mine := b.Slot(rank, seq)
 	put(x.Windows, mine, x.In, inBytes)
 	put(x.Windows, mine[postBytes:], x.Out, outBytes)
+	putCall(mine[2*postBytes:], x)
 	b.Publish(seq)
 	if err := awaitAll(seq, "waiting for the peers' windows"); err != nil {
 		return false, err
 	}
-	// Every rank reads the same posts, so all fall back alike.
+	// Every rank reads the same posts, so all see a mismatch, and all fall
+	// back, alike.
+	for q := range size {
+		if err := matches(b.Slot(q, seq)[2*postBytes:], mine[2*postBytes:], q, rank); err != nil {
+			return false, failed(q, "its call", err)
+		}
+	}
 	for q := range size {
 		qIn, qOut := windowedBytes(x.Coll, x.Bytes, size, q, x.Root)
 		s := b.Slot(q, seq)
@@ -173,6 +180,35 @@ func (x *Windowed) combine(dst []byte, first, size, lo, hi int) {
 // postBytes is what a rank's post says of one buffer: its window's slot
 // (notWindowed: none) and its offset there.
 const postBytes = 12
+
+// callBytes is what a rank's post says of its call after its buffers:
+// the bytes, the collective and the root. The whole post (2×postBytes +
+// callBytes) fits the 56 bytes that share the line of its call number.
+const callBytes = 8 + 1 + 4
+
+// putCall writes x's call into post (the root 0 for a collective that has
+// none).
+func putCall(post []byte, x *Windowed) {
+	root := 0
+	if x.Coll == ring.Broadcast || x.Coll == ring.Reduce {
+		root = x.Root
+	}
+	binary.LittleEndian.PutUint64(post, uint64(x.Bytes))
+	post[8] = byte(x.Coll)
+	binary.LittleEndian.PutUint32(post[9:], uint32(root))
+}
+
+// matches returns an error naming the difference when rank q's call (its
+// post's) is not this rank's (mine).
+func matches(theirs, mine []byte, q, rank int) error {
+	if string(theirs[:callBytes]) == string(mine[:callBytes]) {
+		return nil
+	}
+	say := func(post []byte) string {
+		return fmt.Sprintf("%v of %d bytes, root %d", ring.Collective(post[8]), binary.LittleEndian.Uint64(post), int32(binary.LittleEndian.Uint32(post[9:])))
+	}
+	return fmt.Errorf("%w: rank %d called %s, rank %d %s: every rank's call must be the same", errs.ErrInvalidArgument, q, say(theirs), rank, say(mine))
+}
 
 // put writes into post where n bytes at p's start lie in ws (nothing to
 // find when n is 0).

@@ -131,15 +131,17 @@ func TestWindowedOutside(t *testing.T) {
 	in, out := make([]byte, 4096), make([]byte, 4096)
 	ws[0].set(in, out)
 	ws[1].set(in[:1024], out[:1024]) // rank 1's windows are too small for what it posts
+	f, err := reduce.New(reduce.Float32, reduce.OpSum, 2)
+	require.NoError(t, err)
+	x := &Windowed{Coll: ring.AllReduce, In: in, Out: out, Bytes: 4096, Func: f, Windows: ws[0]}
 	post := bs[1].Slot(1, bs[1].Next())
 	put(ws[0], post, in, 4096) // rank 1 says its input is at offset 0 of slot 0, 4096 bytes
 	put(ws[0], post[postBytes:], out, 4096)
+	putCall(post[2*postBytes:], x)
 	bs[1].Publish(bs[1].Next())
 	var w transport.Waiter
 	w.Reset(context.Background(), time.Minute)
-	f, err := reduce.New(reduce.Float32, reduce.OpSum, 2)
-	require.NoError(t, err)
-	ran, err := RunWindowed(bs[0], &w, 0, 2, &Windowed{Coll: ring.AllReduce, In: in, Out: out, Bytes: 4096, Func: f, Windows: ws[0]})
+	ran, err := RunWindowed(bs[0], &w, 0, 2, x)
 	assert.False(t, ran)
 	require.ErrorIs(t, err, errs.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "rank 1's input of 4096 bytes at offset 0 of window 0 lies outside the windows rank 0 holds")
@@ -156,18 +158,63 @@ func TestWindowedAbort(t *testing.T) {
 	var w transport.Waiter
 	var broken transport.Abort
 	w.Reset(context.Background(), time.Minute, &broken)
+	f, err := reduce.New(reduce.Float32, reduce.OpSum, 2)
+	require.NoError(t, err)
+	x := &Windowed{Coll: ring.AllReduce, In: buf, Out: buf, Bytes: len(buf), Func: f, Windows: ws[0]}
 	// Rank 1 publishes its windows, then is lost.
 	post := bs[1].Slot(1, bs[1].Next())
 	put(ws[1], post, buf, len(buf))
 	put(ws[1], post[postBytes:], buf, len(buf))
+	putCall(post[2*postBytes:], x)
 	bs[1].Publish(bs[1].Next())
 	time.AfterFunc(20*time.Millisecond, func() { broken.Set(fmt.Errorf("rank 1 lost: %w", errs.ErrPeerLost)) })
-	f, err := reduce.New(reduce.Float32, reduce.OpSum, 2)
-	require.NoError(t, err)
-	ran, err := RunWindowed(bs[0], &w, 0, 2, &Windowed{Coll: ring.AllReduce, In: buf, Out: buf, Bytes: len(buf), Func: f, Windows: ws[0]})
+	ran, err := RunWindowed(bs[0], &w, 0, 2, x)
 	assert.True(t, ran)
 	require.ErrorIs(t, err, errs.ErrPeerLost)
 	assert.Contains(t, err.Error(), "allreduce rank 0 windows: waiting for the peers to finish (peer rank 1)")
+}
+
+// TestWindowedMismatch: ranks whose calls differ — in size, collective or
+// root — each return an error naming the other's call, and none waits for
+// the rest of the call.
+func TestWindowedMismatch(t *testing.T) {
+	const n = 2
+	bs := oneShotBoards(t, n, 64)
+	ws := newTestWindows(n)
+	f, err := reduce.New(reduce.Float32, reduce.OpSum, n)
+	require.NoError(t, err)
+	bufs := [n][]byte{make([]byte, 1<<16), make([]byte, 1<<16)}
+	for r := range n {
+		ws[r].set(bufs[r], nil)
+	}
+	for _, c := range []struct {
+		calls [n]Windowed
+		want  string
+	}{
+		{[n]Windowed{{Coll: ring.AllReduce, Bytes: 4096}, {Coll: ring.AllReduce, Bytes: 8192}},
+			"rank 1 called allreduce of 8192 bytes, root 0, rank 0 allreduce of 4096 bytes, root 0: every rank's call must be the same"},
+		{[n]Windowed{{Coll: ring.Broadcast, Bytes: 4096, Root: 1}, {Coll: ring.Broadcast, Bytes: 4096}},
+			"rank 1 called broadcast of 4096 bytes, root 0, rank 0 broadcast of 4096 bytes, root 1"},
+		{[n]Windowed{{Coll: ring.AllGather, Bytes: 4096}, {Coll: ring.AllReduce, Bytes: 4096}},
+			"rank 1 called allreduce of 4096 bytes, root 0, rank 0 allgather of 4096 bytes"},
+	} {
+		fails := make([]error, n)
+		var wg sync.WaitGroup
+		for r := range n {
+			x := c.calls[r]
+			x.In, x.Out, x.Func, x.Windows = bufs[r], bufs[r], f, ws[r]
+			wg.Go(func() {
+				var w transport.Waiter
+				w.Reset(context.Background(), 30*time.Second)
+				_, fails[r] = RunWindowed(bs[r], &w, r, n, &x)
+			})
+		}
+		wg.Wait()
+		require.ErrorIs(t, fails[0], errs.ErrInvalidArgument)
+		assert.Contains(t, fails[0].Error(), c.want)
+		require.ErrorIs(t, fails[1], errs.ErrInvalidArgument)
+		assert.Contains(t, fails[1].Error(), "(peer rank 0)")
+	}
 }
 
 // TestWindowedAllocs: a windowed all-reduce does not allocate.
