@@ -15,6 +15,7 @@ import (
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/reduce"
 	"github.com/ringo-ccl/ringo/ring"
+	"github.com/ringo-ccl/ringo/shm"
 	"github.com/ringo-ccl/ringo/transport"
 )
 
@@ -198,18 +199,13 @@ func TestWindowedMismatch(t *testing.T) {
 		{[n]Windowed{{Coll: ring.AllGather, Bytes: 4096}, {Coll: ring.AllReduce, Bytes: 4096}},
 			"rank 1 called allreduce of 4096 bytes, root 0, rank 0 allgather of 4096 bytes"},
 	} {
-		fails := make([]error, n)
-		var wg sync.WaitGroup
+		xs := make([]*Windowed, n)
 		for r := range n {
 			x := c.calls[r]
 			x.In, x.Out, x.Func, x.Windows = bufs[r], bufs[r], f, ws[r]
-			wg.Go(func() {
-				var w transport.Waiter
-				w.Reset(context.Background(), 30*time.Second)
-				_, fails[r] = RunWindowed(bs[r], &w, r, n, &x)
-			})
+			xs[r] = &x
 		}
-		wg.Wait()
+		fails := runWindowedAll(bs, xs)
 		require.ErrorIs(t, fails[0], errs.ErrInvalidArgument)
 		assert.Contains(t, fails[0].Error(), c.want)
 		require.ErrorIs(t, fails[1], errs.ErrInvalidArgument)
@@ -230,13 +226,33 @@ func TestWindowedAllocs(t *testing.T) {
 		ws[r].set(in, out)
 		xs[r] = &Windowed{Coll: ring.AllReduce, In: in, Out: out, Bytes: 1 << 18, Func: f, Windows: ws[r]}
 	}
-	assert.Zero(t, twoRankAllocs(t, func(r int, w *transport.Waiter) error {
-		ran, err := RunWindowed(bs[r], w, r, n, xs[r])
-		if err == nil && !ran {
-			err = fmt.Errorf("rank %d: not windowed", r)
-		}
-		return err
-	}))
+	assert.Zero(t, twoRankAllocs(t, func(r int, w *transport.Waiter) error { return windowed(bs[r], w, r, n, xs[r]) }))
+}
+
+// windowed runs x as rank r of n on b; a call that did not run on the
+// windows is an error.
+func windowed(b *shm.Board, w *transport.Waiter, r, n int, x *Windowed) error {
+	ran, err := RunWindowed(b, w, r, n, x)
+	if err == nil && !ran {
+		err = fmt.Errorf("rank %d: not windowed", r)
+	}
+	return err
+}
+
+// runWindowedAll runs xs[r] as rank r on bs[r], every rank at once, and
+// returns each rank's error (windowed's).
+func runWindowedAll(bs []*shm.Board, xs []*Windowed) []error {
+	fails := make([]error, len(xs))
+	var wg sync.WaitGroup
+	for r, x := range xs {
+		wg.Go(func() {
+			var w transport.Waiter
+			w.Reset(context.Background(), 30*time.Second)
+			fails[r] = windowed(bs[r], &w, r, len(xs), x)
+		})
+	}
+	wg.Wait()
+	return fails
 }
 
 // TestWindowedReduceInPlace: a reduce whose root's input is its output
@@ -255,27 +271,14 @@ func TestWindowedReduceInPlace(t *testing.T) {
 			}
 			ws[r].set(mem.Bytes(bufs[r]), nil)
 		}
-		fails := make([]error, n)
-		var wg sync.WaitGroup
+		xs := make([]*Windowed, n)
 		for r := range n {
 			f, err := reduce.New(reduce.Float32, reduce.OpSum, n)
 			require.NoError(t, err)
 			b := mem.Bytes(bufs[r])
-			x := &Windowed{Coll: ring.Reduce, In: b, Out: b, Bytes: len(b), Root: root, Func: f, Windows: ws[r]}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var w transport.Waiter
-				w.Reset(context.Background(), 30*time.Second)
-				ran, err := RunWindowed(bs[r], &w, r, n, x)
-				if err == nil && !ran {
-					err = fmt.Errorf("not windowed")
-				}
-				fails[r] = err
-			}()
+			xs[r] = &Windowed{Coll: ring.Reduce, In: b, Out: b, Bytes: len(b), Root: root, Func: f, Windows: ws[r]}
 		}
-		wg.Wait()
-		for r, err := range fails {
+		for r, err := range runWindowedAll(bs, xs) {
 			require.NoError(t, err, "root %d, rank %d", root, r)
 		}
 		for i, got := range bufs[root] {
