@@ -175,7 +175,7 @@ func (c *Comm) oneShot(call *Call) bool {
 	if !c.boardRuns() {
 		return false
 	}
-	limit := host.OneShotLimit(c.boardCrowded)
+	limit := host.OneShotLimit(call.Coll, c.boardCrowded)
 	read, fits := host.OneShotBytes(call.Coll, int(call.Count)*call.Type.Size(), c.size, limit)
 	return fits && read <= limit
 }
