@@ -152,13 +152,14 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 	if c.hier.Covers(call.Coll, call.Op.Kind(), call.Count) {
 		return c.runHier(ctx, call)
 	}
-	if c.oneShot(call) {
-		return c.runOneShot(ctx, call)
-	}
-	if c.windowRuns(call) {
+	oneShot := c.oneShot(call)
+	if c.windowRuns(call) && (!oneShot || host.WindowsFirst(call.Coll, int(call.Count)*call.Type.Size(), c.size, c.boardCrowded)) {
 		if ran, err := c.runWindowed(ctx, call); ran || err != nil {
 			return err
 		}
+	}
+	if oneShot {
+		return c.runOneShot(ctx, call)
 	}
 	if c.twoShotRuns(call) {
 		return c.runTwoShot(ctx, call)
@@ -217,10 +218,11 @@ func (c *Comm) twoShotRuns(call *Call) bool {
 	return c.boardCrowded && c.boardRuns() && call.Coll == ring.AllReduce && int(call.Count)*call.Type.Size() <= host.TwoShotCrowdedMax
 }
 
-// windowRuns reports whether call first tries the windows
-// (host.RunWindowed): a communicator whose ranks registered host windows,
-// a call too large for the board's one exchange, and directRuns' other
-// conditions. It does not look at the call's buffers: whether every
+// windowRuns reports whether call may try the windows
+// (host.RunWindowed): a communicator whose ranks registered host windows
+// and directRuns' other conditions. A call small enough for the board's
+// one exchange tries them first only where host.WindowsFirst says they
+// are quicker. It does not look at the call's buffers: whether every
 // rank's are in windows, the ranks learn together in the attempt.
 func (c *Comm) windowRuns(call *Call) bool {
 	if !c.windowed.Load() || !c.boardRuns() {

@@ -62,6 +62,22 @@ type Windows interface {
 	Reach(q, slot int) []byte
 }
 
+// WindowsMin is the smallest call (its larger buffer's bytes) that tries
+// the windows before the board's one exchange, where the host's ranks do
+// not outnumber its cores: on the 2-core development VM, 2 ranks took
+// 1.2–3.1 µs in windows from 8 KiB to 32 KiB against 1.6–11.9 in one
+// exchange, all five collectives, and about the same below (BENCHMARKS.md,
+// issue 25). Where they do, one exchange's single wait keeps its sizes.
+const WindowsMin = 8 << 10
+
+// WindowsFirst reports whether a call of coll of bytes (count × element
+// size) among size ranks, small enough for one exchange, tries the
+// windows first. Every rank must pass the same crowded.
+func WindowsFirst(coll ring.Collective, bytes, size int, crowded bool) bool {
+	in, out := windowedBytes(coll, bytes, size, 0, 0)
+	return !crowded && max(in, out) >= WindowsMin
+}
+
 // windowedBlock is the bytes of an all-reduce's part that a rank combines
 // through every peer and hands out before the next: small enough to stay
 // in the core's L1 cache.

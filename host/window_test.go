@@ -286,3 +286,14 @@ func TestWindowedReduceInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowsFirst: calls of 8 KiB and up (their larger buffer) try the
+// windows before one exchange, where ranks do not outnumber cores.
+func TestWindowsFirst(t *testing.T) {
+	assert.True(t, WindowsFirst(ring.AllReduce, WindowsMin, 2, false))
+	assert.False(t, WindowsFirst(ring.AllReduce, WindowsMin-4, 2, false))
+	assert.False(t, WindowsFirst(ring.AllReduce, WindowsMin, 2, true), "crowded")
+	assert.True(t, WindowsFirst(ring.AllGather, WindowsMin/4, 4, false), "the output is the larger buffer")
+	assert.True(t, WindowsFirst(ring.ReduceScatter, WindowsMin/2, 2, false), "the input is")
+	assert.False(t, WindowsFirst(ring.Broadcast, WindowsMin/2, 4, false))
+}
