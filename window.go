@@ -130,9 +130,10 @@ func HostFree[T Elem](buf []T) error {
 // RegisterHostWindow registers buf, memory of this rank's from HostAlloc,
 // as a window of host communicator c (RegisterWindow). Where c's ranks are
 // processes of one host, every rank maps every other's window, and a
-// collective too large for one exchange through the board whose buffers
-// lie in windows on every rank reads and writes them where they are: one
-// copy or reduction per byte, no FIFO (host.Windowed). Once a window is
+// collective whose buffers lie in windows on every rank — too large for
+// one exchange through the board, or from 8 KiB where the ranks do not
+// outnumber the cores (host.WindowsFirst) — reads and writes them where
+// they are: one copy or reduction per byte, no FIFO (host.Windowed). Once a window is
 // registered, such calls first ask whether every rank's buffers are in
 // windows — one exchange through the board, which a call whose buffers
 // are not then pays — and otherwise take the path they took before.
