@@ -57,7 +57,8 @@ type Comm struct {
 	// Host windows (RegisterHostWindow), when every rank shares this host;
 	// nil otherwise. windowed is set on every rank once any window was
 	// registered (registration is collective): from then on, calls too
-	// large for the board's one exchange first try the windows.
+	// large for the board's one exchange, or large enough where windows
+	// beat it (host.WindowsFirst), first try the windows.
 	wins          *direct.Peers
 	windowed      atomic.Bool
 	win           host.Windowed // its call, kept here so that running it does not allocate

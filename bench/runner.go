@@ -70,10 +70,7 @@ func RunRank(ctx context.Context, c *ringo.Comm, o Options, row func(Row)) ([]Ro
 	if o.Graph > 0 {
 		return nil, fmt.Errorf("CUDA graphs (-G %d) time GPU communicators only", o.Graph)
 	}
-	if !o.Windows {
-		return sweep(ctx, c, c, newHostTarget(ctx, c, o.maxBytes(c.Size())), &o, row)
-	}
-	t, err := newHostWindowTarget(ctx, c, o.maxBytes(c.Size()))
+	t, err := newHostTargetFor(ctx, c, o.maxBytes(c.Size()), o.Windows)
 	if err != nil {
 		return nil, err
 	}

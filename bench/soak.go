@@ -189,10 +189,7 @@ func SoakRank(ctx context.Context, c *ringo.Comm, o SoakOptions, sample func(Sam
 	if err := o.Validate(c.Size()); err != nil {
 		return SoakResult{}, err
 	}
-	if !o.Windows {
-		return soakRank(ctx, c, c, newHostTarget(ctx, c, max(o.MaxBytes, 64)), o, sample, nil)
-	}
-	t, err := newHostWindowTarget(ctx, c, max(o.MaxBytes, 64))
+	t, err := newHostTargetFor(ctx, c, max(o.MaxBytes, 64), o.Windows)
 	if err != nil {
 		return SoakResult{}, err
 	}

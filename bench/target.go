@@ -54,9 +54,13 @@ func newHostTarget(ctx context.Context, c *ringo.Comm, bytes int64) *hostTarget 
 	return &hostTarget{ctx: ctx, c: c, bufs: [2][]byte{mem.Alloc(int(bytes), 64), mem.Alloc(int(bytes), 64)}}
 }
 
-// newHostWindowTarget is newHostTarget with both buffers HostAlloc's and
-// registered as windows (every rank does it, in the same order).
-func newHostWindowTarget(ctx context.Context, c *ringo.Comm, bytes int64) (*hostTarget, error) {
+// newHostTargetFor is newHostTarget, or with windows both buffers
+// HostAlloc's and registered as windows (every rank does it, in the same
+// order).
+func newHostTargetFor(ctx context.Context, c *ringo.Comm, bytes int64, windows bool) (*hostTarget, error) {
+	if !windows {
+		return newHostTarget(ctx, c, bytes), nil
+	}
 	h := &hostTarget{ctx: ctx, c: c, shared: true}
 	for i := range h.bufs {
 		b, err := ringo.HostAlloc[byte](int(max(bytes, 1)))
