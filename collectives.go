@@ -82,10 +82,10 @@ func (c *Comm) Do(ctx context.Context, call Call) error {
 	if err := c.enter(ctx, &a); err != nil {
 		return err
 	}
-	defer c.busy.Store(false)
-	m := c.marks.Start(call.Coll, call.Count, call.Type, call.Op)
+	defer c.release()
+	c.marks.Start(call.Coll, call.Count, call.Type, call.Op)
 	err := c.run(ctx, &call)
-	c.marks.End(m, c.seq, err)
+	c.marks.End(c.seq, err)
 	return c.leave(err)
 }
 
@@ -127,7 +127,7 @@ func (c *Comm) RunSchedule(ctx context.Context, plans []*ring.Plan, call Call) e
 	if err := c.enter(ctx, &a); err != nil {
 		return err
 	}
-	defer c.busy.Store(false)
+	defer c.release()
 	err := c.group.Connect(ctx, c.rank, transport.PlanEdges(plans...))
 	if err == nil {
 		err = c.execute(ctx, plans[c.rank], &call, nil)
@@ -369,6 +369,8 @@ func (c *Comm) resetWait(ctx context.Context) {
 	}
 	if c.crowd {
 		c.wait.YieldCores()
+	} else if c.board != nil {
+		c.wait.Patient() // a process of its own on a core of its own
 	}
 }
 

@@ -200,13 +200,13 @@ func (c *Comm) enterReplay(s Stream) error {
 		return err
 	}
 	if err := c.failed(op); err != nil {
-		c.busy.Store(false)
+		c.release()
 		return err
 	}
 	c.seq++
 	if err := c.group.Enter(c.rank, calls.Replay(c.seq, calls.Stream{GPU: c.gpu.dev, Handle: s.h})); err != nil {
 		c.group.Fail(err)
-		c.busy.Store(false)
+		c.release()
 		return errs.At(op, c.rank, err)
 	}
 	return nil
@@ -215,7 +215,7 @@ func (c *Comm) enterReplay(s Stream) error {
 // leaveReplay ends the replay enterReplay entered.
 func (c *Comm) leaveReplay() {
 	c.group.Leave(c.rank)
-	c.busy.Store(false)
+	c.release()
 }
 
 // captures are the streams CaptureGraph is capturing, each with the
@@ -320,19 +320,19 @@ func (c *Comm) DoDevice(ctx context.Context, call DeviceCall, s Stream) error {
 	if err := c.enter(ctx, &a); err != nil {
 		return err
 	}
-	defer c.busy.Store(false)
+	defer c.release()
 	defer c.group.Leave(c.rank)
 	if call.Count == 0 {
 		return nil
 	}
 	var err error
-	m := c.marks.Start(call.Coll, call.Count, call.Type, call.Op) // the enqueue: the kernels' steps are traced apart
+	c.marks.Start(call.Coll, call.Count, call.Type, call.Op) // the enqueue: the kernels' steps are traced apart
 	if c.hier.Covers(call.Coll, call.Op.Kind(), call.Count) {
 		err = c.hierDevice(ctx, call, s)
 	} else {
 		err = c.launch(call, s)
 	}
-	c.marks.End(m, c.seq, err)
+	c.marks.End(c.seq, err)
 	if err != nil {
 		c.group.Fail(err)
 	}
@@ -359,7 +359,7 @@ func (c *Comm) RunScheduleDevice(ctx context.Context, plans []*ring.Plan, call D
 	if err := c.enter(ctx, &a); err != nil {
 		return err
 	}
-	defer c.busy.Store(false)
+	defer c.release()
 	defer c.group.Leave(c.rank)
 	f, err := c.funcs.Get(call.Type, call.Op, c.size)
 	if err != nil {

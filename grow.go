@@ -35,7 +35,7 @@ func (c *Comm) GrowID() (UniqueID, error) {
 	if !c.busy.CompareAndSwap(false, true) {
 		return UniqueID{}, errs.Invalid(op, c.rank, "a call is running on this rank (one goroutine at a time)")
 	}
-	defer c.busy.Store(false)
+	defer c.release()
 	id, err := NewUniqueID()
 	if err != nil {
 		return UniqueID{}, errs.At(op, c.rank, err)

@@ -57,7 +57,7 @@ func (c *Comm) remake(ctx context.Context, op string, healthy bool, abort error,
 			}
 			return nil, errs.Invalid(op, c.rank, "a call is running on this rank: %s needs it idle", op)
 		}
-		defer c.busy.Store(false)
+		defer c.release()
 	}
 	if cfg == nil {
 		cfg = c.inherited()

@@ -314,7 +314,7 @@ func (c *Comm) runP2P(ctx context.Context, pc *p2pCall) error {
 	if err := c.hold(pc.name, c.gpu != nil); err != nil {
 		return err
 	}
-	defer c.busy.Store(false)
+	defer c.release()
 	if pc.ops != nil {
 		pc.msgs = c.p2ps.messages(c, pc.ops)
 	}

@@ -563,7 +563,7 @@ func openFDs(t *testing.T) int {
 
 // procsKind makes n ranks of the processes' kind (NewComm: a bootstrap
 // each, shared memory between them), here goroutines of this process.
-func procsKind(t *testing.T, ctx context.Context, n int) []*ringo.Comm {
+func procsKind(t testing.TB, ctx context.Context, n int) []*ringo.Comm {
 	t.Helper()
 	id, err := ringo.NewUniqueID()
 	require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
+	"github.com/ringo-ccl/ringo/internal/mem"
 )
 
 // Progress is one rank's place in its communicator's sequence of
@@ -59,7 +60,7 @@ func (b *Bootstrap) SetProgress(seq uint64, finished bool) {
 	if finished {
 		v |= 1
 	}
-	b.progress.Store(v)
+	mem.StoreRelease(&b.progress, v)
 }
 
 func (b *Bootstrap) myProgress() Progress {

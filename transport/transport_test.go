@@ -121,6 +121,8 @@ func TestLLCleaning(t *testing.T) {
 	}
 }
 
+// TestWaiterEndsWaits: each of the four ends a wait, of each kind, with
+// the tight spin and with a patient one (Patient).
 func TestWaiterEndsWaits(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -157,16 +159,21 @@ func TestWaiterEndsWaits(t *testing.T) {
 			"LL":     func(w *Waiter) error { return conn.ReadLL(0, make([]byte, 8), w) },
 		}
 		for kind, wait := range waits {
-			var w Waiter
-			cancel := c.setup(&w)
-			start := time.Now()
-			err := wait(&w)
-			cancel()
-			if !errors.Is(err, c.want) {
-				t.Errorf("%s (%s): %v, want %v", c.name, kind, err, c.want)
-			}
-			if el := time.Since(start); el > 10*time.Second { // 50 ms, generously on a busy machine
-				t.Errorf("%s (%s): took %v", c.name, kind, el)
+			for _, patient := range []bool{false, true} {
+				var w Waiter
+				cancel := c.setup(&w)
+				if patient {
+					w.Patient()
+				}
+				start := time.Now()
+				err := wait(&w)
+				cancel()
+				if !errors.Is(err, c.want) {
+					t.Errorf("%s (%s, patient %v): %v, want %v", c.name, kind, patient, err, c.want)
+				}
+				if el := time.Since(start); el > 10*time.Second { // 50 ms, generously on a busy machine
+					t.Errorf("%s (%s, patient %v): took %v", c.name, kind, patient, el)
+				}
 			}
 		}
 	}

@@ -8,15 +8,16 @@
 # Installs Open MPI (Debian: openmpi-bin, libopenmpi-dev) when its wrapper,
 # header or launcher is missing and Debian's python3-torch when no python3
 # imports torch, builds mpi_allreduce.c with mpicc.openmpi into
-# build/anchors/, runs it under mpirun.openmpi with NP ranks, then
-# gloo_allreduce.py with NP ranks, then ringo's benchmark twice — on buffers
-# of its own (Go slices, as any caller's) and with -R (buffers from
-# ringo.HostAlloc registered as windows, which collectives read and write
-# in place, as nccl-tests' -R does with NCCL's registered buffers) — all
-# with the same flags, saves the outputs in build/anchors/ and prints the
-# tables and the comparisons of their out-of-place columns (each ringo run
-# against each library), matched by size. GLOO=0 leaves Gloo out,
-# WINDOWS=0 the -R run.
+# build/anchors/, and runs ROUNDS rounds: each runs it under mpirun.openmpi
+# with NP ranks, then ringo's benchmark twice — on buffers of its own (Go
+# slices, as any caller's) and with -R (buffers from ringo.HostAlloc
+# registered as windows, which collectives read and write in place, as
+# nccl-tests' -R does with NCCL's registered buffers) — all with the same
+# flags; the first round runs gloo_allreduce.py with NP ranks too. It saves
+# every run's output in build/anchors/ (NAME.out.ROUND), keeps for each
+# library and size the run of median time (NAME.out), and prints the
+# comparisons of their out-of-place columns (each ringo run against each
+# library), matched by size. GLOO=0 leaves Gloo out, WINDOWS=0 the -R run.
 #
 # Environment:
 #   NP               ranks for both benchmarks (default 2)
@@ -26,6 +27,9 @@
 #   MPIRUN_ARGS      extra mpirun arguments (default: none)
 #   GLOO             0: no Gloo run (default 1)
 #   WINDOWS          0: no ringo -R run (default 1)
+#   ROUNDS           rounds of the runs of Open MPI and ringo, one after
+#                    the other; each size is compared at the median
+#                    run of each (default 3; every run's output is kept)
 #
 # Exit status: non-zero when either benchmark fails (including #wrong > 0);
 # the comparison is still printed from whatever rows both produced.
@@ -38,6 +42,7 @@ RINGO_BENCH_CMD=${RINGO_BENCH_CMD:-"bin/ringo bench --ranks $NP"}
 MPIRUN_ARGS=${MPIRUN_ARGS:-}
 GLOO=${GLOO:-1}
 WINDOWS=${WINDOWS:-1}
+ROUNDS=${ROUNDS:-3}
 OUT=build/anchors
 
 # Open MPI's own wrapper and launcher: plain mpicc and mpirun are Debian
@@ -120,6 +125,12 @@ case "$NP" in
 	exit 2
 	;;
 esac
+case "$ROUNDS" in
+'' | *[!0-9]* | 0)
+	echo "cpu_vs_mpi: ROUNDS=$ROUNDS: want a positive number of rounds" >&2
+	exit 2
+	;;
+esac
 
 flags=("$@")
 if [ ${#flags[@]} -eq 0 ]; then
@@ -133,37 +144,69 @@ $MPICC -O2 -Wall -Wextra -std=c11 -o "$OUT/mpi_allreduce" bench/anchors/mpi_allr
 
 mpi_out=$OUT/mpi_allreduce.out
 ringo_out=$OUT/ringo.out
+win_out=$OUT/ringo-windows.out
+gloo_out=$OUT/gloo_allreduce.out
 mpi_rc=0
 ringo_rc=0
-
-echo "# === Open MPI: $MPIRUN -np $NP $OUT/mpi_allreduce ${flags[*]}"
-# shellcheck disable=SC2086 # MPIRUN_ARGS is a list of words
-$MPIRUN --allow-run-as-root --oversubscribe -np "$NP" $MPIRUN_ARGS "$OUT/mpi_allreduce" "${flags[@]}" |
-	tee "$mpi_out" || mpi_rc=$?
-echo
-
-gloo_out=$OUT/gloo_allreduce.out
-gloo_rc=0
-if [ "$GLOO" != 0 ]; then
-	ensure_torch
-	py=$(torch_python)
-	echo "# === Gloo: $py bench/anchors/gloo_allreduce.py --np $NP ${flags[*]}"
-	"$py" bench/anchors/gloo_allreduce.py --np "$NP" "${flags[@]}" | tee "$gloo_out" || gloo_rc=$?
-	echo
-fi
-
-echo "# === ringo: $RINGO_BENCH_CMD ${flags[*]}"
-# The command is a shell fragment (it may set variables or use a wrapper).
-bash -c "$RINGO_BENCH_CMD \"\$@\"" ringo-bench "${flags[@]}" | tee "$ringo_out" || ringo_rc=$?
-echo
-
-win_out=$OUT/ringo-windows.out
 win_rc=0
-if [ "$WINDOWS" != 0 ]; then
-	echo "# === ringo -R (buffers in host windows): $RINGO_BENCH_CMD -R ${flags[*]}"
-	bash -c "$RINGO_BENCH_CMD -R \"\$@\"" ringo-bench "${flags[@]}" | tee "$win_out" || win_rc=$?
+gloo_rc=0
+
+# Each round runs Open MPI, ringo and ringo -R one after the other, so
+# that a change of the machine's state between runs (the 2-core
+# development VM's cross-core latency moves by 3× every few minutes)
+# falls on every library alike; Gloo runs once, in the first round.
+for round in $(seq "$ROUNDS"); do
+	echo "# === Open MPI, round $round of $ROUNDS: $MPIRUN -np $NP $OUT/mpi_allreduce ${flags[*]}"
+	# shellcheck disable=SC2086 # MPIRUN_ARGS is a list of words
+	$MPIRUN --allow-run-as-root --oversubscribe -np "$NP" $MPIRUN_ARGS "$OUT/mpi_allreduce" "${flags[@]}" |
+		tee "$mpi_out.$round" || mpi_rc=$?
 	echo
-fi
+
+	if [ "$GLOO" != 0 ] && [ "$round" = 1 ]; then
+		ensure_torch
+		py=$(torch_python)
+		echo "# === Gloo: $py bench/anchors/gloo_allreduce.py --np $NP ${flags[*]}"
+		"$py" bench/anchors/gloo_allreduce.py --np "$NP" "${flags[@]}" | tee "$gloo_out" || gloo_rc=$?
+		echo
+	fi
+
+	echo "# === ringo, round $round of $ROUNDS: $RINGO_BENCH_CMD ${flags[*]}"
+	# The command is a shell fragment (it may set variables or use a wrapper).
+	bash -c "$RINGO_BENCH_CMD \"\$@\"" ringo-bench "${flags[@]}" | tee "$ringo_out.$round" || ringo_rc=$?
+	echo
+
+	if [ "$WINDOWS" != 0 ]; then
+		echo "# === ringo -R (buffers in host windows), round $round of $ROUNDS: $RINGO_BENCH_CMD -R ${flags[*]}"
+		bash -c "$RINGO_BENCH_CMD -R \"\$@\"" ringo-bench "${flags[@]}" | tee "$win_out.$round" || win_rc=$?
+		echo
+	fi
+done
+
+# median OUT IN... writes to OUT, for each size of the inputs' data rows
+# (lines that start with a number), the row whose out-of-place time
+# (field 6) is the median of the inputs' — the lower of the middle two
+# for an even count — so a row's time and bandwidth come from one run.
+median() {
+	local out=$1
+	shift
+	awk -v rounds=$# '
+function row(f) { return f ~ /^[0-9]+$/ && NF >= 9 }
+row($1) { s = $1; if (!(s in k)) order[++n] = s; k[s]++; t[s, k[s]] = $6 + 0; line[s, k[s]] = $0 }
+END {
+	printf "# per size, the run of median out-of-place time of %d\n", rounds
+	for (i = 1; i <= n; i++) {
+		s = order[i]; m = k[s]
+		for (a = 1; a <= m; a++) idx[a] = a
+		for (a = 2; a <= m; a++)
+			for (b = a; b > 1 && t[s, idx[b]] < t[s, idx[b - 1]]; b--) { x = idx[b]; idx[b] = idx[b - 1]; idx[b - 1] = x }
+		print line[s, idx[int((m + 1) / 2)]]
+	}
+}' "$@" >"$out"
+}
+
+median "$mpi_out" $(seq -f "$mpi_out.%g" "$ROUNDS")
+median "$ringo_out" $(seq -f "$ringo_out.%g" "$ROUNDS")
+[ "$WINDOWS" = 0 ] || median "$win_out" $(seq -f "$win_out.%g" "$ROUNDS")
 
 # compare NAME OUT RC LABEL ROUT RRC prints ringo's run LABEL (its output
 # ROUT, its exit status RRC) against library NAME (its output OUT, its
@@ -219,7 +262,7 @@ for lib in MPI Gloo; do
 	fi
 done
 
-echo "# outputs: $mpi_out $([ "$GLOO" != 0 ] && echo "$gloo_out ")$ringo_out $([ "$WINDOWS" != 0 ] && echo "$win_out ")$OUT/compare.out"
+echo "# outputs: $mpi_out $([ "$GLOO" != 0 ] && echo "$gloo_out ")$ringo_out $([ "$WINDOWS" != 0 ] && echo "$win_out ")$OUT/compare.out (each round's: NAME.out.ROUND)"
 if [ "$mpi_rc" -ne 0 ] || [ "$gloo_rc" -ne 0 ] || [ "$ringo_rc" -ne 0 ] || [ "$win_rc" -ne 0 ]; then
 	exit 1
 fi

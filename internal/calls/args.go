@@ -65,8 +65,7 @@ type DeviceCheck interface {
 // and recv overlap, that they are NCCL's in-place layout. Its errors wrap
 // errs.ErrInvalidArgument.
 func (a *Args) Check(rank, size int, funcs *reduce.Cache, dev DeviceCheck) error {
-	op := a.OpName()
-	bad := func(format string, x ...any) error { return errs.Invalid(op, rank, format, x...) }
+	bad := func(format string, x ...any) error { return errs.Invalid(a.OpName(), rank, format, x...) }
 	if !a.Coll.Valid() {
 		return bad("unknown collective %d", a.Coll)
 	}
@@ -88,7 +87,7 @@ func (a *Args) Check(rank, size int, funcs *reduce.Cache, dev DeviceCheck) error
 	}
 	if a.Coll.Reduces() {
 		if _, err := funcs.Get(a.Type, a.Op, size); err != nil {
-			return errs.InvalidErr(op, rank, err)
+			return errs.InvalidErr(a.OpName(), rank, err)
 		}
 	}
 	if a.Coll.Rooted() && (a.Root < 0 || a.Root >= size) {

@@ -9,11 +9,13 @@ import (
 
 // Marks marks one rank's calls: an NVTX range and a RINGO_TRACE event
 // each. A nil *Marks marks nothing. Its methods must not be called
-// concurrently (the rank's calls hold it).
+// concurrently (the rank's calls hold it), and a rank has one call open
+// at a time: Start opens it, End closes it.
 type Marks struct {
 	rank  int
 	trace *trace.Recorder // RINGO_TRACE's; nil when off
 	nvtx  *nvtxNames      // NVTX ranges; nil when off
+	open  mark            // the call between Start and End
 }
 
 // New returns rank's marks, recording on rec (nil: no trace), or nil when
@@ -26,8 +28,8 @@ func New(rank int, rec *trace.Recorder) *Marks {
 	return &Marks{rank: rank, trace: rec, nvtx: n}
 }
 
-// Mark is a call's start, for RINGO_TRACE and NVTX.
-type Mark struct {
+// mark is a call's start, for RINGO_TRACE and NVTX.
+type mark struct {
 	coll  ring.Collective
 	count int64
 	dt    reduce.DataType
@@ -37,24 +39,30 @@ type Mark struct {
 }
 
 // Start starts a call's NVTX range and notes its start for the trace;
-// End ends both.
-func (ms *Marks) Start(coll ring.Collective, count int64, dt reduce.DataType, op reduce.Op) Mark {
-	if ms == nil {
-		return Mark{}
+// End ends both. Neither is more than a test of ms where both are off.
+func (ms *Marks) Start(coll ring.Collective, count int64, dt reduce.DataType, op reduce.Op) {
+	if ms != nil {
+		ms.start(coll, count, dt, op)
 	}
-	m := Mark{coll: coll, count: count, dt: dt, op: op, r: ms.nvtx.start(coll, dt, op, count)}
-	if ms.trace != nil {
-		m.t0 = ms.trace.Now()
-	}
-	return m
 }
 
-// End ends m's NVTX range and records the call, the rank's seq-th, from
-// m's start to now, with err, on the rank's trace track.
-func (ms *Marks) End(m Mark, seq uint64, err error) {
-	if ms == nil {
-		return
+func (ms *Marks) start(coll ring.Collective, count int64, dt reduce.DataType, op reduce.Op) {
+	ms.open = mark{coll: coll, count: count, dt: dt, op: op, r: ms.nvtx.start(coll, dt, op, count)}
+	if ms.trace != nil {
+		ms.open.t0 = ms.trace.Now()
 	}
+}
+
+// End ends the open call's NVTX range and records the call, the rank's
+// seq-th, from its start to now, with err, on the rank's trace track.
+func (ms *Marks) End(seq uint64, err error) {
+	if ms != nil {
+		ms.end(seq, err)
+	}
+}
+
+func (ms *Marks) end(seq uint64, err error) {
+	m := &ms.open
 	ms.nvtx.end(m.r)
 	if ms.trace == nil {
 		return

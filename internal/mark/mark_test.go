@@ -20,13 +20,15 @@ import (
 // type, op and error.
 func TestMarks(t *testing.T) {
 	var none *Marks
-	none.End(none.Start(ring.AllReduce, 8, reduce.Float32, reduce.OpSum), 1, nil)
+	none.Start(ring.AllReduce, 8, reduce.Float32, reduce.OpSum)
+	none.End(1, nil)
 	assert.Nil(t, New(0, nil))
 
 	path := filepath.Join(t.TempDir(), "trace.json")
 	ms := New(3, trace.New(path))
 	require.NotNil(t, ms)
-	ms.End(ms.Start(ring.AllReduce, 8, reduce.Float32, reduce.OpSum), 1, errors.New("boom"))
+	ms.Start(ring.AllReduce, 8, reduce.Float32, reduce.OpSum)
+	ms.End(1, errors.New("boom"))
 	require.NoError(t, ms.trace.Write())
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
