@@ -53,14 +53,16 @@ type Procs struct {
 	// Board is the one-shot exchange area of host ranks that all share
 	// this host (shared memory on); nil otherwise.
 	Board *shm.Board
-	// BoardCrowded: the host's ranks outnumber the fewest cores any of
-	// them may run on — what every rank computes alike, so all choose the
-	// same paths on the board (host.OneShotLimit, host.BoardSlot).
+	// BoardCrowded: the host's ranks outnumber the cores they run on
+	// together (peers.HostCPUs) — what every rank computes alike, so all
+	// choose the same paths on the board (host.OneShotLimit,
+	// host.BoardSlot).
 	BoardCrowded bool
 	// Attach lets host ranks that all share this host read each other's
 	// buffers (host.RunDirect); nil where the kernel forbids it.
 	Attach *shm.Attach
-	// Crowded: this host's ranks outnumber its cores, so a rank's waits
+	// Crowded: this host's ranks outnumber the cores they run on together
+	// (peers.HostCPUs; as BoardCrowded where all ranks share the host), so a rank's waits
 	// give the core to other processes between polls
 	// (transport.Waiter.YieldCores): the rank waited for may need it.
 	Crowded bool
@@ -114,13 +116,13 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 	g := NewProcs(bs, s.Check, s.Timeout)
 	g.Tag = tag
 	n, rank := bs.Size(), bs.Rank()
-	here := 0
+	var here []peers.Info
 	for _, p := range ps {
 		if p.SameHost(ps[rank]) {
-			here++
+			here = append(here, p)
 		}
 	}
-	g.Crowded = here > ps[rank].CPUs
+	g.Crowded = crowdedAll(here)
 	if n == 1 {
 		g.Watch()
 		return g, nil
@@ -438,15 +440,9 @@ func (g *Procs) Release(int) error {
 }
 
 // crowdedAll reports whether the ranks of ps, all on one host, outnumber
-// the fewest CPUs any of them may run on: what every rank computes alike
-// (Crowded is each rank's own view, its CPUs its affinity's).
-func crowdedAll(ps []peers.Info) bool {
-	least := ps[0].CPUs
-	for _, p := range ps {
-		least = min(least, p.CPUs)
-	}
-	return len(ps) > least
-}
+// the CPUs they run on together (peers.HostCPUs): what every rank of the
+// host computes alike.
+func crowdedAll(ps []peers.Info) bool { return len(ps) > peers.HostCPUs(ps) }
 
 // oneHostShm reports whether every rank of ps is on the first's host with
 // shared memory on.

@@ -16,11 +16,15 @@ import (
 
 // Info is what ranks tell each other before connecting.
 type Info struct {
-	Host     string `json:"host"`
-	Pid      int    `json:"pid"`
-	ShmDev   uint64 `json:"shm_dev"`
-	ShmOff   bool   `json:"shm_off"` // NCCL_SHM_DISABLE=1
-	CPUs     int    `json:"cpus"`    // for the channels of a ring with net links
+	Host   string `json:"host"`
+	Pid    int    `json:"pid"`
+	ShmDev uint64 `json:"shm_dev"`
+	ShmOff bool   `json:"shm_off"` // NCCL_SHM_DISABLE=1
+	CPUs   int    `json:"cpus"`    // for the channels of a ring with net links
+	// Affinity is the CPUs it may run on (sched_getaffinity; nil where it
+	// could not tell), for whether a host's ranks outnumber the cores
+	// they run on (HostCPUs).
+	Affinity []int  `json:"affinity,omitempty"`
 	Settings string `json:"settings"`
 	// ShmFree is the bytes its /dev/shm had free when it joined (ShmFree;
 	// 0 where it could not tell): host ranks in separate processes take
@@ -29,6 +33,26 @@ type Info struct {
 	ShmFree  uint64 `json:"shm_free"`
 	GPU      string `json:"gpu,omitempty"`      // a GPU rank's device: its UUID
 	Resident int    `json:"resident,omitempty"` // a GPU rank's device: blocks of ringo's kernels it holds at once
+}
+
+// HostCPUs returns how many CPUs the ranks ps, all of one host, run on
+// together: the union of their affinities — two ranks bound to a core
+// each have two, ranks that all may run anywhere have the host's — or,
+// where some rank could not tell its affinity, the fewest CPUs any may
+// run on. Every rank that holds the same ps computes the same.
+func HostCPUs(ps []Info) int {
+	least := ps[0].CPUs
+	union := map[int]bool{}
+	for _, p := range ps {
+		least = min(least, p.CPUs)
+		if p.Affinity == nil {
+			return least
+		}
+		for _, c := range p.Affinity {
+			union[c] = true
+		}
+	}
+	return len(union)
 }
 
 // SameHost reports whether two ranks can share memory.
@@ -65,6 +89,9 @@ func Exchange(ctx context.Context, ex transport.Exchanger, l Local) ([]Info, err
 	}
 	me := Info{Host: HostID(), Pid: os.Getpid(), ShmDev: dev, ShmOff: l.ShmOff || dev == 0, CPUs: runtime.NumCPU(),
 		Settings: l.Settings, ShmFree: free, GPU: l.GPU, Resident: l.Resident}
+	if me.Affinity, err = sys.Affinity(); err != nil {
+		me.Affinity = nil // HostCPUs counts its CPUs instead
+	}
 	blob, _ := json.Marshal(me)
 	blobs, err := ex.AllGather(ctx, blob)
 	if err != nil {
