@@ -988,6 +988,8 @@ func BenchmarkGPUEnqueue(b *testing.B) {
 // gpuChildMain is one GPU rank process (TestGPUProcesses): rank r on GPU
 // r % (number of GPUs). Modes:
 //   - "gpu-check": all-reduce and all-gather known data, verify, exit 0;
+//   - "gpu-register-waiting": TestGPURegisterWhilePeerWaits's
+//     (registerWhilePeerWaits);
 //   - "gpu-loop": report "ready", then all-reduce until an error;
 //   - "gpu-grace": TestGPUProcessStopGrace's (rank 1 leaves without
 //     closing after three all-reduces; rank 0 checks its fourth);
@@ -1106,6 +1108,15 @@ func gpuChildMain(mode string) int {
 			alloc = ringo.DeviceAllocShared[float32]
 		}
 		if err := runWindows(ctx, c, s, true, alloc); err != nil {
+			return fail(4, err)
+		}
+		if err := closed(); err != nil {
+			return fail(7, err)
+		}
+		fmt.Println("ok")
+		return 0
+	case "gpu-register-waiting":
+		if err := registerWhilePeerWaits(ctx, c, s, buf.Slice(0, 1<<16)); err != nil {
 			return fail(4, err)
 		}
 		if err := closed(); err != nil {
@@ -2270,6 +2281,73 @@ func TestGPUProcessesWindows(t *testing.T) {
 	t.Run("shareable", func(t *testing.T) { // windows of ncclMemAlloc's memory: file descriptors lent, not CUDA IPC
 		gpuProcesses(t, "gpu-window", []string{"RINGO_TEST_SHARED_WINDOWS=1"}, map[string][]string{"P2P": nil}, nil)
 	})
+}
+
+// TestGPURegisterWhilePeerWaits: 2 GPU ranks, each its own process (on
+// one GPU, ranks share it). Rank 0 registers a buffer (ncclCommRegister:
+// its call alone; rank 1's process maps it) while rank 1's all-reduce
+// waits on the GPU for rank 0's, and deregisters it while rank 1's next
+// one waits the same way. Neither may wait for rank 1's kernel (it waits
+// for rank 0: a deadlock until the service's 10-s timeout), and both
+// all-reduces must be right.
+func TestGPURegisterWhilePeerWaits(t *testing.T) {
+	id, kids := startRanks(t, 2, func(int) string { return "gpu-register-waiting" })
+	for r, k := range kids {
+		require.NoError(t, waitExit(t, k, 120*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
+		t.Logf("rank %d: %s", r, strings.TrimSpace(k.stderr.String()))
+	}
+	noLeftovers(t, id)
+}
+
+// registerWhilePeerWaits is TestGPURegisterWhilePeerWaits's rank c (of
+// 2), all-reducing in (which holds rank×3 + i%1000 at i) twice in place.
+func registerWhilePeerWaits(ctx context.Context, c *ringo.Comm, s ringo.Stream, in ringo.DevPtr[float32]) error {
+	r, n := c.Rank(), c.Size()
+	other, err := ringo.DeviceAlloc[float32](c.GPU(), in.Len())
+	if err != nil {
+		return err
+	}
+	defer other.Free()
+	var reg *ringo.Registration
+	for round, what := range []string{"register", "deregister"} {
+		if r == 0 {
+			time.Sleep(time.Second) // rank 1's kernel waits for this rank's by now (if not, the test proves less, and passes)
+			start := time.Now()
+			if round == 0 {
+				reg, err = c.Register(ctx, other.Addr(), int64(other.Len())*4)
+			} else {
+				err = reg.Deregister()
+			}
+			took := time.Since(start)
+			fmt.Fprintf(os.Stderr, "%s while rank 1 waited: %v\n", what, took)
+			if err != nil {
+				return fmt.Errorf("%s while rank 1 waited: %w", what, err)
+			}
+			if took > 5*time.Second {
+				return fmt.Errorf("%s took %v while rank 1 waited: it waited for rank 1's kernel", what, took)
+			}
+		}
+		if err := ringo.AllReduceDevice(ctx, c, in, in, ringo.OpSum, s); err != nil {
+			return err
+		}
+		if err := c.Wait(ctx, s); err != nil {
+			return fmt.Errorf("the all-reduce after the %s: %w", what, err)
+		}
+	}
+	host := make([]float32, in.Len())
+	if err := in.CopyTo(host); err != nil {
+		return err
+	}
+	for i, v := range host {
+		want := float32(0)
+		for q := range n {
+			want += float32(q*3 + i%1000)
+		}
+		if want *= float32(n); v != want {
+			return fmt.Errorf("rank %d: element %d = %v, want %v", r, i, v, want)
+		}
+	}
+	return nil
 }
 
 // runWindows, on rank c of a GPU communicator: a window over a buffer
