@@ -2289,21 +2289,30 @@ func TestGPUProcessesWindows(t *testing.T) {
 // waits on the GPU for rank 0's, and deregisters it while rank 1's next
 // one waits the same way. Neither may wait for rank 1's kernel (it waits
 // for rank 0: a deadlock until the service's 10-s timeout), and both
-// all-reduces must be right.
+// all-reduces must be right. The buffer is cuMemAlloc's (CUDA IPC), then
+// ncclMemAlloc's (its file descriptor lent).
 func TestGPURegisterWhilePeerWaits(t *testing.T) {
-	id, kids := startRanks(t, 2, func(int) string { return "gpu-register-waiting" })
-	for r, k := range kids {
-		require.NoError(t, waitExit(t, k, 120*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
-		t.Logf("rank %d: %s", r, strings.TrimSpace(k.stderr.String()))
+	for name, env := range map[string][]string{"ipc": nil, "shareable": {"RINGO_TEST_SHARED_WINDOWS=1"}} {
+		t.Run(name, func(t *testing.T) {
+			id, kids := startRanksEnv(t, 2, func(int) string { return "gpu-register-waiting" }, func(int) []string { return env })
+			for r, k := range kids {
+				require.NoError(t, waitExit(t, k, 120*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
+				t.Logf("rank %d: %s", r, strings.TrimSpace(k.stderr.String()))
+			}
+			noLeftovers(t, id)
+		})
 	}
-	noLeftovers(t, id)
 }
 
 // registerWhilePeerWaits is TestGPURegisterWhilePeerWaits's rank c (of
 // 2), all-reducing in (which holds rank×3 + i%1000 at i) twice in place.
 func registerWhilePeerWaits(ctx context.Context, c *ringo.Comm, s ringo.Stream, in ringo.DevPtr[float32]) error {
 	r, n := c.Rank(), c.Size()
-	other, err := ringo.DeviceAlloc[float32](c.GPU(), in.Len())
+	alloc := ringo.DeviceAlloc[float32]
+	if os.Getenv("RINGO_TEST_SHARED_WINDOWS") == "1" {
+		alloc = ringo.DeviceAllocShared[float32]
+	}
+	other, err := alloc(c.GPU(), in.Len())
 	if err != nil {
 		return err
 	}
