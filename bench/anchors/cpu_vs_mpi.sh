@@ -9,7 +9,8 @@
 # header or launcher is missing and Debian's python3-torch when no python3
 # imports torch, builds mpi_allreduce.c with mpicc.openmpi into
 # build/anchors/, and runs ROUNDS rounds: each runs it under mpirun.openmpi
-# with NP ranks, then ringo's benchmark twice — on buffers of its own (Go
+# with NP ranks, then ringo's benchmark twice (the sizes to SPLIT_BYTES
+# first, every library, then the larger ones) — on buffers of its own (Go
 # slices, as any caller's) and with -R (buffers from ringo.HostAlloc
 # registered as windows, which collectives read and write in place, as
 # nccl-tests' -R does with NCCL's registered buffers) — all with the same
@@ -30,6 +31,8 @@
 #   ROUNDS           rounds of the runs of Open MPI and ringo, one after
 #                    the other; each size is compared at the median
 #                    run of each (default 3; every run's output is kept)
+#   SPLIT_BYTES      each round runs the sizes up to this first, every
+#                    library, then the others (default 65536)
 #
 # Exit status: non-zero when either benchmark fails (including #wrong > 0);
 # the comparison is still printed from whatever rows both produced.
@@ -131,6 +134,12 @@ case "$ROUNDS" in
 	exit 2
 	;;
 esac
+case "${SPLIT_BYTES:-65536}" in
+'' | *[!0-9]*)
+	echo "cpu_vs_mpi: SPLIT_BYTES=$SPLIT_BYTES: want a number of bytes" >&2
+	exit 2
+	;;
+esac
 
 flags=("$@")
 if [ ${#flags[@]} -eq 0 ]; then
@@ -151,33 +160,80 @@ ringo_rc=0
 win_rc=0
 gloo_rc=0
 
-# Each round runs Open MPI, ringo and ringo -R one after the other, so
-# that a change of the machine's state between runs (the 2-core
-# development VM's cross-core latency moves by 3× every few minutes)
-# falls on every library alike; Gloo runs once, in the first round.
+# size N prints N — digits, with K, M or G for 2^10, 2^20, 2^30, as
+# nccl-tests reads its sizes — in bytes, or nothing for anything else.
+size() {
+	local n=${1%[KkMmGg]} mult=1
+	case "$n" in '' | *[!0-9]*) return ;; esac
+	case "$1" in
+	*[Kk]) mult=1024 ;;
+	*[Mm]) mult=$((1024 * 1024)) ;;
+	*[Gg]) mult=$((1024 * 1024 * 1024)) ;;
+	esac
+	echo $((n * mult))
+}
+
+# The sweep runs in two parts, the sizes up to SPLIT_BYTES, then the
+# others, so that each library's small sizes — quick, and where the VM's
+# state decides most — run seconds apart from the others' rather than a
+# minute (Open MPI's largest sizes take that long). segments holds each
+# part's flags, one string each: the flags as given, whole, when they do
+# not name -b, -e and a factor -f of 2 or more plainly, or when every size
+# falls on one side.
+SPLIT_BYTES=${SPLIT_BYTES:-65536}
+segments=("${flags[*]}")
+b= e= f=2 bi= ei=
+for ((i = 0; i + 1 < ${#flags[@]}; i++)); do
+	case "${flags[i]}" in
+	-b) bi=$i b=$(size "${flags[i + 1]}") ;;
+	-e) ei=$i e=$(size "${flags[i + 1]}") ;;
+	-f) f=${flags[i + 1]} ;;
+	esac
+done
+case "$f" in '' | *[!0-9]*) f=0 ;; esac
+if [ -n "$b" ] && [ -n "$e" ] && [ "$b" -gt 0 ] && [ "$f" -ge 2 ] && [ "$b" -le "$SPLIT_BYTES" ] && [ "$e" -gt "$SPLIT_BYTES" ]; then
+	last=$b
+	while [ $((last * f)) -le "$SPLIT_BYTES" ]; do last=$((last * f)); done
+	small=("${flags[@]}") large=("${flags[@]}")
+	small[ei + 1]=$last
+	large[bi + 1]=$((last * f))
+	segments=("${small[*]}" "${large[*]}")
+fi
+
+# Each round runs, part by part, Open MPI, ringo and ringo -R one after
+# the other, so that a change of the machine's state between runs (the
+# 2-core development VM's cross-core latency moves by 3× every few
+# minutes) falls on every library alike; Gloo runs once, in the first
+# round, over the whole sweep.
 for round in $(seq "$ROUNDS"); do
-	echo "# === Open MPI, round $round of $ROUNDS: $MPIRUN -np $NP $OUT/mpi_allreduce ${flags[*]}"
-	# shellcheck disable=SC2086 # MPIRUN_ARGS is a list of words
-	$MPIRUN --allow-run-as-root --oversubscribe -np "$NP" $MPIRUN_ARGS "$OUT/mpi_allreduce" "${flags[@]}" |
-		tee "$mpi_out.$round" || mpi_rc=$?
-	echo
+	: >"$mpi_out.$round"
+	: >"$ringo_out.$round"
+	[ "$WINDOWS" = 0 ] || : >"$win_out.$round"
+	for seg in "${segments[@]}"; do
+		read -ra sf <<<"$seg"
+		echo "# === Open MPI, round $round of $ROUNDS: $MPIRUN -np $NP $OUT/mpi_allreduce ${sf[*]}"
+		# shellcheck disable=SC2086 # MPIRUN_ARGS is a list of words
+		$MPIRUN --allow-run-as-root --oversubscribe -np "$NP" $MPIRUN_ARGS "$OUT/mpi_allreduce" "${sf[@]}" |
+			tee -a "$mpi_out.$round" || mpi_rc=$?
+		echo
+
+		echo "# === ringo, round $round of $ROUNDS: $RINGO_BENCH_CMD ${sf[*]}"
+		# The command is a shell fragment (it may set variables or use a wrapper).
+		bash -c "$RINGO_BENCH_CMD \"\$@\"" ringo-bench "${sf[@]}" | tee -a "$ringo_out.$round" || ringo_rc=$?
+		echo
+
+		if [ "$WINDOWS" != 0 ]; then
+			echo "# === ringo -R (buffers in host windows), round $round of $ROUNDS: $RINGO_BENCH_CMD -R ${sf[*]}"
+			bash -c "$RINGO_BENCH_CMD -R \"\$@\"" ringo-bench "${sf[@]}" | tee -a "$win_out.$round" || win_rc=$?
+			echo
+		fi
+	done
 
 	if [ "$GLOO" != 0 ] && [ "$round" = 1 ]; then
 		ensure_torch
 		py=$(torch_python)
 		echo "# === Gloo: $py bench/anchors/gloo_allreduce.py --np $NP ${flags[*]}"
 		"$py" bench/anchors/gloo_allreduce.py --np "$NP" "${flags[@]}" | tee "$gloo_out" || gloo_rc=$?
-		echo
-	fi
-
-	echo "# === ringo, round $round of $ROUNDS: $RINGO_BENCH_CMD ${flags[*]}"
-	# The command is a shell fragment (it may set variables or use a wrapper).
-	bash -c "$RINGO_BENCH_CMD \"\$@\"" ringo-bench "${flags[@]}" | tee "$ringo_out.$round" || ringo_rc=$?
-	echo
-
-	if [ "$WINDOWS" != 0 ]; then
-		echo "# === ringo -R (buffers in host windows), round $round of $ROUNDS: $RINGO_BENCH_CMD -R ${flags[*]}"
-		bash -c "$RINGO_BENCH_CMD -R \"\$@\"" ringo-bench "${flags[@]}" | tee "$win_out.$round" || win_rc=$?
 		echo
 	fi
 done
