@@ -643,12 +643,7 @@ func TestProcessesDirect(t *testing.T) {
 // 100,003 elements through the board's two-shot rounds.
 func TestProcessesCrowded(t *testing.T) {
 	one := oneCPU(t)
-	id, kids := startRanksUnder(t, 3, func(int) string { return "every-crowded" }, func(int) []string { return nil }, func(int) []string { return one })
-	for r, k := range kids {
-		require.NoError(t, waitExit(t, k, 90*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
-		require.Contains(t, k.stderr.String(), "crowded=true\n", "rank %d", r)
-	}
-	noLeftovers(t, id)
+	everyCrowded(t, 3, func(int) []string { return one }, true)
 }
 
 // TestProcessesBound: 2 ranks in separate processes, each bound to a CPU
@@ -663,11 +658,17 @@ func TestProcessesBound(t *testing.T) {
 		t.Skipf("this test may run on %d CPU: cannot bind 2 ranks to a CPU each", len(cpus))
 	}
 	oneCPU(t) // skips without taskset
-	id, kids := startRanksUnder(t, 2, func(int) string { return "every-crowded" }, func(int) []string { return nil },
-		func(r int) []string { return []string{"taskset", "-c", strconv.Itoa(cpus[r])} })
+	everyCrowded(t, 2, func(r int) []string { return []string{"taskset", "-c", strconv.Itoa(cpus[r])} }, false)
+}
+
+// everyCrowded runs n ranks of "every-crowded", each under under(rank),
+// and requires each to succeed and to have counted its host crowded or
+// not, as want.
+func everyCrowded(t *testing.T, n int, under func(rank int) []string, want bool) {
+	id, kids := startRanksUnder(t, n, func(int) string { return "every-crowded" }, func(int) []string { return nil }, under)
 	for r, k := range kids {
 		require.NoError(t, waitExit(t, k, 90*time.Second), "rank %d; stderr: %s", r, k.stderr.String())
-		require.Contains(t, k.stderr.String(), "crowded=false\n", "rank %d", r)
+		require.Contains(t, k.stderr.String(), fmt.Sprintf("crowded=%v\n", want), "rank %d", r)
 	}
 	noLeftovers(t, id)
 }
