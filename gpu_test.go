@@ -924,7 +924,8 @@ func BenchmarkGPULaunch(b *testing.B) {
 // behind it, on RINGO_TEST_GPUS's first two GPUs. Each rank enqueues from
 // its own goroutine, except in "sendrecv-one-goroutine", where one
 // goroutine drives both ranks in each SendRecv (as one thread does under
-// nccl-tests' -g 2).
+// nccl-tests' -g 2), and in the "-waited" ones, where each call is waited
+// for (Wait) before the next: its whole latency.
 func BenchmarkGPUEnqueue(b *testing.B) {
 	g := testGPUs(b)[:2]
 	comms := localGPUs(b, g, nil)
@@ -970,6 +971,37 @@ func BenchmarkGPUEnqueue(b *testing.B) {
 	b.Run("sendrecv", func(b *testing.B) {
 		each(b, func(r int) error { return ringo.SendRecv(ctx, exchange(r)...) })
 	})
+	// Waited: each call waited for before the next, at 8 B, 32 KiB and
+	// 256 KiB — a call's whole latency, host and GPU, the all-reduce's
+	// against the send/recv pair's (issue 20 asks send/recv no slower).
+	for _, n := range []int{2, 8 << 10, 64 << 10} {
+		big := make([]ringo.DevPtr[float32], len(g))
+		for r := range g {
+			var err error
+			big[r], err = ringo.DeviceAlloc[float32](g[r], 2*n)
+			require.NoError(b, err)
+			defer big[r].Free()
+		}
+		b.Run(fmt.Sprintf("allreduce-waited/%dB", 4*n), func(b *testing.B) {
+			each(b, func(r int) error {
+				in := big[r].Slice(0, n)
+				if err := ringo.AllReduceDevice(ctx, comms[r], in, in, ringo.OpSum, streams[r]); err != nil {
+					return err
+				}
+				return comms[r].Wait(ctx, streams[r])
+			})
+		})
+		b.Run(fmt.Sprintf("sendrecv-waited/%dB", 4*n), func(b *testing.B) {
+			each(b, func(r int) error {
+				ops := []ringo.P2POp{ringo.SendOpDevice(comms[r], big[r].Slice(0, n), 1-r, streams[r]),
+					ringo.RecvOpDevice(comms[r], big[r].Slice(n, 2*n), 1-r, streams[r])}
+				if err := ringo.SendRecv(ctx, ops...); err != nil {
+					return err
+				}
+				return comms[r].Wait(ctx, streams[r])
+			})
+		})
+	}
 	b.Run("sendrecv-one-goroutine", func(b *testing.B) {
 		ops := append(exchange(0), exchange(1)...)
 		for range b.N {
