@@ -62,8 +62,8 @@ type Procs struct {
 	// buffers (host.RunDirect); nil where the kernel forbids it.
 	Attach *shm.Attach
 	// Crowded: this host's ranks outnumber the cores they run on together
-	// (peers.HostCPUs; as BoardCrowded where all ranks share the host), so a rank's waits
-	// give the core to other processes between polls
+	// (peers.HostCPUs; as BoardCrowded where all ranks share the host),
+	// so a rank's waits give the core to other processes between polls
 	// (transport.Waiter.YieldCores): the rank waited for may need it.
 	Crowded bool
 	Net     bool // this rank has net connections (and their proxies)

@@ -41,11 +41,13 @@ type Info struct {
 // where some rank could not tell its affinity, the fewest CPUs any may
 // run on. Every rank that holds the same ps computes the same.
 func HostCPUs(ps []Info) int {
-	least := ps[0].CPUs
 	union := map[int]bool{}
 	for _, p := range ps {
-		least = min(least, p.CPUs)
 		if p.Affinity == nil {
+			least := ps[0].CPUs
+			for _, q := range ps {
+				least = min(least, q.CPUs)
+			}
 			return least
 		}
 		for _, c := range p.Affinity {

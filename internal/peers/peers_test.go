@@ -18,4 +18,5 @@ func TestHostCPUs(t *testing.T) {
 	assert.Equal(t, 3, HostCPUs([]Info{bound(0, 1), bound(1, 2)}))
 	assert.Equal(t, 1, HostCPUs([]Info{bound(0), {CPUs: 8}}), "no affinity: the fewest CPUs")
 	assert.Equal(t, 4, HostCPUs([]Info{{CPUs: 4}, bound(0, 1, 2, 3, 4, 5)}))
+	assert.Equal(t, 1, HostCPUs([]Info{{CPUs: 8}, bound(0)}), "the fewest of every rank's, not of those before the one without")
 }
