@@ -46,6 +46,7 @@ MPIRUN_ARGS=${MPIRUN_ARGS:-}
 GLOO=${GLOO:-1}
 WINDOWS=${WINDOWS:-1}
 ROUNDS=${ROUNDS:-3}
+SPLIT_BYTES=${SPLIT_BYTES:-65536}
 OUT=build/anchors
 
 # Open MPI's own wrapper and launcher: plain mpicc and mpirun are Debian
@@ -134,7 +135,7 @@ case "$ROUNDS" in
 	exit 2
 	;;
 esac
-case "${SPLIT_BYTES:-65536}" in
+case "$SPLIT_BYTES" in
 '' | *[!0-9]*)
 	echo "cpu_vs_mpi: SPLIT_BYTES=$SPLIT_BYTES: want a number of bytes" >&2
 	exit 2
@@ -180,7 +181,6 @@ size() {
 # part's flags, one string each: the flags as given, whole, when they do
 # not name -b, -e and a factor -f of 2 or more plainly, or when every size
 # falls on one side.
-SPLIT_BYTES=${SPLIT_BYTES:-65536}
 segments=("${flags[*]}")
 b= e= f=2 bi= ei=
 for ((i = 0; i + 1 < ${#flags[@]}; i++)); do
