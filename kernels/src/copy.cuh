@@ -1,8 +1,8 @@
 // copy.cuh: reduceCopy, the one data mover every primitive uses. It reads a
 // received slice (a) and/or this rank's input (in), combines them with the
 // operator, and writes one or two destinations, in 16-byte packs with four
-// packs in flight per thread when every pointer is 16-byte aligned, element
-// by element otherwise. What it reads and writes is a primitive's Move
+// (two sources) or eight (one) packs in flight per thread when every pointer
+// is 16-byte aligned, element by element otherwise. What it reads and writes is a primitive's Move
 // (moves.cuh).
 #pragma once
 #include "common.cuh"
@@ -65,15 +65,42 @@ __device__ __forceinline__ T ldcg(const T* p) {
 
 __device__ __forceinline__ bool aligned16(const void* p) { return ((uintptr_t)p & 15) == 0; }
 
+// packRound moves the packs p, p+nt, … p+(U−1)·nt of Move M, all loads
+// before any store; Guard: only those below npacks (a move's last round).
+template <typename T, typename R, typename M, int U, bool Guard>
+__device__ __forceinline__ void packRound(const R& r, const uint4* a4, const uint4* i4, uint4* o4, uint4* p4, int64_t p,
+                                          int nt, int64_t npacks) {
+  uint4 va[U] = {}, vi[U] = {};
+#pragma unroll
+  for (int u = 0; u < U; u++) {
+    if (Guard && p + u * nt >= npacks) continue;
+    if (M::recv) va[u] = __ldcg(a4 + p + u * nt);
+    if (M::input) vi[u] = i4[p + u * nt];
+  }
+#pragma unroll
+  for (int u = 0; u < U; u++) va[u] = combinePack<T, R, M>(r, va[u], vi[u]);
+#pragma unroll
+  for (int u = 0; u < U; u++) {
+    if (Guard && p + u * nt >= npacks) continue;
+    o4[p + u * nt] = va[u];
+    if (M::output && M::send) p4[p + u * nt] = va[u];
+  }
+}
+
 // reduceCopy moves bytes bytes (a whole number of T) as Move M says, using
 // the block's RINGO_NWORKERS worker threads. a is FIFO data (read through
 // L2, never a stale L1 line), read when M::recv; in the user's input, read
 // when M::input; d0 is written, and d1 too when M writes both the output and
-// the send FIFO (the caller says which is which).
+// the send FIFO (the caller says which is which). A block's copy is bound
+// by the loads it has in flight (one block an SM): a move from one source
+// keeps 2·RINGO_UNROLL packs a thread in flight, in the registers two
+// sources' RINGO_UNROLL take, and its last, partial round all of its packs
+// at once.
 template <typename T, typename R, typename M>
 __device__ void reduceCopy(const R& r, const char* a, const char* in, char* d0, char* d1, int64_t bytes) {
   const bool hasA = M::recv, hasIn = M::input;  // compile-time, as dst1
   const bool dst1 = M::output && M::send;
+  constexpr int U = (M::recv && M::input) ? RINGO_UNROLL : 2 * RINGO_UNROLL;
   const int tid = threadIdx.x;
   const int nt = RINGO_NWORKERS;
   int64_t done = 0;
@@ -84,29 +111,9 @@ __device__ void reduceCopy(const R& r, const char* a, const char* in, char* d0, 
     uint4* o4 = reinterpret_cast<uint4*>(d0);
     uint4* p4 = reinterpret_cast<uint4*>(d1);
     int64_t p = tid;
-    for (; p + (RINGO_UNROLL - 1) * (int64_t)nt < npacks; p += RINGO_UNROLL * (int64_t)nt) {
-      uint4 va[RINGO_UNROLL] = {}, vi[RINGO_UNROLL] = {};
-#pragma unroll
-      for (int u = 0; u < RINGO_UNROLL; u++) {
-        if (hasA) va[u] = __ldcg(a4 + p + u * nt);
-        if (hasIn) vi[u] = i4[p + u * nt];
-      }
-#pragma unroll
-      for (int u = 0; u < RINGO_UNROLL; u++) va[u] = combinePack<T, R, M>(r, va[u], vi[u]);
-#pragma unroll
-      for (int u = 0; u < RINGO_UNROLL; u++) {
-        o4[p + u * nt] = va[u];
-        if (dst1) p4[p + u * nt] = va[u];
-      }
-    }
-    for (; p < npacks; p += nt) {
-      uint4 va = {}, vi = {};
-      if (hasA) va = __ldcg(a4 + p);
-      if (hasIn) vi = i4[p];
-      va = combinePack<T, R, M>(r, va, vi);
-      o4[p] = va;
-      if (dst1) p4[p] = va;
-    }
+    for (; p + (U - 1) * (int64_t)nt < npacks; p += U * (int64_t)nt)
+      packRound<T, R, M, U, false>(r, a4, i4, o4, p4, p, nt, npacks);
+    if (p < npacks) packRound<T, R, M, U, true>(r, a4, i4, o4, p4, p, nt, npacks);
     done = npacks * 16;
   }
   // The tail, or everything when a pointer is misaligned: element by element.
