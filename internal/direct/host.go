@@ -1,11 +1,14 @@
 package direct
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/ringo-ccl/ringo/internal/errs"
@@ -26,12 +29,14 @@ type hostAlloc struct {
 	id uint64 // no later allocation's
 }
 
-// hostAllocs is this process's allocations, by the address of their
-// memory.
+// hostAllocs is this process's allocations: a snapshot sorted by
+// address, replaced whole (under mu) by each HostAlloc and HostFree, so
+// that a call's lookup (hostFind, on every windowed collective) takes no
+// lock and walks no map.
 var hostAllocs struct {
-	sync.Mutex
-	byAddr map[uintptr]*hostAlloc
-	last   uint64
+	mu   sync.Mutex
+	last uint64
+	all  atomic.Pointer[[]*hostAlloc]
 }
 
 // HostAlloc returns bytes of zeroed memory that the other processes of a
@@ -46,14 +51,21 @@ func HostAlloc(bytes int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	hostAllocs.Lock()
-	defer hostAllocs.Unlock()
-	if hostAllocs.byAddr == nil {
-		hostAllocs.byAddr = map[uintptr]*hostAlloc{}
-	}
+	hostAllocs.mu.Lock()
+	defer hostAllocs.mu.Unlock()
 	hostAllocs.last++
-	hostAllocs.byAddr[mem.Addr(m.Mem)] = &hostAlloc{m: m, id: hostAllocs.last}
+	all := append(hostSnapshot(), &hostAlloc{m: m, id: hostAllocs.last})
+	slices.SortFunc(all, func(a, b *hostAlloc) int { return cmp.Compare(mem.Addr(a.m.Mem), mem.Addr(b.m.Mem)) })
+	hostAllocs.all.Store(&all)
 	return m.Mem[:bytes:bytes], nil
+}
+
+// hostSnapshot returns a copy of the allocations' snapshot, to replace it.
+func hostSnapshot() []*hostAlloc {
+	if all := hostAllocs.all.Load(); all != nil {
+		return slices.Clone(*all)
+	}
+	return nil
 }
 
 // HostFree frees an allocation of HostAlloc, b being all of it. A window
@@ -61,24 +73,35 @@ func HostAlloc(bytes int) ([]byte, error) {
 // the FIFOs); the other processes keep their mappings until the window
 // is deregistered.
 func HostFree(b []byte) error {
-	hostAllocs.Lock()
-	a := hostAllocs.byAddr[mem.Addr(b)]
-	if a == nil || len(b) == 0 {
-		hostAllocs.Unlock()
+	hostAllocs.mu.Lock()
+	all := hostSnapshot()
+	i := slices.IndexFunc(all, func(a *hostAlloc) bool { return mem.Addr(a.m.Mem) == mem.Addr(b) })
+	if i < 0 || len(b) == 0 {
+		hostAllocs.mu.Unlock()
 		return fmt.Errorf("%w: %d bytes at %#x are not an allocation of HostAlloc (freed twice?)", errs.ErrInvalidArgument, len(b), mem.Addr(b))
 	}
-	delete(hostAllocs.byAddr, mem.Addr(b))
-	hostAllocs.Unlock()
+	a := all[i]
+	all = slices.Delete(all, i, i+1)
+	hostAllocs.all.Store(&all)
+	hostAllocs.mu.Unlock()
 	return a.m.Close()
 }
 
 // hostFind returns the allocation holding [p, p+n), or an error saying
 // why there is none.
 func hostFind(p uintptr, n int64) (*hostAlloc, error) {
-	hostAllocs.Lock()
-	defer hostAllocs.Unlock()
-	for base, a := range hostAllocs.byAddr {
-		if p >= base && p-base < uintptr(len(a.m.Mem)) {
+	var all []*hostAlloc
+	if s := hostAllocs.all.Load(); s != nil {
+		all = *s
+	}
+	// The last allocation starting at or below p is the only one that can hold it.
+	i, _ := slices.BinarySearchFunc(all, p, func(a *hostAlloc, p uintptr) int { return cmp.Compare(mem.Addr(a.m.Mem), p) })
+	if i < len(all) && mem.Addr(all[i].m.Mem) == p {
+		i++
+	}
+	if i > 0 {
+		a := all[i-1]
+		if base := mem.Addr(a.m.Mem); p-base < uintptr(len(a.m.Mem)) {
 			if n > int64(uintptr(len(a.m.Mem))-(p-base)) {
 				return nil, fmt.Errorf("%w: %d bytes at %#x run past the end of their allocation (%d bytes at %#x)", errs.ErrInvalidArgument, n, p, len(a.m.Mem), base)
 			}

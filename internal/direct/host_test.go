@@ -114,3 +114,79 @@ func TestHostWindowsRefused(t *testing.T) {
 	_, err = HostAlloc(0)
 	assert.ErrorIs(t, err, errs.ErrInvalidArgument)
 }
+
+// TestHostFind: the lookup a windowed call makes finds, for addresses in,
+// between and around several allocations, exactly the allocation a walk
+// over all of them finds, refuses a span that runs past its allocation's
+// end, and no longer finds a freed one.
+func TestHostFind(t *testing.T) {
+	var bufs [][]byte
+	for _, n := range []int{1 << 12, 3 << 12, 1 << 16, 5 << 12} {
+		b, err := HostAlloc(n)
+		require.NoError(t, err)
+		bufs = append(bufs, b)
+	}
+	defer func() {
+		for _, b := range bufs[1:] {
+			assert.NoError(t, HostFree(b))
+		}
+	}()
+	walk := func(p uintptr) []byte {
+		for _, b := range bufs {
+			if base := mem.Addr(b); p >= base && p < base+uintptr(len(b)) {
+				return b
+			}
+		}
+		return nil
+	}
+	probe := func(p uintptr) {
+		a, err := hostFind(p, 1)
+		if want := walk(p); want == nil {
+			if err == nil { // then memory of HostAlloc that is none of these (another test's)
+				for _, b := range bufs {
+					assert.NotEqual(t, mem.Addr(b), mem.Addr(a.m.Mem), "%#x", p)
+				}
+			}
+		} else if assert.NoError(t, err, "%#x", p) {
+			assert.Equal(t, mem.Addr(want), mem.Addr(a.m.Mem), "%#x", p)
+		}
+	}
+	for _, b := range bufs {
+		base, n := mem.Addr(b), uintptr(len(b))
+		for _, p := range []uintptr{base - 1, base, base + 1, base + n/2, base + n - 1, base + n, base + n + 4096} {
+			probe(p)
+		}
+		_, err := hostFind(base+8, int64(n))
+		assert.ErrorIs(t, err, errs.ErrInvalidArgument)
+		assert.ErrorContains(t, err, "run past the end of their allocation")
+		a, err := hostFind(base, int64(n))
+		require.NoError(t, err)
+		assert.Equal(t, base, mem.Addr(a.m.Mem))
+	}
+	freed := mem.Addr(bufs[0])
+	require.NoError(t, HostFree(bufs[0]))
+	_, err := hostFind(freed, 1)
+	assert.ErrorContains(t, err, "are not memory of HostAlloc")
+}
+
+// BenchmarkHostFind: the lookup of a windowed call's buffer among a few
+// allocations.
+func BenchmarkHostFind(b *testing.B) {
+	var bufs [][]byte
+	for range 4 {
+		buf, err := HostAlloc(1 << 16)
+		require.NoError(b, err)
+		bufs = append(bufs, buf)
+	}
+	defer func() {
+		for _, buf := range bufs {
+			require.NoError(b, HostFree(buf))
+		}
+	}()
+	p := mem.Addr(bufs[2]) + 100
+	for b.Loop() {
+		if _, err := hostFind(p, 8); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
