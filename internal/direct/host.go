@@ -95,8 +95,8 @@ func hostFind(p uintptr, n int64) (*hostAlloc, error) {
 		all = *s
 	}
 	// The last allocation starting at or below p is the only one that can hold it.
-	i, _ := slices.BinarySearchFunc(all, p, func(a *hostAlloc, p uintptr) int { return cmp.Compare(mem.Addr(a.m.Mem), p) })
-	if i < len(all) && mem.Addr(all[i].m.Mem) == p {
+	i, at := slices.BinarySearchFunc(all, p, func(a *hostAlloc, p uintptr) int { return cmp.Compare(mem.Addr(a.m.Mem), p) })
+	if at {
 		i++
 	}
 	if i > 0 {

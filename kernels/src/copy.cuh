@@ -1,9 +1,9 @@
 // copy.cuh: reduceCopy, the one data mover every primitive uses. It reads a
 // received slice (a) and/or this rank's input (in), combines them with the
 // operator, and writes one or two destinations, in 16-byte packs with four
-// (two sources) or eight (one) packs in flight per thread when every pointer
-// is 16-byte aligned, element by element otherwise. What it reads and writes is a primitive's Move
-// (moves.cuh).
+// (two sources) or eight (one) packs in flight per thread when every
+// pointer is 16-byte aligned, element by element otherwise. What it reads
+// and writes is a primitive's Move (moves.cuh).
 #pragma once
 #include "common.cuh"
 #include "reduce.cuh"
