@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"fmt"
+	"slices"
 )
 
 // Shared memory: device memory of CUDA's virtual memory API (cuMemCreate,
@@ -35,9 +36,12 @@ func (d *Device) AllocShared(n int64) (Ptr, error) {
 // SharedBounds reports whether p lies in memory of the virtual memory API
 // and, if so, the mapping that holds it (one allocation, for AllocShared's
 // and ImportShared's) and the ordinal of the GPU whose memory it is. The
-// mapping is asked for with that GPU's context current: a thread without
-// one is refused (CUDA_ERROR_INVALID_CONTEXT), and which OS thread a
-// goroutine runs on is not its choice.
+// mapping is asked for with a GPU's context current: a thread without one
+// is refused (CUDA_ERROR_INVALID_CONTEXT), and which OS thread a goroutine
+// runs on is not its choice. That GPU's first; then, where its context does
+// not find the mapping (CUDA_ERROR_NOT_FOUND: memory of another process,
+// imported for another of this process's GPUs only — seen on two H200s),
+// each GPU this process has opened.
 func SharedBounds(p Ptr) (ok bool, base Ptr, size int64, ordinal int, err error) {
 	what := fmt.Sprintf("query the mapping holding %#x", uintptr(p))
 	var vmm, dev C.int
@@ -50,8 +54,31 @@ func SharedBounds(p Ptr) (ok bool, base Ptr, size int64, ordinal int, err error)
 	}
 	var b C.CUdeviceptr
 	var sz C.size_t
-	err = d.Do(func() error { return check(what, C.ringoVmmRange(C.CUdeviceptr(p), &b, &sz)) })
+	query := func(d *Device) error {
+		return d.Do(func() error { return check(what, C.ringoVmmRange(C.CUdeviceptr(p), &b, &sz)) })
+	}
+	err = query(d)
+	for _, o := range opened() {
+		if e, ok := err.(*Error); !ok || e.Code != C.CUDA_ERROR_NOT_FOUND {
+			break
+		}
+		if o != d {
+			err = query(o)
+		}
+	}
 	return true, Ptr(b), int64(sz), int(dev), err
+}
+
+// opened returns the GPUs this process has opened, by ordinal.
+func opened() []*Device {
+	devMu.Lock()
+	defer devMu.Unlock()
+	ds := make([]*Device, 0, len(devices))
+	for _, d := range devices {
+		ds = append(ds, d)
+	}
+	slices.SortFunc(ds, func(a, b *Device) int { return a.Ordinal - b.Ordinal })
+	return ds
 }
 
 // FreeShared releases memory from AllocShared (p is where it starts) once
