@@ -87,7 +87,7 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		return comms[rank].gpu.exec.SetTable(uintptr(table), t)
 	}
 	for r := range n {
-		exec, err := device.New(gpus[r], s.Channels)
+		exec, err := device.New(gpus[r], s.Channels, !s.OverlapOff)
 		if err == nil {
 			table, t := pr.Table(r)
 			if err = exec.SetTable(uintptr(table), t); err != nil {

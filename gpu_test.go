@@ -167,6 +167,100 @@ func TestGPUBidirectional(t *testing.T) {
 	}
 }
 
+// TestGPUBackToBack: calls enqueued back to back, each reading what the
+// one before it wrote, with no wait between — where a kernel's blocks are
+// placed while the kernel before it ends (device.New's overlap), each must
+// still see all of its predecessor's writes. Per size (one shot, two shots,
+// the ring), on 2 and 4 ranks (RINGO_TEST_GPUS, twice over): rounds
+// in-place all-reduces, a send to the next rank, an all-gather of what came
+// in, then one wait; with the overlap and without (RINGO_PDL_DISABLE=1).
+// Every value is a small integer times a power of two, exact in float32.
+func TestGPUBackToBack(t *testing.T) {
+	g := testGPUs(t)
+	for _, off := range []string{"", "1"} {
+		for _, gpus := range [][]int{g, append(slices.Clone(g), g...)} {
+			t.Run(fmt.Sprintf("pdl_disable=%q/%d ranks", off, len(gpus)), func(t *testing.T) {
+				t.Setenv("RINGO_PDL_DISABLE", off)
+				backToBack(t, gpus)
+			})
+		}
+	}
+}
+
+func backToBack(t *testing.T, gpus []int) {
+	n := len(gpus)
+	comms := localGPUs(t, gpus, nil)
+	const rounds = 8
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sum := float32(n * (n + 1) / 2) // of the ranks' r+1
+	for _, count := range []int{1021, 1<<18 + 3, 1<<22 + 5} {
+		errs := make([]error, n)
+		got := make([][]float32, n)
+		var wg sync.WaitGroup
+		for r := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got[r], errs[r] = backToBackRank(ctx, comms[r], gpus[r], count, rounds)
+			}()
+		}
+		wg.Wait()
+		require.NoError(t, errors.Join(errs...), "count %d", count)
+		// After the all-reduces every rank holds sum·n^(rounds−1)·(1+i%7)
+		// at i; each rank received that from its previous and gathered it.
+		want := sum * float32(math.Pow(float64(n), rounds-1))
+		for r := range n {
+			for q := range n {
+				for i := range count {
+					if v := got[r][q*count+i]; v != want*float32(1+i%7) {
+						t.Fatalf("count %d: rank %d's segment %d element %d = %v, want %v", count, r, q, i, v, want*float32(1+i%7))
+					}
+				}
+			}
+		}
+	}
+}
+
+func backToBackRank(ctx context.Context, c *ringo.Comm, gpu, count, rounds int) ([]float32, error) {
+	n, r := c.Size(), c.Rank()
+	s, err := ringo.NewStream(gpu)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	var bufs [3]ringo.DevPtr[float32] // the all-reduces', the received, the gathered
+	for i, m := range []int{count, count, n * count} {
+		if bufs[i], err = ringo.DeviceAlloc[float32](gpu, m); err != nil {
+			return nil, err
+		}
+		defer bufs[i].Free()
+	}
+	in := make([]float32, count)
+	for i := range in {
+		in[i] = float32((r + 1) * (1 + i%7))
+	}
+	if err := bufs[0].CopyFrom(in); err != nil {
+		return nil, err
+	}
+	for range rounds {
+		if err := ringo.AllReduceDevice(ctx, c, bufs[0], bufs[0], ringo.OpSum, s); err != nil {
+			return nil, err
+		}
+	}
+	if err := ringo.SendRecv(ctx, ringo.SendOpDevice(c, bufs[0], (r+1)%n, s), ringo.RecvOpDevice(c, bufs[1], (r+n-1)%n, s)); err != nil {
+		return nil, err
+	}
+	if err := ringo.AllGatherDevice(ctx, c, bufs[1], bufs[2], s); err != nil {
+		return nil, err
+	}
+	if err := c.Wait(ctx, s); err != nil {
+		return nil, err
+	}
+	out := make([]float32, n*count)
+	return out, bufs[2].CopyTo(out)
+}
+
 // TestGPUOneShot: the one-shot variant (all-reduce of two ranks in one
 // exchange) gives the ring's results, every protocol, type and op.
 func TestGPUOneShot(t *testing.T) {

@@ -13,6 +13,14 @@
 // Abort stops a running collective and Wait turns a deadline into an
 // abort, so no kernel waits forever for a peer that never comes.
 //
+// Where the GPU and driver allow it (Hopper on, CUDA 12.3 on), a
+// collective's kernel is launched to overlap the end of the kernel before
+// it on the stream (programmatic dependent launch): its blocks are placed
+// as that kernel's last blocks finish, and wait at their top until it has
+// retired. Every kernel launched here so waits, and lets its successor
+// launch only after its own last step, so a successor's blocks never hold
+// multiprocessors a running kernel (or a peer's, on a shared GPU) needs.
+//
 // It also holds the public API's GPU memory and streams by ordinal and
 // address (memory.go: Alloc, CopyHtoD, NewStream, CheckPtr …), a rank's
 // check of its calls' device buffers and stream (Checker, which remembers

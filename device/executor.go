@@ -20,9 +20,15 @@ type Rank struct{ rankState }
 
 // New returns the executor of the rank on GPU ordinal whose connections
 // have the given channels; SetTable gives it their table before its first
-// launch.
-func New(ordinal int, channels int) (*Rank, error) {
-	return newRank(ordinal, channels)
+// launch. With overlap, where the GPU and driver can (cuda.Device.Overlaps),
+// each collective's kernel is launched to overlap the end of the kernel
+// before it on its stream: its blocks are placed as that kernel's last
+// blocks end, and wait for it to finish before they start (every kernel
+// the Rank launches does: kernels/src/common.cuh's ringoAwaitPrevious).
+// Between back-to-back calls that spares the GPU part of a launch's gap
+// (BENCHMARKS, issue 20: "Launches that overlap").
+func New(ordinal, channels int, overlap bool) (*Rank, error) {
+	return newRank(ordinal, channels, overlap)
 }
 
 // SetTable makes the connection table at device address table, holding t,

@@ -26,6 +26,7 @@ type rankState struct {
 	table    cuda.Ptr       // the connection table (RingoConn per entry)
 	entries  *kernels.Table // what it holds
 	channels int
+	overlap  bool         // launches overlap their stream predecessor's end (New)
 	flag     *cuda.Mapped // word 0: abort
 	// flagMu orders Abort, which any goroutine may call (a watcher that
 	// saw a peer lost, a proxy whose connection broke), before Close frees
@@ -148,7 +149,7 @@ type planKey struct {
 }
 
 // newRank is New in a build with the cuda tag.
-func newRank(ordinal int, channels int) (*Rank, error) {
+func newRank(ordinal, channels int, overlap bool) (*Rank, error) {
 	dev, err := cuda.Open(ordinal)
 	if err != nil {
 		return nil, err
@@ -169,7 +170,7 @@ func newRank(ordinal int, channels int) (*Rank, error) {
 		dev.FreeMapped(flag)
 		return nil, err
 	}
-	return &Rank{rankState{dev: dev, sms: sms, channels: channels, flag: flag, uploads: uploads,
+	return &Rank{rankState{dev: dev, sms: sms, channels: channels, overlap: overlap && dev.Overlaps(), flag: flag, uploads: uploads,
 		plans: map[planKey]*planEntry{}, p2pKeys: map[*ring.Plan]uint64{}, spare: map[int][]*planEntry{}}}, nil
 }
 
@@ -432,7 +433,10 @@ func (r *Rank) launchDirect(kind kernels.DirectKind, in, out uintptr, bytes int6
 
 // orderFor returns the Order of a launch on stream (see Streams above):
 // record the rank's marker after it, and first wait for the marker's
-// latest record if the previous launch went on another stream.
+// latest record if the previous launch went on another stream; overlap
+// the previous kernel's end where the rank does (New). Only launches of
+// kernels that wait for their predecessor (ring.cuh's, direct.cu's) take
+// it.
 func (r *Rank) orderFor(stream uintptr) (cuda.Order, error) {
 	if r.mark == 0 {
 		m, err := r.dev.NewMarker()
@@ -441,7 +445,7 @@ func (r *Rank) orderFor(stream uintptr) (cuda.Order, error) {
 		}
 		r.mark = m
 	}
-	o := cuda.Order{Mark: r.mark}
+	o := cuda.Order{Mark: r.mark, Overlap: r.overlap}
 	if r.marked && stream != r.markedOn {
 		o.After = r.mark
 	}

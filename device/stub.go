@@ -16,7 +16,7 @@ import (
 
 type rankState struct{}
 
-func newRank(int, int) (*Rank, error) { return nil, cuda.ErrNoCUDA }
+func newRank(int, int, bool) (*Rank, error) { return nil, cuda.ErrNoCUDA }
 
 func (r *Rank) setTable(uintptr, *kernels.Table) error { return cuda.ErrNoCUDA }
 

@@ -290,6 +290,13 @@ func TestResolveEnv(t *testing.T) {
 			d.DirectOff = false
 			assert.NotEqual(t, d.Fingerprint(), s.Fingerprint(), "ranks in processes must agree on whether all-reduces read directly")
 		}},
+		{name: "RINGO_PDL_DISABLE", value: "on", err: flag},
+		{name: "RINGO_PDL_DISABLE", value: "1", gpu: true, check: func(t *testing.T, s Settings) {
+			assert.True(t, s.OverlapOff)
+			d := s
+			d.OverlapOff = false
+			assert.Equal(t, d.Fingerprint(), s.Fingerprint(), "each rank's launches are its own: ranks need not agree")
+		}},
 		{name: "RINGO_DIRECT_MAX", value: "2M", err: "want a multiple of 1 bytes in [0, 1M] (K, M, G suffixes)"},
 		{name: "RINGO_DIRECT_MAX", value: "-1", err: "want a multiple of 1 bytes in [0, 1M]"},
 		{name: "RINGO_DIRECT_MAX", value: "64K", gpu: true, check: func(t *testing.T, s Settings) {

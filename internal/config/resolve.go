@@ -137,6 +137,7 @@ var (
 	envP2PRead     = env.Var{Name: "P2P_READ_ENABLE", NCCL: true}
 	envP2PDisable  = env.Var{Name: "P2P_DISABLE", NCCL: true}
 	envP2PDirect   = env.Var{Name: "P2P_DIRECT_DISABLE", NCCL: true}
+	envPDLDisable  = env.Var{Name: "PDL_DISABLE"}
 	envShmDisable  = env.Var{Name: "SHM_DISABLE", NCCL: true}
 	envCMA         = env.Var{Name: "CMA"}
 	envVariant     = env.Var{Name: "VARIANT"}
@@ -179,6 +180,7 @@ type Settings struct {
 	CMA              shm.AttachMode // RINGO_CMA: whether host ranks of one host read each other's buffers (shm.Attach)
 	P2PRead          bool           // NCCL_P2P_READ_ENABLE=1: GPU Simple slots at the sender, read by the receiver
 	DirectOff        bool           // NCCL_P2P_DIRECT_DISABLE=1: GPU ranks of one process send through FIFOs, not into each other's buffers
+	OverlapOff       bool           // RINGO_PDL_DISABLE=1: a GPU call's kernel does not overlap the end of the one before it on its stream (device.New)
 	DirectMax        int            // RINGO_DIRECT_MAX: GPU all-reduces of at most these bytes read the peers' inputs directly where they can (0: never, and in a hierarchical variant's phases)
 	TwoShotMax       int            // RINGO_TWOSHOT_MAX: and those above DirectMax up to these bytes, in two shots (not above DirectMax: never)
 	GatherDirectMin  int            // RINGO_GATHER_DIRECT_MIN: reduce-scatters and all-gathers whose whole buffer is at least this (and at most DirectStage) read directly
@@ -440,6 +442,7 @@ func (s *Settings) readSwitches() error {
 		{&s.SHMOff, envShmDisable.Flag},
 		{&s.P2PRead, envP2PRead.Flag},
 		{&s.DirectOff, envP2PDirect.Flag},
+		{&s.OverlapOff, envPDLDisable.Flag},
 		{new(bool), nvtx.Disabled},
 	} {
 		if *f.to, err = f.get(); err != nil {

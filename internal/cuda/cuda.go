@@ -72,6 +72,8 @@ type Device struct {
 	ownOnce sync.Once // makes own, the stream of the synchronous copies (sync)
 	own     C.CUstream
 	ownErr  error
+
+	overlaps bool // Overlaps
 }
 
 var (
@@ -104,9 +106,22 @@ func Open(ordinal int) (*Device, error) {
 		return nil, wrap(fmt.Sprintf("retain GPU %d's primary context", ordinal), err)
 	}
 	d := &Device{Ordinal: ordinal, dev: dev, ctx: ctx, funcs: map[string]Func{}}
+	if maj, _, err := d.ComputeCapability(); err == nil {
+		d.overlaps = maj >= 9 && cu.Version() >= overlapDriver
+	}
 	devices[ordinal] = d
 	return d, nil
 }
+
+// overlapDriver is the oldest driver (CUDA 12.3) whose launches may overlap
+// their stream predecessor's end, captured into graphs too (Overlaps).
+const overlapDriver = 12030
+
+// Overlaps reports whether a kernel launched on d may be placed while the
+// kernel before it on its stream ends (CUDA's programmatic dependent
+// launch, Order.Overlap): a GPU of compute capability 9.0 or later and a
+// driver of CUDA 12.3 or later.
+func (d *Device) Overlaps() bool { return d.overlaps }
 
 // Do runs f with d's primary context current on the calling goroutine's OS
 // thread.

@@ -27,8 +27,11 @@ const char* ringoErrorString(CUresult r) {
 // the low 32 bits, with RINGO_LAUNCH_CAPTURED set when the stream is being
 // captured and RINGO_LAUNCH_MARKED when done was recorded: no
 // out-parameters, which would cost the Go caller an allocation per launch.
+// With overlap the launch allows programmatic stream serialization
+// (cuda.Order.Overlap): f's blocks may start as the kernel before it on the
+// stream ends, and f waits for that kernel itself.
 uint64_t ringoLaunch(CUcontext ctx, CUfunction f, unsigned grid, unsigned block, unsigned shmem, uintptr_t stream,
-                     const uint64_t* args, int nargs, int watch, uintptr_t done, uintptr_t order, uintptr_t after) {
+                     const uint64_t* args, int nargs, int watch, uintptr_t done, uintptr_t order, uintptr_t after, int overlap) {
   CUresult r = cuCtxSetCurrent(ctx);
   if (r != CUDA_SUCCESS) return (uint64_t)r;
   void* params[16];
@@ -42,7 +45,21 @@ uint64_t ringoLaunch(CUcontext ctx, CUfunction f, unsigned grid, unsigned block,
     r = cuStreamWaitEvent((CUstream)stream, (CUevent)after, 0);
     if (r != CUDA_SUCCESS) return (uint64_t)r;
   }
-  r = cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shmem, (CUstream)stream, params, 0);
+  if (overlap) {  // programmatic dependent launch, captured too (a graph's programmatic edge)
+    CUlaunchAttribute attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.gridDimX = grid, cfg.gridDimY = 1, cfg.gridDimZ = 1;
+    cfg.blockDimX = block, cfg.blockDimY = 1, cfg.blockDimZ = 1;
+    cfg.sharedMemBytes = shmem, cfg.hStream = (CUstream)stream;
+    cfg.attrs = &attr, cfg.numAttrs = 1;
+    r = cuLaunchKernelEx(&cfg, f, params, 0);
+  } else {
+    r = cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shmem, (CUstream)stream, params, 0);
+  }
   if (r != CUDA_SUCCESS || flags) return (uint64_t)r | flags;
   if (watch && done && cuEventRecord((CUevent)done, (CUstream)stream) == CUDA_SUCCESS) flags |= RINGO_LAUNCH_MARKED;
   if (order) r = cuEventRecord((CUevent)order, (CUstream)stream);

@@ -9,7 +9,7 @@ const char* ringoErrorString(CUresult r);
 #define RINGO_LAUNCH_CAPTURED (1ull << 32)  // ringoLaunch's result: the stream is being captured
 #define RINGO_LAUNCH_MARKED (1ull << 33)    // ringoLaunch's result: done was recorded
 uint64_t ringoLaunch(CUcontext ctx, CUfunction f, unsigned grid, unsigned block, unsigned shmem, uintptr_t stream,
-                     const uint64_t* args, int nargs, int watch, uintptr_t done, uintptr_t order, uintptr_t after);
+                     const uint64_t* args, int nargs, int watch, uintptr_t done, uintptr_t order, uintptr_t after, int overlap);
 CUresult ringoRelaxCapture(int relax, int* previous);
 CUresult ringoCopyAsync(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t n, uintptr_t stream);
 CUresult ringoOccupancy(CUcontext ctx, CUfunction f, int block, int* blocks);

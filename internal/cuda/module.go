@@ -110,16 +110,28 @@ func (d *Device) LaunchWatched(f Func, grid, block int, s Stream, args *[MaxArgs
 // waits for After's latest record (0: none), and Mark is recorded after
 // it, unless the stream is being captured into a graph (whose replays
 // keep their own order).
-type Order struct{ Mark, After Event }
+type Order struct {
+	Mark, After Event
+	// Overlap launches the kernel with programmatic stream serialization
+	// (Device.Overlaps): its blocks may be placed while the kernel before
+	// it on the stream ends, so the kernel must wait for that one itself
+	// before it touches memory (kernels/src/common.cuh's
+	// ringoAwaitPrevious). Ignored where the device cannot.
+	Overlap bool
+}
 
 func (d *Device) launch(f Func, grid, block int, s Stream, args *[MaxArgs]uint64, nargs int, watch bool, done Event, o Order) (captured, marked bool, err error) {
 	var w C.int
 	if watch {
 		w = 1
 	}
+	var overlap C.int
+	if o.Overlap && d.overlaps {
+		overlap = 1
+	}
 	runtime.LockOSThread()
 	out := C.ringoLaunch(d.cctx(), f.fn, C.uint(grid), C.uint(block), 0, C.uintptr_t(s), (*C.uint64_t)(unsafe.Pointer(&args[0])), C.int(nargs),
-		w, C.uintptr_t(done), C.uintptr_t(o.Mark), C.uintptr_t(o.After))
+		w, C.uintptr_t(done), C.uintptr_t(o.Mark), C.uintptr_t(o.After), overlap)
 	runtime.UnlockOSThread()
 	if r := C.CUresult(uint32(out)); r != C.CUDA_SUCCESS {
 		return false, false, check("launch "+f.name, r) // named only on failure: no allocation per launch

@@ -88,7 +88,7 @@ func ConnectGPU(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *con
 		return nil, nil, err
 	}
 	g.Net = choice.Transport == p2p.Net
-	exec, err := device.New(dev.Ordinal, s.Channels)
+	exec, err := device.New(dev.Ordinal, s.Channels, !s.OverlapOff)
 	if err == nil {
 		table, t := conns.Table()
 		err = exec.SetTable(uintptr(table), t)

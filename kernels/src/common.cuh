@@ -114,6 +114,29 @@ __device__ __forceinline__ void ringoStoreRelease(uint64_t* p, uint64_t v) {
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+// Overlapped launches (programmatic dependent launch, sm_90 on). The host
+// may launch a collective's kernel so that its blocks are placed while the
+// kernel before it on the stream is still ending (device.Rank, with
+// cuda.Order.Overlap). Such a kernel calls ringoAwaitPrevious first, which
+// returns once that kernel has finished and its writes are visible — so
+// nothing it reads or writes changes — and ringoLetNextLaunch when its
+// block has done its work, so that the next one's launch starts as the
+// last block ends instead of after the grid has retired. Launched plainly,
+// both do nothing. The trigger is at the end, not the start: the next
+// kernel's blocks never hold multiprocessors that a kernel still running
+// (this one, or a peer's on a shared GPU) may need.
+__device__ __forceinline__ void ringoAwaitPrevious() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void ringoLetNextLaunch() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // ringoPackPost packs a net connection's post entry as transport.packPost
 // does: bytes in the low 32 bits, then the slots covered, the slots
 // skipped and the protocol, a byte each.

@@ -419,6 +419,7 @@ extern "C" __global__ void __launch_bounds__(RINGO_DIRECT_THREADS)
     ringo_directag(const RingoDirect* d, const char* in, char* out, uint64_t bytes, uint64_t arg, uint64_t how,
                    uint64_t at, const volatile uint32_t* abortFlag) {
   __shared__ DirectView v;
+  ringoAwaitPrevious();
   const int b = blockIdx.x, t = threadIdx.x;
   const int n = d->nranks, me = d->rank;
   uint64_t* own = d->area[me];
@@ -438,13 +439,16 @@ extern "C" __global__ void __launch_bounds__(RINGO_DIRECT_THREADS)
   }
   if (!directFlag(d, &v, RINGO_DIRECT_END, abortFlag)) return;  // 3. end
   if (t == 0) own[b] = v.epoch;
+  ringoLetNextLaunch();
 }
 
 #define RINGO_DIRECT_KERNEL(name, T, K, body)                                                              \
   extern "C" __global__ void __launch_bounds__(RINGO_DIRECT_THREADS)                                       \
       name(const RingoDirect* d, const char* in, char* out, uint64_t bytes, uint64_t arg, uint64_t how,   \
            uint64_t at, const volatile uint32_t* abortFlag) {                                              \
+    ringoAwaitPrevious();                                                                                  \
     body<T, Red<T, K> >(d, in, out, bytes, arg, how, at, abortFlag);                                       \
+    ringoLetNextLaunch();                                                                                  \
   }
 
 // Every type's and operator's (reduce.cuh's lists): ringo_<type>_<op>_direct,

@@ -16,6 +16,7 @@
 template <typename T, typename R, bool P2P = false>
 __device__ __forceinline__ void ringoKernel(const RingoConn* conns, const char* plan, const char* in, char* out,
                                             uint64_t arg, uint64_t geom, const volatile uint32_t* abortFlag) {
+  ringoAwaitPrevious();
   const RingoPlanChannel pc = reinterpret_cast<const RingoPlanChannel*>(plan)[blockIdx.x];
   if (pc.count == 0) return;
   const RingoStep* steps = reinterpret_cast<const RingoStep*>(plan + RINGO_MAXCHANNELS * sizeof(RingoPlanChannel)) + pc.first;
@@ -31,6 +32,7 @@ __device__ __forceinline__ void ringoKernel(const RingoConn* conns, const char* 
   } else {
     runSimple<T, T, R>(r, conns, steps, pc.count, in, out, g, abortFlag);
   }
+  ringoLetNextLaunch();
 }
 
 // The precision variants' kernels: sums of T buffers whose FIFOs carry W,
@@ -38,6 +40,7 @@ __device__ __forceinline__ void ringoKernel(const RingoConn* conns, const char* 
 template <typename T, typename W>
 __device__ __forceinline__ void ringoWireKernel(const RingoConn* conns, const char* plan, const char* in, char* out,
                                                 uint64_t arg, uint64_t geom, const volatile uint32_t* abortFlag) {
+  ringoAwaitPrevious();
   const RingoPlanChannel pc = reinterpret_cast<const RingoPlanChannel*>(plan)[blockIdx.x];
   if (pc.count == 0) return;
   const RingoStep* steps = reinterpret_cast<const RingoStep*>(plan + RINGO_MAXCHANNELS * sizeof(RingoPlanChannel)) + pc.first;
@@ -45,6 +48,7 @@ __device__ __forceinline__ void ringoWireKernel(const RingoConn* conns, const ch
   memcpy(&g, &geom, sizeof(g));
   const Red<T, RINGO_OP_SUM> r(arg);
   runSimple<T, W, Red<T, RINGO_OP_SUM> >(r, conns, steps, pc.count, in, out, g, abortFlag);
+  ringoLetNextLaunch();
 }
 
 #define RINGO_PARAMS                                                                                          \
