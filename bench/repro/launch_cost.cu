@@ -27,9 +27,24 @@
 //   2thr-step   the same in lockstep: a thread launches call n once the other's launch n-1 returned
 //               (what ringo's launch order asks of two ranks of one GPU): per call
 //   1thr-2      one thread launching on two streams in turn (nccl-tests' -g 2): per pair
+//   pdl         watch, the launch by cuLaunchKernelEx with programmatic stream
+//               serialization (ringo's launch since PDL)
+//   gwatch      watch with the launch replaced by cuGraphLaunch of a one-kernel graph
+//               (what a call would cost that replays a cached graph of its kernel)
+//   query       cuStreamQuery alone, on an idle stream
+//   query-busy  cuStreamQuery alone, on a stream whose kernel still runs
+//   greplay     gwatch with cuStreamQuery first (the replays tried on 2026-12-04 and
+//               not kept: BENCHMARKS "Replays of a call's launch")
+//   2thr-step-g 2thr-step with graph launches
+//   1thr-2-g    1thr-2 with graph launches
+//   e2e-*       a launch and cuStreamSynchronize, one after the other: host ns a
+//               round trip (drv, pdl, graph)
+//   gap-*       --spin-ns kernels queued back to back (the GPU's pace, not the host's):
+//               GPU ns from one kernel's end to the next one's end beyond the spin,
+//               measured by events around 1000 launches (drv, pdl, graph)
 //
 // Build: nvcc -O2 -std=c++17 -arch=sm_90 -lcuda -o build/repro/launch_cost bench/repro/launch_cost.cu
-// Run:   launch_cost [--n 20000] [--burst 256] [--reps 5] [--grid 1] [--block 544]
+// Run:   launch_cost [--n 20000] [--burst 256] [--reps 5] [--grid 1] [--block 544] [--spin-ns 5000]
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -50,6 +65,20 @@ __global__ void empty4(const void*, void*, long long, float) {}
 __global__ void empty16(long long, long long, long long, long long, long long, long long, long long, long long, long long,
                         long long, long long, long long, long long, long long, long long, long long) {}
 
+// spin runs for about ns nanoseconds of the GPU's global timer, waiting
+// first for the kernel before it on the stream where launched with
+// programmatic stream serialization (a no-op otherwise), and letting the
+// next one launch at its end.
+__global__ void spin(long long ns) {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while ((long long)(t - t0) < ns);
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
 static void die(const char* what, int code) {
   fprintf(stderr, "FATAL %s: error %d\n", what, code);
   exit(1);
@@ -68,7 +97,7 @@ static void die(const char* what, int code) {
 using Clock = std::chrono::steady_clock;
 
 struct Opts {
-  int n = 20000, burst = 256, reps = 5, grid = 1, block = 544;
+  int n = 20000, burst = 256, reps = 5, grid = 1, block = 544, spinNs = 5000;
 };
 
 static double median(std::vector<double> v) {
@@ -105,6 +134,7 @@ int main(int argc, char** argv) {
     else if (a == "--reps") o.reps = v;
     else if (a == "--grid") o.grid = v;
     else if (a == "--block") o.block = v;
+    else if (a == "--spin-ns") o.spinNs = v;
     else {
       fprintf(stderr, "unknown flag %s\n", a.c_str());
       return 2;
@@ -210,7 +240,7 @@ int main(int argc, char** argv) {
   // Two threads at once, free-running and in lockstep: each bursts n/2
   // launches on its own stream; the figure is host ns per launch of one
   // thread (per call), the median over reps of the slower thread.
-  for (int step = 0; step < 2; step++) {
+  auto twoThreads = [&](bool step, const std::function<void(int)>& one) {
     std::vector<double> per;
     for (int rep = 0; rep < o.reps; rep++) {
       std::atomic<int> launched[2];
@@ -230,7 +260,7 @@ int main(int argc, char** argv) {
             }
           }
           CK(cuCtxSetCurrent(ctx));
-          launch(f4, p4, s[me]);
+          one(me);
           launched[me].store(i + 1, std::memory_order_release);
           if ((i + 1) % o.burst == 0) CK(cuStreamSynchronize(s[me]));  // keep the queue short (counted in both modes)
         }
@@ -242,8 +272,10 @@ int main(int argc, char** argv) {
       sync01();
       per.push_back(std::max(ns[0], ns[1]));
     }
-    report(step ? "2thr-step" : "2thr", median(per), step ? "per call (both ranks launched)" : "per launch of one thread");
-  }
+    return median(per);
+  };
+  report("2thr", twoThreads(false, [&](int me) { launch(f4, p4, s[me]); }), "per launch of one thread");
+  report("2thr-step", twoThreads(true, [&](int me) { launch(f4, p4, s[me]); }), "per call (both ranks launched)");
 
   report("1thr-2", timed(o, [&](int) {
            CK(cuCtxSetCurrent(ctx));
@@ -251,5 +283,134 @@ int main(int argc, char** argv) {
            CK(cuCtxSetCurrent(ctx));
            launch(f4, p4, s[1]);
          }, sync01), "per pair");
+
+  // A launch with programmatic stream serialization (cuLaunchKernelEx), as
+  // ringo's since PDL.
+  CUlaunchAttribute attr;
+  memset(&attr, 0, sizeof(attr));
+  attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attr.value.programmaticStreamSerializationAllowed = 1;
+  auto launchEx = [&](CUfunction f, unsigned grid, void** p, CUstream st) {
+    CUlaunchConfig cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.gridDimX = grid, cfg.gridDimY = 1, cfg.gridDimZ = 1;
+    cfg.blockDimX = b, cfg.blockDimY = 1, cfg.blockDimZ = 1;
+    cfg.hStream = st, cfg.attrs = &attr, cfg.numAttrs = 1;
+    CK(cuLaunchKernelEx(&cfg, f, p, 0));
+  };
+  report("pdl", timed(o, [&](int) {
+           CK(cuCtxSetCurrent(ctx));
+           CUstreamCaptureStatus st;
+           CK(cuStreamIsCapturing(s[0], &st));
+           launchEx(f4, g, p4, s[0]);
+           CK(cuEventRecord(done, s[0]));
+         }, sync0), "per launch");
+
+  // One-kernel graphs, one per stream, built node by node (no capture),
+  // as a cache of a call's kernel would build them.
+  auto kernelGraph = [&](CUfunction f, unsigned grid, void** p, CUgraphExec* ge) {
+    CUgraph gr;
+    CK(cuGraphCreate(&gr, 0));
+    CUDA_KERNEL_NODE_PARAMS kp;
+    memset(&kp, 0, sizeof(kp));
+    kp.func = f, kp.gridDimX = grid, kp.gridDimY = 1, kp.gridDimZ = 1;
+    kp.blockDimX = b, kp.blockDimY = 1, kp.blockDimZ = 1, kp.kernelParams = p;
+    CUgraphNode node;
+    CK(cuGraphAddKernelNode(&node, gr, nullptr, 0, &kp));
+    CK(cuGraphInstantiateWithFlags(ge, gr, 0));
+    CK(cuGraphDestroy(gr));
+    return node;
+  };
+  {
+    CUgraphExec ge[2];
+    kernelGraph(f4, g, p4, &ge[0]);
+    kernelGraph(f4, g, p4, &ge[1]);
+    report("gwatch", timed(o, [&](int) {
+             CK(cuCtxSetCurrent(ctx));
+             CUstreamCaptureStatus st;
+             CK(cuStreamIsCapturing(s[0], &st));
+             CK(cuGraphLaunch(ge[0], s[0]));
+             CK(cuEventRecord(done, s[0]));
+           }, sync0), "per launch");
+    report("query", timed(o, [&](int) { cuStreamQuery(s[1]); }, [] {}), "per call");
+    report("greplay", timed(o, [&](int) {
+             CK(cuCtxSetCurrent(ctx));
+             CUstreamCaptureStatus st;
+             CK(cuStreamIsCapturing(s[0], &st));
+             (void)cuStreamQuery(s[0]);
+             CK(cuGraphLaunch(ge[0], s[0]));
+             CK(cuEventRecord(done, s[0]));
+           }, sync0), "per launch");
+    report("2thr-step-g", twoThreads(true, [&](int me) { CK(cuGraphLaunch(ge[me], s[me])); }), "per call (both ranks launched)");
+    report("1thr-2-g", timed(o, [&](int) {
+             CK(cuCtxSetCurrent(ctx));
+             CK(cuGraphLaunch(ge[0], s[0]));
+             CK(cuCtxSetCurrent(ctx));
+             CK(cuGraphLaunch(ge[1], s[1]));
+           }, sync01), "per pair");
+    Opts rt = o;
+    rt.n = 2000, rt.burst = 1;
+    report("e2e-drv", timed(rt, [&](int) {
+             launch(f4, p4, s[0]);
+             CK(cuStreamSynchronize(s[0]));
+           }, [] {}), "per round trip");
+    report("e2e-pdl", timed(rt, [&](int) {
+             launchEx(f4, g, p4, s[0]);
+             CK(cuStreamSynchronize(s[0]));
+           }, [] {}), "per round trip");
+    report("e2e-graph", timed(rt, [&](int) {
+             CK(cuGraphLaunch(ge[0], s[0]));
+             CK(cuStreamSynchronize(s[0]));
+           }, [] {}), "per round trip");
+    for (auto x : ge) CK(cuGraphExecDestroy(x));
+  }
+
+  // The GPU's pace: 1000 spin kernels queued back to back, timed by events
+  // on the stream; the figure is GPU ns a kernel beyond its spin.
+  {
+    CUfunction fs;
+    RT(cudaGetFuncBySymbol(&fs, (const void*)spin));
+    long long spinNs = o.spinNs;
+    void* ps[1] = {&spinNs};
+    CUgraphExec gs;
+    kernelGraph(fs, g, ps, &gs);
+    CUevent e0, e1;
+    CK(cuEventCreate(&e0, CU_EVENT_DEFAULT));
+    CK(cuEventCreate(&e1, CU_EVENT_DEFAULT));
+    auto gap = [&](const char* name, const std::function<void()>& one) {
+      std::vector<double> per;
+      const int k = 1000;
+      for (int rep = 0; rep < o.reps; rep++) {
+        launch(fs, ps, s[0]);  // a head start: the queue fills behind it
+        CK(cuEventRecord(e0, s[0]));
+        for (int i = 0; i < k; i++) one();
+        CK(cuEventRecord(e1, s[0]));
+        CK(cuStreamSynchronize(s[0]));
+        float ms = 0;
+        CK(cuEventElapsedTime(&ms, e0, e1));
+        per.push_back(ms * 1e6 / k - o.spinNs);
+      }
+      printf("RESULT %-12s %8.0f ns GPU a kernel beyond its %d-ns spin\n", name, median(per), o.spinNs);
+    };
+    {
+      std::vector<double> per;
+      for (int rep = 0; rep < o.reps; rep++) {
+        long long long_ns = 100000000;  // 0.1 s: busy throughout
+        void* pl[1] = {&long_ns};
+        launch(fs, pl, s[0]);
+        auto t0 = Clock::now();
+        for (int i = 0; i < 1000; i++) {
+          if (cuStreamQuery(s[0]) != CUDA_ERROR_NOT_READY) die("query-busy: the stream is idle", 0);
+        }
+        per.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / 1000);
+        CK(cuStreamSynchronize(s[0]));
+      }
+      printf("RESULT %-12s %8.0f ns per call\n", "query-busy", median(per));
+    }
+    gap("gap-drv", [&] { launch(fs, ps, s[0]); });
+    gap("gap-pdl", [&] { launchEx(fs, g, ps, s[0]); });
+    gap("gap-graph", [&] { CK(cuGraphLaunch(gs, s[0])); });
+    CK(cuGraphExecDestroy(gs));
+  }
   return 0;
 }
