@@ -20,12 +20,12 @@ var (
 	uint64Loops = loops[uint64]{sumLoop[uint64], prodLoop[uint64], maxLoop[uint64], minLoop[uint64], mulLoop[uint64], mulAddLoop[uint64], divUnsignedLoop[uint64]}
 
 	float32Loops = loops[float32]{
-		sum: sumLoop[float32], prod: prodLoop[float32], mul: mulLoop[float32], mulAdd: mulAddLoop[float32],
+		sum: sumFloat32, prod: prodLoop[float32], mul: mulLoop[float32], mulAdd: mulAddLoop[float32],
 		max: func(d, a, b []float32) { maxNumLoop[uint32, int32](bits32(d), bits32(a), bits32(b), 0x7f800000) },
 		min: func(d, a, b []float32) { minNumLoop[uint32, int32](bits32(d), bits32(a), bits32(b), 0x7f800000) },
 	}
 	float64Loops = loops[float64]{
-		sum: sumLoop[float64], prod: prodLoop[float64], mul: mulLoop[float64], mulAdd: mulAddLoop[float64],
+		sum: sumFloat64, prod: prodLoop[float64], mul: mulLoop[float64], mulAdd: mulAddLoop[float64],
 		max: func(d, a, b []float64) {
 			maxNumLoop[uint64, int64](bits64(d), bits64(a), bits64(b), 0x7ff0000000000000)
 		},

@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package reduce
+
+// sumFloat32 sets d = a + b (sum_amd64.go has the vector form).
+func sumFloat32(d, a, b []float32) { sumLoop(d, a, b) }
+
+// sumFloat64 sets d = a + b.
+func sumFloat64(d, a, b []float64) { sumLoop(d, a, b) }
