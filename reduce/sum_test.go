@@ -52,7 +52,7 @@ func checkSums[T float32 | float64](t *testing.T, r *rand.Rand, vec, scalar func
 	per := block / int(sizeOf(zero))
 	for n := range maxLen + 1 {
 		for start := range per {
-			a, b := fill(start+n)[start:], fill(start+n)[start:]
+			a, b := fill(start + n)[start:], fill(start + n)[start:]
 			want := make([]T, n)
 			scalar(want, a, b)
 			for _, aliased := range []string{"distinct", "d is a", "d is b"} {
