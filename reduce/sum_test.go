@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -49,7 +50,7 @@ func checkSums[T float32 | float64](t *testing.T, r *rand.Rand, vec, scalar func
 		return s
 	}
 	var zero T
-	per := block / int(sizeOf(zero))
+	per := block / int(unsafe.Sizeof(zero))
 	for n := range maxLen + 1 {
 		for start := range per {
 			a, b := fill(start + n)[start:], fill(start + n)[start:]
@@ -74,11 +75,4 @@ func checkSums[T float32 | float64](t *testing.T, r *rand.Rand, vec, scalar func
 			}
 		}
 	}
-}
-
-func sizeOf[T float32 | float64](v T) uintptr {
-	if _, ok := any(v).(float32); ok {
-		return 4
-	}
-	return 8
 }
