@@ -319,7 +319,6 @@ int main(int argc, char** argv) {
     CK(cuGraphAddKernelNode(&node, gr, nullptr, 0, &kp));
     CK(cuGraphInstantiateWithFlags(ge, gr, 0));
     CK(cuGraphDestroy(gr));
-    return node;
   };
   {
     CUgraphExec ge[2];
