@@ -114,9 +114,13 @@ func RunOneShot(b *shm.Board, w *transport.Waiter, rank, size int, x *OneShot) e
 		x.Func.Load(mine[:n], x.In[:n])
 	}
 	b.Publish(seq)
+	read := n // the bytes of each slot the rank reads from its start
+	if x.Coll == ring.ReduceScatter {
+		read = 0 // its part, at rank·n: not the lines AwaitSlot warms
+	}
 	from := func(q int) ([]byte, error) {
 		if q != rank {
-			if err := b.Await(w, q, seq); err != nil {
+			if err := b.AwaitSlot(w, q, seq, read); err != nil {
 				return nil, failed(q, "waiting for data", err)
 			}
 		}

@@ -25,11 +25,13 @@ func boards(t *testing.T, f *exchangetest.Fake, tag string, slot int) ([]*Board,
 }
 
 // TestBoard: every rank sees every other rank's slot of a call once it is
-// published, the two slots alternate, and nothing is left in /dev/shm.
+// published — whole, when it waits as a reader of the slot's first n bytes
+// (AwaitSlot, which warms the lines past the first up to warmMax) — the two
+// slots alternate, and nothing is left in /dev/shm.
 func TestBoard(t *testing.T) {
 	tag := fmt.Sprintf("board-%d", time.Now().UnixNano())
 	f := exchangetest.New(3)
-	bs, errors := boards(t, f, tag, 128)
+	bs, errors := boards(t, f, tag, 384)
 	for r, err := range errors {
 		require.NoError(t, err, "rank %d", r)
 	}
@@ -43,19 +45,32 @@ func TestBoard(t *testing.T) {
 	assert.Empty(t, left, "the board's names stay in /dev/shm")
 
 	var w transport.Waiter
-	for call := range 4 {
+	fill := func(call, r, n int) []byte {
+		d := make([]byte, n)
+		for i := range d {
+			d[i] = byte(10*call + r + i)
+		}
+		return d
+	}
+	sizes := []int{1, firstLine, firstLine + 1, 200, warmMax, warmMax + 1, 384}
+	for call := range 2 * len(sizes) {
+		n := sizes[call%len(sizes)]
 		errors := f.Each(func(r int) error {
 			b := bs[r]
 			var w transport.Waiter
 			w.Reset(context.Background(), 10*time.Second)
 			seq := b.Next()
-			b.Slot(r, seq)[0] = byte(10*call + r)
+			copy(b.Slot(r, seq), fill(call, r, n))
 			b.Publish(seq)
 			for q := range bs {
-				if err := b.Await(&w, q, seq); err != nil {
+				if call%2 == 0 {
+					if err := b.Await(&w, q, seq); err != nil {
+						return err
+					}
+				} else if err := b.AwaitSlot(&w, q, seq, n); err != nil {
 					return err
 				}
-				assert.Equal(t, byte(10*call+q), b.Slot(q, seq)[0], "call %d: rank %d reads rank %d's slot", call, r, q)
+				assert.Equal(t, fill(call, q, n), b.Slot(q, seq)[:n], "call %d (%d B): rank %d reads rank %d's slot", call, n, r, q)
 			}
 			return nil
 		})
@@ -68,6 +83,9 @@ func TestBoard(t *testing.T) {
 	// A rank that never publishes: the wait ends at the deadline.
 	w.Reset(context.Background(), 20*time.Millisecond)
 	err = bs[0].Await(&w, 1, bs[0].Next()+5)
+	require.ErrorIs(t, err, errs.ErrTimeout)
+	w.Reset(context.Background(), 20*time.Millisecond)
+	err = bs[0].AwaitSlot(&w, 1, bs[0].Next()+5, 200)
 	require.ErrorIs(t, err, errs.ErrTimeout)
 }
 
