@@ -33,6 +33,10 @@
 #                    run of each (default 3; every run's output is kept)
 #   SPLIT_BYTES      each round runs the sizes up to this first, every
 #                    library, then the others (default 65536)
+#   SMALL_ITERS      iterations of each size up to SPLIT_BYTES, a tenth of
+#                    it as warm-up, for every library, in place of the
+#                    flags' -n and -w (default 1000, as OSU's
+#                    micro-benchmarks time small messages; 0: the flags')
 #
 # Exit status: non-zero when either benchmark fails (including #wrong > 0);
 # the comparison is still printed from whatever rows both produced.
@@ -47,6 +51,7 @@ GLOO=${GLOO:-1}
 WINDOWS=${WINDOWS:-1}
 ROUNDS=${ROUNDS:-3}
 SPLIT_BYTES=${SPLIT_BYTES:-65536}
+SMALL_ITERS=${SMALL_ITERS:-1000}
 OUT=build/anchors
 
 # Open MPI's own wrapper and launcher: plain mpicc and mpirun are Debian
@@ -141,6 +146,12 @@ case "$SPLIT_BYTES" in
 	exit 2
 	;;
 esac
+case "$SMALL_ITERS" in
+'' | *[!0-9]*)
+	echo "cpu_vs_mpi: SMALL_ITERS=$SMALL_ITERS: want a number of iterations" >&2
+	exit 2
+	;;
+esac
 
 flags=("$@")
 if [ ${#flags[@]} -eq 0 ]; then
@@ -180,7 +191,9 @@ size() {
 # minute (Open MPI's largest sizes take that long). segments holds each
 # part's flags, one string each: the flags as given, whole, when they do
 # not name -b, -e and a factor -f of 2 or more plainly, or when every size
-# falls on one side.
+# falls on one side. The small part runs SMALL_ITERS iterations a size:
+# twenty calls of half a microsecond last 10 µs, which one interrupt
+# doubles.
 segments=("${flags[*]}")
 b= e= f=2 bi= ei=
 for ((i = 0; i + 1 < ${#flags[@]}; i++)); do
@@ -197,6 +210,9 @@ if [ -n "$b" ] && [ -n "$e" ] && [ "$b" -gt 0 ] && [ "$f" -ge 2 ] && [ "$b" -le 
 	small=("${flags[@]}") large=("${flags[@]}")
 	small[ei + 1]=$last
 	large[bi + 1]=$((last * f))
+	if [ "$SMALL_ITERS" -gt 0 ]; then
+		small+=(-n "$SMALL_ITERS" -w $((SMALL_ITERS / 10)))
+	fi
 	segments=("${small[*]}" "${large[*]}")
 fi
 
