@@ -30,7 +30,7 @@
 #   WINDOWS          0: no ringo -R run (default 1)
 #   ROUNDS           rounds of the runs of Open MPI and ringo, one after
 #                    the other; each size is compared at the median
-#                    run of each (default 3; every run's output is kept)
+#                    run of each (default 5; every run's output is kept)
 #   SPLIT_BYTES      each round runs the sizes up to this first, every
 #                    library, then the others (default 65536)
 #   SMALL_ITERS      iterations of each size up to SPLIT_BYTES, a tenth of
@@ -49,7 +49,7 @@ RINGO_BENCH_CMD=${RINGO_BENCH_CMD:-"bin/ringo bench --ranks $NP"}
 MPIRUN_ARGS=${MPIRUN_ARGS:-}
 GLOO=${GLOO:-1}
 WINDOWS=${WINDOWS:-1}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 SPLIT_BYTES=${SPLIT_BYTES:-65536}
 SMALL_ITERS=${SMALL_ITERS:-1000}
 OUT=build/anchors
