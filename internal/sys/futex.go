@@ -30,5 +30,12 @@ func FutexWake(addr *atomic.Uint32, n int) {
 }
 
 // Yield gives the calling thread's core to another runnable thread, of
-// any process (sched_yield).
-func Yield() { unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
+// any process (sched_yield). It does not tell Go's scheduler it is in a
+// system call, as the runtime's own spin loops do not: a yield that hands
+// the core to another process for a while would otherwise lose its
+// processor to sysmon, which then starts another thread to run it, and
+// take it back on return. 4 processes on 2 cores: an all-reduce of 64 B
+// took 10.3–11.6 µs a call this way against 18.1–21.8 µs through
+// unix.Syscall, with 2.9 yields and context switches a call against 5.2–6.5
+// and 3.8–4.0 (perf stat; BENCHMARKS.md, issue 25).
+func Yield() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
