@@ -34,8 +34,8 @@ func FutexWake(addr *atomic.Uint32, n int) {
 // system call, as the runtime's own spin loops do not: a yield that hands
 // the core to another process for a while would otherwise lose its
 // processor to sysmon, which then starts another thread to run it, and
-// take it back on return. 4 processes on 2 cores: an all-reduce of 64 B
-// took 10.3–11.6 µs a call this way against 18.1–21.8 µs through
-// unix.Syscall, with 2.9 yields and context switches a call against 5.2–6.5
-// and 3.8–4.0 (perf stat; BENCHMARKS.md, issue 25).
+// take it back on return. 4 processes on 2 cores, two sets of runs: an
+// all-reduce of 64 B took 10.3–17.1 µs a call this way against 18.1–24.3
+// through unix.Syscall, with 2.9–5.3 yields a call against 5.2–6.5 (perf
+// stat; BENCHMARKS.md, issue 25).
 func Yield() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
