@@ -40,7 +40,7 @@ var (
 		min: func(d, a, b []Float16) { minNumLoop[Float16, int32](d, a, b, 0x7c00) },
 	}
 	bf16Loops = loops[BFloat16]{
-		sum: sumBF16, prod: prodBF16, mul: mulBF16, mulAdd: mulAddBF16,
+		sum: sumBFloat16, prod: prodBF16, mul: mulBF16, mulAdd: mulAddBF16,
 		max: func(d, a, b []BFloat16) { maxNumLoop[BFloat16, int32](d, a, b, 0x7f80) },
 		min: func(d, a, b []BFloat16) { minNumLoop[BFloat16, int32](d, a, b, 0x7f80) },
 	}

@@ -41,3 +41,92 @@ SUMS(·sumF32, MOVUPS, ADDPS)
 
 // func sumF64(d, a, b unsafe.Pointer, n uintptr)
 SUMS(·sumF64, MOVUPD, ADDPD)
+
+// The constants of sumBF16x8, each in every 32-bit lane.
+DATA bf16one<>+0(SB)/8, $0x0000000100000001
+DATA bf16one<>+8(SB)/8, $0x0000000100000001
+GLOBL bf16one<>(SB), RODATA|NOPTR, $16
+DATA bf16half<>+0(SB)/8, $0x00007fff00007fff
+DATA bf16half<>+8(SB)/8, $0x00007fff00007fff
+GLOBL bf16half<>(SB), RODATA|NOPTR, $16
+DATA bf16mag<>+0(SB)/8, $0x7fffffff7fffffff
+DATA bf16mag<>+8(SB)/8, $0x7fffffff7fffffff
+GLOBL bf16mag<>(SB), RODATA|NOPTR, $16
+DATA bf16inf<>+0(SB)/8, $0x7f8000007f800000
+DATA bf16inf<>+8(SB)/8, $0x7f8000007f800000
+GLOBL bf16inf<>(SB), RODATA|NOPTR, $16
+DATA bf16sign<>+0(SB)/8, $0x0000800000008000
+DATA bf16sign<>+8(SB)/8, $0x0000800000008000
+GLOBL bf16sign<>(SB), RODATA|NOPTR, $16
+DATA bf16nan<>+0(SB)/8, $0x00007fc000007fc0
+DATA bf16nan<>+8(SB)/8, $0x00007fc000007fc0
+GLOBL bf16nan<>(SB), RODATA|NOPTR, $16
+
+// ROUND(V, T, M, N) rounds V's float32 lanes to BFloat16 as BFloat16From
+// does — a NaN to the canonical NaN with its sign, any other value to the
+// nearest, ties to even — each result sign-extended in its lane, for
+// PACKSSLW to narrow without saturating. T, M and N are scratch; X9–X14
+// hold the constants.
+#define ROUND(V, T, M, N) \
+	MOVO	V, T \
+	PSRLL	$16, T \
+	PAND	X9, T \
+	PADDL	X10, T \
+	PADDL	V, T \
+	PSRLL	$16, T \
+	MOVO	V, M \
+	PAND	X11, M \
+	PCMPGTL	X12, M \
+	MOVO	V, N \
+	PSRLL	$16, N \
+	PAND	X13, N \
+	POR	X14, N \
+	PAND	M, N \
+	PANDN	T, M \
+	POR	N, M \
+	PSLLL	$16, M \
+	PSRAL	$16, M \
+	MOVO	M, V
+
+// func sumBF16x8(d, a, b unsafe.Pointer, n uintptr)
+//
+// d = a + b in BFloat16 over n bytes, a positive multiple of 16: eight
+// elements a register, widened to float32 (a shift: zeros interleaved
+// below them), added with a's lanes as the destination, as sumBF16's
+// a + b, and rounded back (ROUND), so the results are sumBF16's bits.
+// Each 16-byte block is loaded before it is stored: d may be a or b.
+TEXT ·sumBF16x8(SB), NOSPLIT, $0-32
+	MOVQ	d+0(FP), DI
+	MOVQ	a+8(FP), SI
+	MOVQ	b+16(FP), DX
+	MOVQ	n+24(FP), BX
+	PXOR	X8, X8
+	MOVOU	bf16one<>(SB), X9
+	MOVOU	bf16half<>(SB), X10
+	MOVOU	bf16mag<>(SB), X11
+	MOVOU	bf16inf<>(SB), X12
+	MOVOU	bf16sign<>(SB), X13
+	MOVOU	bf16nan<>(SB), X14
+bf16loop:
+	MOVOU	(SI), X0
+	MOVOU	(DX), X1
+	MOVO	X8, X2
+	PUNPCKLWL	X0, X2
+	MOVO	X8, X3
+	PUNPCKHWL	X0, X3
+	MOVO	X8, X4
+	PUNPCKLWL	X1, X4
+	MOVO	X8, X5
+	PUNPCKHWL	X1, X5
+	ADDPS	X4, X2
+	ADDPS	X5, X3
+	ROUND(X2, X4, X5, X6)
+	ROUND(X3, X4, X5, X6)
+	PACKSSLW	X3, X2
+	MOVOU	X2, (DI)
+	ADDQ	$16, SI
+	ADDQ	$16, DX
+	ADDQ	$16, DI
+	SUBQ	$16, BX
+	JNZ	bf16loop
+	RET

@@ -10,11 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSumFloatVector: the vector sums of float32s and float64s
-// (sum_amd64.s where built) give sumLoop's bits exactly — NaN payloads
-// too — for every length to 200 elements, at every start within a 64-byte
-// block, in place (d is a, d is b) and not, over values with NaNs of
-// different payloads, infinities, signed zeros and subnormals among them.
+// TestSumFloatVector: the vector sums of float32s, float64s and BFloat16s
+// (sum_amd64.s where built) give the scalar loops' bits exactly — NaN
+// payloads and signs too — for every length to 200 elements, at every
+// start within a 64-byte block, in place (d is a, d is b) and not, over
+// values with NaNs of different payloads, infinities, signed zeros,
+// subnormals and the largest finite values (whose sums overflow) among them.
 func TestSumFloatVector(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	special32 := []float32{
@@ -34,9 +35,14 @@ func TestSumFloatVector(t *testing.T) {
 		checkSums(t, r, sumFloat64, sumLoop[float64], special64, func(r *rand.Rand) float64 { return r.NormFloat64() * 1e3 },
 			math.Float64bits)
 	})
+	t.Run("bfloat16", func(t *testing.T) {
+		specialBF16 := []BFloat16{0x7fc1, 0xffc5, 0x7f81, 0x7f80, 0xff80, 0x8000, 0, 0x0001, 0x807f, 0x7f7f, 0xff7f}
+		checkSums(t, r, sumBFloat16, sumBF16, specialBF16, func(r *rand.Rand) BFloat16 { return BFloat16From(float32(r.NormFloat64() * 1e3)) },
+			func(v BFloat16) uint64 { return uint64(v) })
+	})
 }
 
-func checkSums[T float32 | float64](t *testing.T, r *rand.Rand, vec, scalar func(d, a, b []T), special []T, gen func(*rand.Rand) T, bits func(T) uint64) {
+func checkSums[T float32 | float64 | BFloat16](t *testing.T, r *rand.Rand, vec, scalar func(d, a, b []T), special []T, gen func(*rand.Rand) T, bits func(T) uint64) {
 	const maxLen, block = 200, 64
 	fill := func(n int) []T {
 		s := make([]T, n)
