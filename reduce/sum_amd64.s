@@ -42,25 +42,19 @@ SUMS(·sumF32, MOVUPS, ADDPS)
 // func sumF64(d, a, b unsafe.Pointer, n uintptr)
 SUMS(·sumF64, MOVUPD, ADDPD)
 
-// The constants of sumBF16x8, each in every 32-bit lane.
-DATA bf16one<>+0(SB)/8, $0x0000000100000001
-DATA bf16one<>+8(SB)/8, $0x0000000100000001
-GLOBL bf16one<>(SB), RODATA|NOPTR, $16
-DATA bf16half<>+0(SB)/8, $0x00007fff00007fff
-DATA bf16half<>+8(SB)/8, $0x00007fff00007fff
-GLOBL bf16half<>(SB), RODATA|NOPTR, $16
-DATA bf16mag<>+0(SB)/8, $0x7fffffff7fffffff
-DATA bf16mag<>+8(SB)/8, $0x7fffffff7fffffff
-GLOBL bf16mag<>(SB), RODATA|NOPTR, $16
-DATA bf16inf<>+0(SB)/8, $0x7f8000007f800000
-DATA bf16inf<>+8(SB)/8, $0x7f8000007f800000
-GLOBL bf16inf<>(SB), RODATA|NOPTR, $16
-DATA bf16sign<>+0(SB)/8, $0x0000800000008000
-DATA bf16sign<>+8(SB)/8, $0x0000800000008000
-GLOBL bf16sign<>(SB), RODATA|NOPTR, $16
-DATA bf16nan<>+0(SB)/8, $0x00007fc000007fc0
-DATA bf16nan<>+8(SB)/8, $0x00007fc000007fc0
-GLOBL bf16nan<>(SB), RODATA|NOPTR, $16
+// LANES(sym, v) is a 16-byte constant sym with the 64-bit value v (two
+// 32-bit lanes) twice: sumBF16x8's constants, each in every 32-bit lane.
+#define LANES(sym, v) \
+DATA	sym<>+0(SB)/8, v \
+DATA	sym<>+8(SB)/8, v \
+GLOBL	sym<>(SB), RODATA|NOPTR, $16
+
+LANES(bf16one, $0x0000000100000001)
+LANES(bf16half, $0x00007fff00007fff)
+LANES(bf16mag, $0x7fffffff7fffffff)
+LANES(bf16inf, $0x7f8000007f800000)
+LANES(bf16sign, $0x0000800000008000)
+LANES(bf16nan, $0x00007fc000007fc0)
 
 // ROUND(V, T, M, N) rounds V's float32 lanes to BFloat16 as BFloat16From
 // does — a NaN to the canonical NaN with its sign, any other value to the
