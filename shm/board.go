@@ -159,11 +159,13 @@ const (
 	// firstLine is the bytes of a slot on the line of its call number.
 	firstLine = 56
 	// warmMax is the most bytes of a slot AwaitSlot warms: the first line
-	// and four more. On the 2-core development VM, a 2-rank all-reduce of
-	// 64–256 B took 0.48–0.54 µs warmed against 0.52–0.60 not; 512 B and
+	// and four more. On the 2-core development VM, in its slow state, a
+	// 2-rank all-reduce of 64 B took 0.47–0.49 µs warmed in 5 rounds of 6
+	// against 0.52–0.64 not, 256 B 0.51–0.54 against 0.58–0.89; 512 B and
 	// 1 KiB, with four of their lines warmed, took 0.64–0.72 and
 	// 0.96–0.97 µs against 0.62–0.65 and 0.89–0.90: the reader's loads
-	// take lines from the writer while it still writes the rest.
+	// take lines from the writer while it still writes the rest
+	// (BENCHMARKS.md, issue 25).
 	warmMax = firstLine + 4*64
 )
 
