@@ -21,8 +21,7 @@ var (
 
 	float32Loops = loops[float32]{
 		sum: sumFloat32, prod: prodLoop[float32], mul: mulLoop[float32], mulAdd: mulAddLoop[float32],
-		max: func(d, a, b []float32) { maxNumLoop[uint32, int32](bits32(d), bits32(a), bits32(b), 0x7f800000) },
-		min: func(d, a, b []float32) { minNumLoop[uint32, int32](bits32(d), bits32(a), bits32(b), 0x7f800000) },
+		max: maxFloat32, min: minFloat32,
 	}
 	float64Loops = loops[float64]{
 		sum: sumFloat64, prod: prodLoop[float64], mul: mulLoop[float64], mulAdd: mulAddLoop[float64],
@@ -56,6 +55,16 @@ var (
 		min: func(d, a, b []Float8E5M2) { minNumLoop[Float8E5M2, int32](d, a, b, 0x7c) },
 	}
 )
+
+// maxFloat32Loop sets d = maxNum(a, b), an element at a time.
+func maxFloat32Loop(d, a, b []float32) {
+	maxNumLoop[uint32, int32](bits32(d), bits32(a), bits32(b), 0x7f800000)
+}
+
+// minFloat32Loop sets d = minNum(a, b), an element at a time.
+func minFloat32Loop(d, a, b []float32) {
+	minNumLoop[uint32, int32](bits32(d), bits32(a), bits32(b), 0x7f800000)
+}
 
 // bits32 views float32s as their bit patterns.
 func bits32(f []float32) []uint32 { return mem.Slice[uint32](mem.Bytes(f)) }

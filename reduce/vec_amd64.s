@@ -124,3 +124,67 @@ bf16loop:
 	SUBQ	$16, BX
 	JNZ	bf16loop
 	RET
+
+LANES(f32mag, $0x7fffffff7fffffff)
+LANES(f32inf, $0x7f8000007f800000)
+LANES(f32maxnan, $0x807ffffe807ffffe)
+LANES(f32minnan, $0x7f8000017f800001)
+
+// KEY(V, K, S, T) sets K to the keys of V's float32 patterns, as
+// kernels_minmax.go's key orders them — the magnitude, or minus one more
+// than it for a negative value (its complement) — and a NaN's to X13's
+// (past the worst number's, so the other operand wins). S and T are
+// scratch; X11 holds the magnitude mask, X12 the infinity.
+#define KEY(V, K, S, T) \
+	MOVO	V, K \
+	PAND	X11, K \
+	MOVO	K, S \
+	PCMPGTL	X12, S \
+	MOVO	V, T \
+	PSRAL	$31, T \
+	PXOR	T, K \
+	MOVO	S, T \
+	PAND	X13, T \
+	PANDN	K, S \
+	POR	T, S \
+	MOVO	S, K
+
+// MINMAX(name, nan, LOW, HIGH) is func name(d, a, b unsafe.Pointer, n
+// uintptr): d = a or b by their keys (KEY) over n bytes, a positive
+// multiple of 16, four float32 lanes a register: b's where HIGH's key is
+// greater than LOW's — b's greater for maxNum (LOW = a's keys, HIGH =
+// b's), lesser for minNum (the other way) — else a's, as maxNumLoop and
+// minNumLoop choose. nan is the NaN's key. Each 16-byte block is loaded
+// before it is stored: d may be a or b.
+#define MINMAX(name, nan, LOW, HIGH) \
+TEXT name(SB), NOSPLIT, $0-32 \
+	MOVQ	d+0(FP), DI \
+	MOVQ	a+8(FP), SI \
+	MOVQ	b+16(FP), DX \
+	MOVQ	n+24(FP), BX \
+	MOVOU	f32mag<>(SB), X11 \
+	MOVOU	f32inf<>(SB), X12 \
+	MOVOU	nan<>(SB), X13 \
+loop: \
+	MOVOU	(SI), X0 \
+	MOVOU	(DX), X1 \
+	KEY(X0, X2, X4, X5) \
+	KEY(X1, X3, X4, X5) \
+	PCMPGTL	LOW, HIGH \
+	MOVO	HIGH, X4 \
+	PAND	X1, X4 \
+	PANDN	X0, HIGH \
+	POR	X4, HIGH \
+	MOVOU	HIGH, (DI) \
+	ADDQ	$16, SI \
+	ADDQ	$16, DX \
+	ADDQ	$16, DI \
+	SUBQ	$16, BX \
+	JNZ	loop \
+	RET
+
+// func maxF32(d, a, b unsafe.Pointer, n uintptr)
+MINMAX(·maxF32, f32maxnan, X2, X3)
+
+// func minF32(d, a, b unsafe.Pointer, n uintptr)
+MINMAX(·minF32, f32minnan, X3, X2)

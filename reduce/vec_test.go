@@ -10,13 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSumFloatVector: the vector sums of float32s, float64s and BFloat16s
-// (sum_amd64.s where built) give the scalar loops' bits exactly — NaN
-// payloads and signs too — for every length to 200 elements, at every
-// start within a 64-byte block, in place (d is a, d is b) and not, over
-// values with NaNs of different payloads, infinities, signed zeros,
-// subnormals and the largest finite values (whose sums overflow) among them.
-func TestSumFloatVector(t *testing.T) {
+// TestVectorLoops: the vector loops (vec_amd64.s where built) — sums of
+// float32s, float64s and BFloat16s, maxima and minima of float32s — give
+// the scalar loops' bits exactly — NaN payloads and signs too — for every
+// length to 200 elements, at every start within a 64-byte block, in place
+// (d is a, d is b) and not, over values with NaNs of different payloads
+// and signs, infinities, signed zeros, subnormals and the largest finite
+// values (whose sums overflow) among them.
+func TestVectorLoops(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	special32 := []float32{
 		math.Float32frombits(0x7fc00001), math.Float32frombits(0xffc12345), math.Float32frombits(0x7f800001), // NaNs, one signalling
@@ -28,21 +29,29 @@ func TestSumFloatVector(t *testing.T) {
 		math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, math.Float64frombits(1), math.Float64frombits(0x800fffffffffffff), math.MaxFloat64,
 	}
 	t.Run("float32", func(t *testing.T) {
-		checkSums(t, r, sumFloat32, sumLoop[float32], special32, func(r *rand.Rand) float32 { return float32(r.NormFloat64() * 1e3) },
+		checkVector(t, r, sumFloat32, sumLoop[float32], special32, func(r *rand.Rand) float32 { return float32(r.NormFloat64() * 1e3) },
 			func(v float32) uint64 { return uint64(math.Float32bits(v)) })
 	})
 	t.Run("float64", func(t *testing.T) {
-		checkSums(t, r, sumFloat64, sumLoop[float64], special64, func(r *rand.Rand) float64 { return r.NormFloat64() * 1e3 },
+		checkVector(t, r, sumFloat64, sumLoop[float64], special64, func(r *rand.Rand) float64 { return r.NormFloat64() * 1e3 },
 			math.Float64bits)
 	})
+	for name, loops := range map[string][2]func(d, a, b []float32){
+		"float32/max": {maxFloat32, maxFloat32Loop}, "float32/min": {minFloat32, minFloat32Loop},
+	} {
+		t.Run(name, func(t *testing.T) {
+			checkVector(t, r, loops[0], loops[1], special32, func(r *rand.Rand) float32 { return float32(r.NormFloat64() * 1e3) },
+				func(v float32) uint64 { return uint64(math.Float32bits(v)) })
+		})
+	}
 	t.Run("bfloat16", func(t *testing.T) {
 		specialBF16 := []BFloat16{0x7fc1, 0xffc5, 0x7f81, 0x7f80, 0xff80, 0x8000, 0, 0x0001, 0x807f, 0x7f7f, 0xff7f}
-		checkSums(t, r, sumBFloat16, sumBF16, specialBF16, func(r *rand.Rand) BFloat16 { return BFloat16From(float32(r.NormFloat64() * 1e3)) },
+		checkVector(t, r, sumBFloat16, sumBF16, specialBF16, func(r *rand.Rand) BFloat16 { return BFloat16From(float32(r.NormFloat64() * 1e3)) },
 			func(v BFloat16) uint64 { return uint64(v) })
 	})
 }
 
-func checkSums[T float32 | float64 | BFloat16](t *testing.T, r *rand.Rand, vec, scalar func(d, a, b []T), special []T, gen func(*rand.Rand) T, bits func(T) uint64) {
+func checkVector[T float32 | float64 | BFloat16](t *testing.T, r *rand.Rand, vec, scalar func(d, a, b []T), special []T, gen func(*rand.Rand) T, bits func(T) uint64) {
 	const maxLen, block = 200, 64
 	fill := func(n int) []T {
 		s := make([]T, n)
@@ -74,7 +83,7 @@ func checkSums[T float32 | float64 | BFloat16](t *testing.T, r *rand.Rand, vec, 
 				vec(d, a2, b2)
 				for i := range n {
 					if bits(d[i]) != bits(want[i]) {
-						require.Failf(t, "sums differ", "length %d, start %d, %s: element %d = %#x, sumLoop's %#x (%v + %v)",
+						require.Failf(t, "results differ", "length %d, start %d, %s: element %d = %#x, the scalar loop's %#x (of %v and %v)",
 							n, start, aliased, i, bits(d[i]), bits(want[i]), a[i], b[i])
 					}
 				}
