@@ -20,11 +20,11 @@ var (
 	uint64Loops = loops[uint64]{sumLoop[uint64], prodLoop[uint64], maxLoop[uint64], minLoop[uint64], mulLoop[uint64], mulAddLoop[uint64], divUnsignedLoop[uint64]}
 
 	float32Loops = loops[float32]{
-		sum: sumFloat32, prod: prodLoop[float32], mul: mulLoop[float32], mulAdd: mulAddLoop[float32],
+		sum: sumFloat32, prod: prodFloat32, mul: mulLoop[float32], mulAdd: mulAddLoop[float32],
 		max: maxFloat32, min: minFloat32,
 	}
 	float64Loops = loops[float64]{
-		sum: sumFloat64, prod: prodLoop[float64], mul: mulLoop[float64], mulAdd: mulAddLoop[float64],
+		sum: sumFloat64, prod: prodFloat64, mul: mulLoop[float64], mulAdd: mulAddLoop[float64],
 		max: func(d, a, b []float64) {
 			maxNumLoop[uint64, int64](bits64(d), bits64(a), bits64(b), 0x7ff0000000000000)
 		},

@@ -2,17 +2,24 @@ package reduce
 
 import "unsafe"
 
-// Sums of float32s and float64s four and two lanes at a time, of
+// Sums and products of float32s and float64s four and two lanes at a time, of
 // BFloat16s eight at a time, and float32 maxima and minima four at a time
 // (SSE2): the body of the slices in vec_amd64.s, the tail by the scalar
 // loop, bit for bit what the scalar loop gives and several times faster
-// (BenchmarkReduce's float, double and bfloat16 sums, float max and min).
+// (BenchmarkReduce's float and double sums and products, bfloat16 sums, float
+// max and min).
 
 //go:noescape
 func sumF32(d, a, b unsafe.Pointer, n uintptr)
 
 //go:noescape
 func sumF64(d, a, b unsafe.Pointer, n uintptr)
+
+//go:noescape
+func prodF32(d, a, b unsafe.Pointer, n uintptr)
+
+//go:noescape
+func prodF64(d, a, b unsafe.Pointer, n uintptr)
 
 //go:noescape
 func sumBF16x8(d, a, b unsafe.Pointer, n uintptr)
@@ -28,6 +35,12 @@ func sumFloat32(d, a, b []float32) { vectorLoop(d, a, b, 64, sumF32, sumLoop[flo
 
 // sumFloat64 sets d = a + b.
 func sumFloat64(d, a, b []float64) { vectorLoop(d, a, b, 64, sumF64, sumLoop[float64]) }
+
+// prodFloat32 sets d = a × b.
+func prodFloat32(d, a, b []float32) { vectorLoop(d, a, b, 64, prodF32, prodLoop[float32]) }
+
+// prodFloat64 sets d = a × b.
+func prodFloat64(d, a, b []float64) { vectorLoop(d, a, b, 64, prodF64, prodLoop[float64]) }
 
 // sumBFloat16 sets d = a + b in BFloat16.
 func sumBFloat16(d, a, b []BFloat16) { vectorLoop(d, a, b, 16, sumBF16x8, sumBF16) }

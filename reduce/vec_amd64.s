@@ -1,7 +1,7 @@
 #include "textflag.h"
 
 // SUMS(name, MOV, ADD) is func name(d, a, b unsafe.Pointer, n uintptr):
-// d = a + b over n bytes, a positive multiple of 64, 16 bytes a register
+// d = a + b (or a × b, with MULPS or MULPD for ADD) over n bytes, a positive multiple of 64, 16 bytes a register
 // (SSE2, in every amd64), each lane's sum a's register plus b's, as Go's
 // scalar a[i] + b[i] (ADDSS/ADDSD with a's value as the destination), so
 // even NaN payloads come out alike. Every load of a 64-byte block comes
@@ -41,6 +41,12 @@ SUMS(·sumF32, MOVUPS, ADDPS)
 
 // func sumF64(d, a, b unsafe.Pointer, n uintptr)
 SUMS(·sumF64, MOVUPD, ADDPD)
+
+// func prodF32(d, a, b unsafe.Pointer, n uintptr)
+SUMS(·prodF32, MOVUPS, MULPS)
+
+// func prodF64(d, a, b unsafe.Pointer, n uintptr)
+SUMS(·prodF64, MOVUPD, MULPD)
 
 // LANES(sym, v) is a 16-byte constant sym with the 64-bit value v (two
 // 32-bit lanes) twice: sumBF16x8's constants, each in every 32-bit lane.

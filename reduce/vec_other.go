@@ -16,3 +16,9 @@ func maxFloat32(d, a, b []float32) { maxFloat32Loop(d, a, b) }
 
 // minFloat32 sets d = minNum(a, b).
 func minFloat32(d, a, b []float32) { minFloat32Loop(d, a, b) }
+
+// prodFloat32 sets d = a × b.
+func prodFloat32(d, a, b []float32) { prodLoop(d, a, b) }
+
+// prodFloat64 sets d = a × b.
+func prodFloat64(d, a, b []float64) { prodLoop(d, a, b) }

@@ -11,7 +11,8 @@ import (
 )
 
 // TestVectorLoops: the vector loops (vec_amd64.s where built) — sums of
-// float32s, float64s and BFloat16s, maxima and minima of float32s — give
+// float32s, float64s and BFloat16s, products of float32s and float64s,
+// maxima and minima of float32s — give
 // the scalar loops' bits exactly — NaN payloads and signs too — for every
 // length to 200 elements, at every start within a 64-byte block, in place
 // (d is a, d is b) and not, over values with NaNs of different payloads
@@ -34,6 +35,14 @@ func TestVectorLoops(t *testing.T) {
 	})
 	t.Run("float64", func(t *testing.T) {
 		checkVector(t, r, sumFloat64, sumLoop[float64], special64, func(r *rand.Rand) float64 { return r.NormFloat64() * 1e3 },
+			math.Float64bits)
+	})
+	t.Run("float32/prod", func(t *testing.T) {
+		checkVector(t, r, prodFloat32, prodLoop[float32], special32, func(r *rand.Rand) float32 { return float32(r.NormFloat64() * 1e3) },
+			func(v float32) uint64 { return uint64(math.Float32bits(v)) })
+	})
+	t.Run("float64/prod", func(t *testing.T) {
+		checkVector(t, r, prodFloat64, prodLoop[float64], special64, func(r *rand.Rand) float64 { return r.NormFloat64() * 1e3 },
 			math.Float64bits)
 	})
 	for name, loops := range map[string][2]func(d, a, b []float32){
