@@ -29,29 +29,25 @@ func TestVectorLoops(t *testing.T) {
 		math.Float64frombits(0x7ff8000000000001), math.Float64frombits(0xfff8000000012345), math.Float64frombits(0x7ff0000000000001),
 		math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, math.Float64frombits(1), math.Float64frombits(0x800fffffffffffff), math.MaxFloat64,
 	}
-	t.Run("float32", func(t *testing.T) {
-		checkVector(t, r, sumFloat32, sumLoop[float32], special32, func(r *rand.Rand) float32 { return float32(r.NormFloat64() * 1e3) },
-			func(v float32) uint64 { return uint64(math.Float32bits(v)) })
-	})
-	t.Run("float64", func(t *testing.T) {
-		checkVector(t, r, sumFloat64, sumLoop[float64], special64, func(r *rand.Rand) float64 { return r.NormFloat64() * 1e3 },
-			math.Float64bits)
-	})
-	t.Run("float32/prod", func(t *testing.T) {
-		checkVector(t, r, prodFloat32, prodLoop[float32], special32, func(r *rand.Rand) float32 { return float32(r.NormFloat64() * 1e3) },
-			func(v float32) uint64 { return uint64(math.Float32bits(v)) })
-	})
-	t.Run("float64/prod", func(t *testing.T) {
-		checkVector(t, r, prodFloat64, prodLoop[float64], special64, func(r *rand.Rand) float64 { return r.NormFloat64() * 1e3 },
-			math.Float64bits)
-	})
-	for name, loops := range map[string][2]func(d, a, b []float32){
-		"float32/max": {maxFloat32, maxFloat32Loop}, "float32/min": {minFloat32, minFloat32Loop},
+	gen32 := func(r *rand.Rand) float32 { return float32(r.NormFloat64() * 1e3) }
+	pattern32 := func(v float32) uint64 { return uint64(math.Float32bits(v)) }
+	for _, c := range []struct {
+		name        string
+		vec, scalar func(d, a, b []float32)
+	}{
+		{"float32", sumFloat32, sumLoop[float32]}, {"float32/prod", prodFloat32, prodLoop[float32]},
+		{"float32/max", maxFloat32, maxFloat32Loop}, {"float32/min", minFloat32, minFloat32Loop},
 	} {
-		t.Run(name, func(t *testing.T) {
-			checkVector(t, r, loops[0], loops[1], special32, func(r *rand.Rand) float32 { return float32(r.NormFloat64() * 1e3) },
-				func(v float32) uint64 { return uint64(math.Float32bits(v)) })
-		})
+		t.Run(c.name, func(t *testing.T) { checkVector(t, r, c.vec, c.scalar, special32, gen32, pattern32) })
+	}
+	gen64 := func(r *rand.Rand) float64 { return r.NormFloat64() * 1e3 }
+	for _, c := range []struct {
+		name        string
+		vec, scalar func(d, a, b []float64)
+	}{
+		{"float64", sumFloat64, sumLoop[float64]}, {"float64/prod", prodFloat64, prodLoop[float64]},
+	} {
+		t.Run(c.name, func(t *testing.T) { checkVector(t, r, c.vec, c.scalar, special64, gen64, math.Float64bits) })
 	}
 	t.Run("bfloat16", func(t *testing.T) {
 		specialBF16 := []BFloat16{0x7fc1, 0xffc5, 0x7f81, 0x7f80, 0xff80, 0x8000, 0, 0x0001, 0x807f, 0x7f7f, 0xff7f}
