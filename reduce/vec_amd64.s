@@ -1,8 +1,9 @@
 #include "textflag.h"
 
 // SUMS(name, MOV, ADD) is func name(d, a, b unsafe.Pointer, n uintptr):
-// d = a + b (or a × b, with MULPS or MULPD for ADD) over n bytes, a positive multiple of 64, 16 bytes a register
-// (SSE2, in every amd64), each lane's sum a's register plus b's, as Go's
+// d = a + b (or a × b, with MULPS or MULPD for ADD) over n bytes, a
+// positive multiple of 64, 16 bytes a register (SSE2, in every amd64),
+// each lane's sum a's register plus b's, as Go's
 // scalar a[i] + b[i] (ADDSS/ADDSD with a's value as the destination), so
 // even NaN payloads come out alike. Every load of a 64-byte block comes
 // before its stores: d may be a or b.
@@ -49,7 +50,7 @@ SUMS(·prodF32, MOVUPS, MULPS)
 SUMS(·prodF64, MOVUPD, MULPD)
 
 // LANES(sym, v) is a 16-byte constant sym with the 64-bit value v (two
-// 32-bit lanes) twice: sumBF16x8's constants, each in every 32-bit lane.
+// 32-bit lanes) twice: the constants below, each in every 32-bit lane.
 #define LANES(sym, v) \
 DATA	sym<>+0(SB)/8, v \
 DATA	sym<>+8(SB)/8, v \
@@ -57,8 +58,8 @@ GLOBL	sym<>(SB), RODATA|NOPTR, $16
 
 LANES(bf16one, $0x0000000100000001)
 LANES(bf16half, $0x00007fff00007fff)
-LANES(bf16mag, $0x7fffffff7fffffff)
-LANES(bf16inf, $0x7f8000007f800000)
+LANES(mag32, $0x7fffffff7fffffff) // a float32's magnitude bits
+LANES(inf32, $0x7f8000007f800000) // a float32 infinity's pattern
 LANES(bf16sign, $0x0000800000008000)
 LANES(bf16nan, $0x00007fc000007fc0)
 
@@ -103,8 +104,8 @@ TEXT ·sumBF16x8(SB), NOSPLIT, $0-32
 	PXOR	X8, X8
 	MOVOU	bf16one<>(SB), X9
 	MOVOU	bf16half<>(SB), X10
-	MOVOU	bf16mag<>(SB), X11
-	MOVOU	bf16inf<>(SB), X12
+	MOVOU	mag32<>(SB), X11
+	MOVOU	inf32<>(SB), X12
 	MOVOU	bf16sign<>(SB), X13
 	MOVOU	bf16nan<>(SB), X14
 bf16loop:
@@ -131,8 +132,6 @@ bf16loop:
 	JNZ	bf16loop
 	RET
 
-LANES(f32mag, $0x7fffffff7fffffff)
-LANES(f32inf, $0x7f8000007f800000)
 LANES(f32maxnan, $0x807ffffe807ffffe)
 LANES(f32minnan, $0x7f8000017f800001)
 
@@ -168,8 +167,8 @@ TEXT name(SB), NOSPLIT, $0-32 \
 	MOVQ	a+8(FP), SI \
 	MOVQ	b+16(FP), DX \
 	MOVQ	n+24(FP), BX \
-	MOVOU	f32mag<>(SB), X11 \
-	MOVOU	f32inf<>(SB), X12 \
+	MOVOU	mag32<>(SB), X11 \
+	MOVOU	inf32<>(SB), X12 \
 	MOVOU	nan<>(SB), X13 \
 loop: \
 	MOVOU	(SI), X0 \
