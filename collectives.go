@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/ringo-ccl/ringo/host"
 	"github.com/ringo-ccl/ringo/internal/errs"
@@ -368,7 +369,11 @@ func (c *Comm) resetWait(ctx context.Context) {
 		c.wait.SleepSoon()
 	}
 	if c.crowd {
-		c.wait.YieldCores()
+		var here *atomic.Uint32
+		if c.board != nil {
+			here = c.board.Core()
+		}
+		c.wait.YieldCores(here)
 	} else if c.board != nil {
 		c.wait.Patient() // a process of its own on a core of its own
 	}

@@ -38,6 +38,46 @@ type Board struct {
 	seq   uint64 // the last call this rank published
 	posts []post // by rank
 	segs  []*sys.Segment
+	wait  awaited // the call this rank waits for, as its waits' transport.Cores
+	share int     // ranks a core should hold (SetShare); 0: no share
+}
+
+// awaited is the call a Board's rank waits for, as its waits'
+// transport.Cores.
+type awaited struct {
+	b   *Board
+	seq uint64
+}
+
+// Place says, by the peers' core words: Under where the board has a share
+// (SetShare), every peer's core is known, and at most half the share of
+// ranks last ran on core me, this rank included; else Away where every
+// peer that has not published the call last ran on another core; else
+// Near.
+func (a *awaited) Place(me uint32) transport.Place {
+	b := a.b
+	mine, known, away := 1, true, true
+	for q := range b.posts {
+		if q == b.rank {
+			continue
+		}
+		p := &b.posts[q]
+		c := p.core.Load()
+		known = known && c != 0
+		if c == me {
+			mine++
+		}
+		if (c == 0 || c == me) && p.seqs[a.seq%2].Load() < a.seq {
+			away = false
+		}
+	}
+	switch {
+	case known && 2*mine <= b.share:
+		return transport.Under
+	case away:
+		return transport.Away
+	}
+	return transport.Near
 }
 
 // post is one rank's part of a board.
@@ -47,12 +87,17 @@ type post struct {
 	// call's data travels to a peer with the number that publishes it.
 	seqs  [2]*atomic.Uint64
 	bell  transport.Bell // rung after each publication
+	core  *atomic.Uint32 // the rank's core word (transport.Waiter.YieldCores), after the bell
 	slots [2][]byte
 }
 
-// boardHeader is the bytes before a post's slots: the bell, alone on its
-// cache line; each slot's call number takes the 8 bytes before it.
-const boardHeader = 64
+// boardHeader is the bytes before a post's slots: the bell and the core
+// word, alone on their cache line; each slot's call number takes the 8
+// bytes before it.
+const (
+	boardHeader = 64
+	coreAt      = 8 // the core word's offset, after the bell's 8 bytes
+)
 
 // boardName is rank's board segment in the communicator tagged tag.
 func boardName(tag string, rank int) string { return SegmentName(tag, rank) + ".board" }
@@ -67,6 +112,7 @@ func NewBoard(ctx context.Context, ex transport.Exchanger, tag string, slot int)
 	n, rank := ex.Size(), ex.Rank()
 	size := boardHeader + 2*(64+slot) // each slot 8 bytes after a 64-byte boundary, its call number before it
 	b = &Board{rank: rank, slot: slot, posts: make([]post, n)}
+	b.wait.b = b
 	defer func() {
 		if err != nil {
 			for r := range n {
@@ -107,7 +153,7 @@ func NewBoard(ctx context.Context, ex transport.Exchanger, tag string, slot int)
 	}
 	for r, sg := range segs {
 		m := sg.Mem
-		p := post{bell: transport.BellAt(m, 0)}
+		p := post{bell: transport.BellAt(m, 0), core: mem.Word32(m, coreAt)}
 		for k := range 2 {
 			at := boardHeader + k*(slot+64)
 			p.seqs[k] = mem.Word(m, at)
@@ -124,6 +170,17 @@ func (b *Board) SlotBytes() int { return b.slot }
 // Next returns the number of this rank's next call on the board.
 func (b *Board) Next() uint64 { return b.seq + 1 }
 
+// Core returns this rank's core word, which its waits keep current
+// (transport.Waiter.YieldCores) and its peers' waits read.
+func (b *Board) Core() *atomic.Uint32 { return b.posts[b.rank].core }
+
+// SetShare gives the board the ranks each core should hold where its ranks
+// outnumber their cores and the kernel may move any of them to any of those
+// cores (every rank's affinity the same): a rank that finds at most half
+// as many on its core sleeps while it waits (transport.Under), so that the
+// kernel, finding the core idle, moves a rank there. 0 or 1: none.
+func (b *Board) SetShare(share int) { b.share = share }
+
 // Slot returns rank's slot of call seq.
 func (b *Board) Slot(rank int, seq uint64) []byte { return b.posts[rank].slots[seq%2] }
 
@@ -139,7 +196,8 @@ func (b *Board) Publish(seq uint64) {
 // Await waits, under w, until rank has published call seq.
 func (b *Board) Await(w *transport.Waiter, rank int, seq uint64) error {
 	p := &b.posts[rank]
-	return w.WaitAtLeast(p.seqs[seq%2], seq, p.bell)
+	b.wait.seq = seq
+	return w.WaitAtLeastWarm(p.seqs[seq%2], seq, p.bell, nil, &b.wait)
 }
 
 // AwaitSlot is Await for a caller that then reads the first n bytes of
@@ -152,7 +210,8 @@ func (b *Board) AwaitSlot(w *transport.Waiter, rank int, seq uint64, n int) erro
 	if s := p.slots[seq%2]; n > firstLine && n <= min(warmMax, len(s)) {
 		warm = s[firstLine:n]
 	}
-	return w.WaitAtLeastWarm(p.seqs[seq%2], seq, p.bell, warm)
+	b.wait.seq = seq
+	return w.WaitAtLeastWarm(p.seqs[seq%2], seq, p.bell, warm, &b.wait)
 }
 
 const (

@@ -109,3 +109,61 @@ func TestBoardBadInput(t *testing.T) {
 		assert.Empty(t, left, "round %d: segments left in /dev/shm", failAt)
 	}
 }
+
+// TestBoardPlace: a rank's crowded waits pause by its peers' core words
+// (awaited.Place): Near while a peer that has not published the call last
+// ran on this core or its core is not known, Away while every such peer
+// last ran on another; Under, ahead of both, where the board has a share,
+// every peer's core is known and at most half the share ran on this core.
+func TestBoardPlace(t *testing.T) {
+	tag := fmt.Sprintf("boardplace-%d", time.Now().UnixNano())
+	f := exchangetest.New(4)
+	bs, errors := boards(t, f, tag, 64)
+	for r, err := range errors {
+		require.NoError(t, err, "rank %d", r)
+	}
+	defer func() {
+		for _, b := range bs {
+			require.NoError(t, b.Close())
+		}
+	}()
+	const me = 1 // rank 0's core, plus one
+	b := bs[0]
+	seq := b.Next()
+	place := func(share int, cores [4]uint32, published ...int) transport.Place {
+		b.SetShare(share)
+		for q, c := range cores {
+			bs[q].Core().Store(c)
+			bs[q].posts[q].seqs[seq%2].Store(0) // not published
+		}
+		for _, q := range published {
+			bs[q].posts[q].seqs[seq%2].Store(seq)
+		}
+		b.wait.seq = seq
+		return b.wait.Place(me)
+	}
+	cases := []struct {
+		name      string
+		share     int
+		cores     [4]uint32
+		published []int
+		want      transport.Place
+	}{
+		{"nothing known", 0, [4]uint32{}, nil, transport.Near},
+		{"every peer elsewhere", 0, [4]uint32{me, 2, 2, 2}, nil, transport.Away},
+		{"a peer here", 0, [4]uint32{me, 2, me, 2}, nil, transport.Near},
+		{"a peer not known", 0, [4]uint32{me, 2, 0, 2}, nil, transport.Near},
+		{"the peer here has published", 0, [4]uint32{me, 2, me, 2}, []int{2}, transport.Away},
+		{"the peers elsewhere have published", 0, [4]uint32{me, 2, me, 2}, []int{1, 3}, transport.Near},
+		{"alone, share 2", 2, [4]uint32{me, 2, 2, 2}, nil, transport.Under},
+		{"alone, share 2, all published", 2, [4]uint32{me, 2, 2, 2}, []int{1, 2, 3}, transport.Under},
+		{"alone, no share", 0, [4]uint32{me, 2, 2, 2}, nil, transport.Away},
+		{"alone, share 1", 1, [4]uint32{me, 2, 2, 2}, nil, transport.Away},
+		{"alone, a core not known", 2, [4]uint32{me, 2, 0, 2}, nil, transport.Near},
+		{"two here, share 2", 2, [4]uint32{me, me, 2, 2}, nil, transport.Near},
+		{"two here, share 2, peer here published", 2, [4]uint32{me, me, 2, 2}, []int{1}, transport.Away},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, place(c.share, c.cores, c.published...), c.name)
+	}
+}

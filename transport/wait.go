@@ -106,10 +106,11 @@ type Waiter struct {
 	bounded  bool         // timeout bounds the call (ctx has no deadline)
 	deadline atomic.Int64 // with bounded: the deadline in Unix nanoseconds, set by the first Check; 0 before
 	timeout  time.Duration
-	aborts   [3]*Abort // a rank's own, its group's, a sub-communicator's parent group's
-	polls    int       // unsuccessful polls before sleeping on the bell
-	osYield  bool      // pauses yield the core to other processes (YieldCores), not the processor to goroutines
-	patient  bool      // spins pause the core between polls (Patient)
+	aborts   [3]*Abort      // a rank's own, its group's, a sub-communicator's parent group's
+	polls    int            // unsuccessful polls before sleeping on the bell
+	osYield  bool           // pauses yield the core to other processes (YieldCores), not the processor to goroutines
+	here     *atomic.Uint32 // with osYield: this rank's core word (YieldCores), or nil
+	patient  bool           // spins pause the core between polls (Patient)
 }
 
 // Reset prepares w for a call: ctx is honoured; if ctx has no deadline,
@@ -126,9 +127,26 @@ func (w *Waiter) Reset(ctx context.Context, timeout time.Duration, aborts ...*Ab
 
 // YieldCores makes w's pauses between polls give the core to another
 // process (sched_yield) rather than the processor to another goroutine:
-// for ranks that outnumber their host's cores, where the rank waited for
-// is a process that needs this core to run. Reset clears it.
-func (w *Waiter) YieldCores() { w.osYield = true }
+// for ranks that outnumber their host's cores, where a rank waited for is
+// a process that may need this core to run. A wait that says where its
+// ranks last ran (Cores) pauses as its Place says instead: it keeps polling
+// while every rank it waits for last ran on another core (for up to
+// awayPolls polls: they run there, or will once a rank there yields), and
+// it sleeps on its bell while this core holds fewer ranks than its share
+// (the kernel, finding the core idle, moves a rank here). here is this
+// rank's core word — a core's number plus one, 0 where not known, in
+// memory its peers read — which w keeps current as it waits (nil: none).
+// Reset clears it.
+//
+// Why, on the 2-core development VM with 4 ranks (BENCHMARKS.md, issue
+// 25): a rank that yielded whenever it waited handed its core to its
+// core-mate also while it waited for a rank running on the other core —
+// a switch more than the call needs, and a 64-B all-reduce took ~10 µs
+// where polling those waits took ~7.5; and three ranks on one core (the
+// kernel places woken processes so, and moves none of them while both
+// cores are busy) took ~18 µs a call, for as long as it lasted — most of a
+// 1000-call size of the sweep.
+func (w *Waiter) YieldCores(here *atomic.Uint32) { w.osYield, w.here = true, here }
 
 // Patient makes w's spins pause the core (PAUSE) between polls: for a
 // rank with a core of its own. A tight spin of spinPolls loads lasts
@@ -154,6 +172,7 @@ func (w *Waiter) SleepSoon() { w.polls = spinPolls }
 
 const (
 	spinPolls  = 64               // polls before yielding the processor
+	awayPolls  = 1024             // polls after spinPolls that a crowded wait for ranks on other cores keeps polling
 	yieldPolls = 2048             // polls before sleeping on the bell
 	checkEvery = 256              // yielding polls between checks of aborts, context and deadline
 	tick       = time.Millisecond // a sleeper's longest nap between checks
@@ -161,7 +180,7 @@ const (
 
 // WaitAtLeast waits until c holds at least want.
 func (w *Waiter) WaitAtLeast(c *atomic.Uint64, want uint64, bell Bell) error {
-	return w.WaitAtLeastWarm(c, want, bell, nil)
+	return w.WaitAtLeastWarm(c, want, bell, nil, nil)
 }
 
 // WaitAtLeastWarm is WaitAtLeast for a counter whose producer writes warm
@@ -170,7 +189,9 @@ func (w *Waiter) WaitAtLeast(c *atomic.Uint64, want uint64, bell Bell) error {
 // starts on a line), so the lines cross to this core alongside the
 // counter's instead of one cache miss after it. Only a few lines pay: the
 // consumer's loads take them from the producer while it writes the rest.
-func (w *Waiter) WaitAtLeastWarm(c *atomic.Uint64, want uint64, bell Bell, warm []byte) error {
+// cores, if not nil, says where the ranks the caller waits for last ran
+// (YieldCores).
+func (w *Waiter) WaitAtLeastWarm(c *atomic.Uint64, want uint64, bell Bell, warm []byte, cores Cores) error {
 	for n := 0; c.Load() < want; n++ {
 		if n < w.polls {
 			if n < spinPolls {
@@ -178,10 +199,13 @@ func (w *Waiter) WaitAtLeastWarm(c *atomic.Uint64, want uint64, bell Bell, warm 
 					mem.Word(warm, off).Load()
 				}
 			}
-			if err := w.pause(n); err != nil {
+			idle, err := w.pause(n, cores)
+			if err != nil {
 				return err
 			}
-			continue
+			if !idle {
+				continue
+			}
 		}
 		if err := w.sleep(n, bell, func() bool { return c.Load() >= want }); err != nil {
 			return err
@@ -199,7 +223,7 @@ func (w *Waiter) WaitFlag(word *atomic.Uint64, flag uint32, bell Bell) (uint64, 
 			return v, nil
 		}
 		if n < w.polls {
-			if err := w.pause(n); err != nil {
+			if _, err := w.pause(n, nil); err != nil {
 				return 0, err
 			}
 			continue
@@ -265,25 +289,68 @@ const (
 )
 
 // pause is called after the n-th unsuccessful poll while spinning or
-// yielding.
-func (w *Waiter) pause(n int) error {
+// yielding, with the wait's Cores (nil: not known); it reports whether the
+// wait should sleep on its bell now (Under).
+func (w *Waiter) pause(n int, cores Cores) (idle bool, err error) {
 	if n < spinPolls {
 		if w.patient {
 			mem.Pause()
 		}
-		return nil
+		return false, nil
 	}
 	if n%checkEvery == 0 {
 		if err := w.Check(); err != nil {
-			return err
+			return false, err
 		}
 	}
-	if w.osYield {
-		sys.Yield()
-	} else {
+	if !w.osYield {
 		runtime.Gosched()
+		return false, nil
 	}
-	return nil
+	switch w.place(cores) {
+	case Under:
+		return true, nil
+	case Away:
+		if n < spinPolls+awayPolls {
+			mem.Pause()
+			return false, nil
+		}
+	}
+	sys.Yield()
+	return false, nil
+}
+
+// Cores tells a crowded wait (YieldCores) where ranks last ran.
+type Cores interface {
+	// Place returns how a wait of a rank on core me (a core's number
+	// plus one) pauses.
+	Place(me uint32) Place
+}
+
+// Place is how a crowded wait pauses between polls (YieldCores).
+type Place uint8
+
+const (
+	Near  Place = iota // a rank waited for last ran on this core, or where is not known: yield the core
+	Away               // every rank waited for last ran on another core: keep polling
+	Under              // this core holds fewer ranks than its share: sleep on the bell
+)
+
+// place returns how a crowded wait with cores pauses, and keeps this
+// rank's core word current.
+func (w *Waiter) place(cores Cores) Place {
+	if cores == nil {
+		return Near
+	}
+	cpu := sys.CPU()
+	if cpu < 0 {
+		return Near
+	}
+	me := uint32(cpu) + 1
+	if w.here != nil && w.here.Load() != me {
+		w.here.Store(me)
+	}
+	return cores.Place(me)
 }
 
 // Settle waits up to d for the call to end — an abort, the context, the

@@ -180,6 +180,9 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 			mesh.Close()
 			return nil, err
 		}
+		if g.BoardCrowded {
+			g.Board.SetShare(peers.CoreShare(ps))
+		}
 		// And larger ones read the peers' buffers (host.RunDirect) where
 		// the kernel lets every rank.
 		switch g.Attach, err = shm.NewAttach(ctx, bs, s.CMA); {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 
 	"github.com/ringo-ccl/ringo/internal/env"
 	"github.com/ringo-ccl/ringo/internal/errs"
@@ -55,6 +56,20 @@ func HostCPUs(ps []Info) int {
 		}
 	}
 	return len(union)
+}
+
+// CoreShare returns the ranks each core should hold where the ranks ps, all
+// of one host, outnumber their cores and the kernel may move any of them
+// to any of those cores — every rank's affinity known and the same: their
+// count divided by the cores'. Else 0. Every rank that holds the same ps
+// computes the same.
+func CoreShare(ps []Info) int {
+	for _, p := range ps {
+		if p.Affinity == nil || !slices.Equal(p.Affinity, ps[0].Affinity) {
+			return 0
+		}
+	}
+	return len(ps) / len(ps[0].Affinity)
 }
 
 // SameHost reports whether two ranks can share memory.
