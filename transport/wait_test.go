@@ -28,9 +28,10 @@ func (p *placeAs) Place(me uint32) Place {
 }
 
 // TestWaiterPlaces: a crowded wait (YieldCores) pauses as its Cores say.
-// Under, it sleeps on the bell at its first pause past the spin, and the
-// producer's ring wakes it; Near and Away, it polls — yielding, or polling
-// on for a while — until yieldPolls before it sleeps. Each asks the Cores
+// Under, it sleeps on the bell at its first pause past the spin (and again
+// after each nap), and the producer's ring wakes it; Near and Away, it
+// polls — yielding, or polling on for a while — until yieldPolls before it
+// sleeps. Each asks the Cores
 // with this rank's core and keeps the rank's core word current. Every
 // place's wait still ends at the deadline when nothing comes. Where the
 // core cannot be read, a wait never asks (and pauses as Near).
@@ -56,15 +57,16 @@ func TestWaiterPlaces(t *testing.T) {
 		w.YieldCores(&here)
 		cores := &placeAs{place: place}
 		waited := make(chan error, 1)
+		start := time.Now()
 		go func() { waited <- w.WaitAtLeastWarm(c, 1, bell, nil, cores) }()
 		require.Eventually(t, func() bool { return bell.sleepers.Load() != 0 }, time.Minute, 100*time.Microsecond,
 			"%d: the waiter never slept on the bell", place)
-		asked := cores.asked.Load()
+		asked, naps := cores.asked.Load(), int64(time.Since(start)/tick)
 		c.Store(1)
 		bell.RingAll()
 		require.NoError(t, <-waited, "place %d", place)
-		if place == Under {
-			assert.Equal(t, int64(1), asked, "Under: questions before the first sleep")
+		if place == Under { // asked once, then once after each nap (a tick, unless rung)
+			assert.LessOrEqual(t, asked, 2+naps, "Under: questions before a sleep was seen")
 		} else {
 			assert.GreaterOrEqual(t, asked, int64(yieldPolls-spinPolls), "place %d: questions before the first sleep", place)
 		}
@@ -73,7 +75,7 @@ func TestWaiterPlaces(t *testing.T) {
 
 		w.Reset(context.Background(), 20*time.Millisecond)
 		w.YieldCores(&here)
-		start := time.Now()
+		start = time.Now()
 		require.ErrorIs(t, w.WaitAtLeastWarm(c, 2, bell, nil, cores), errs.ErrTimeout, "place %d", place)
 		assert.Less(t, time.Since(start), 10*time.Second, "place %d", place) // 20 ms, generously on a busy machine
 	}
