@@ -132,8 +132,8 @@ func (w *Waiter) Reset(ctx context.Context, timeout time.Duration, aborts ...*Ab
 // ranks last ran (Cores) pauses as its Place says instead: it keeps polling
 // while every rank it waits for last ran on another core (for up to
 // awayPolls polls: they run there, or will once a rank there yields), and
-// it sleeps on its bell while this core holds fewer ranks than its share
-// (the kernel, finding the core idle, moves a rank here). here is this
+// it sleeps on its bell while this core holds at most half its share of
+// ranks (the kernel, finding the core idle, moves a rank here). here is this
 // rank's core word — a core's number plus one, 0 where not known, in
 // memory its peers read — which w keeps current as it waits (nil: none).
 // Reset clears it.
@@ -333,7 +333,7 @@ type Place uint8
 const (
 	Near  Place = iota // a rank waited for last ran on this core, or where is not known: yield the core
 	Away               // every rank waited for last ran on another core: keep polling
-	Under              // this core holds fewer ranks than its share: sleep on the bell
+	Under              // this core holds at most half its share of ranks: sleep on the bell
 )
 
 // place returns how a crowded wait with cores pauses, and keeps this
