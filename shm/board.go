@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/ringo-ccl/ringo/internal/mem"
 	"github.com/ringo-ccl/ringo/internal/sys"
@@ -38,8 +40,11 @@ type Board struct {
 	seq   uint64 // the last call this rank published
 	posts []post // by rank
 	segs  []*sys.Segment
-	wait  awaited // the call this rank waits for, as its waits' transport.Cores
-	share int     // ranks a core should hold (SetShare); 0: no share
+	wait  awaited             // the call this rank waits for, as its waits' transport.Cores
+	share int                 // ranks a core should hold (SetShare); 0: no share
+	cpus  []int               // the cores the ranks may run on (SetShare)
+	moved time.Time           // the last rebalance that looked for a core
+	move  func(cpu int) error // sys.MoveTo (tests record instead)
 }
 
 // awaited is the call a Board's rank waits for, as its waits'
@@ -49,11 +54,10 @@ type awaited struct {
 	seq uint64
 }
 
-// Place says, by the peers' core words: Under where the board has a share
-// (SetShare), every peer's core is known, and at most half the share of
-// ranks last ran on core me, this rank included; else Away where every
-// peer that has not published the call last ran on another core; else
-// Near.
+// Place says, by the peers' core words: Away where every peer that has
+// not published the call last ran on a core other than me, else Near.
+// Where more than the board's share of ranks last ran on me, it may first
+// move this rank's thread (rebalance).
 func (a *awaited) Place(me uint32) transport.Place {
 	b := a.b
 	mine, known, away := 1, true, true
@@ -71,14 +75,51 @@ func (a *awaited) Place(me uint32) transport.Place {
 			away = false
 		}
 	}
-	switch {
-	case known && 2*mine <= b.share:
-		return transport.Under
-	case away:
+	if known && b.share > 0 && mine > b.share {
+		b.rebalance(me)
+	}
+	if away {
 		return transport.Away
 	}
 	return transport.Near
 }
+
+// rebalance moves this rank's thread to the core with the fewest ranks,
+// where that core has fewer than the board's share and this rank has the
+// highest index of those on its core me (so one rank of a core moves, as
+// every rank reads the same words), at most once a moveEvery; the kernel
+// would move one too, but only after tens of milliseconds while every core
+// is busy (BENCHMARKS.md, issue 25).
+func (b *Board) rebalance(me uint32) {
+	for q := b.rank + 1; q < len(b.posts); q++ {
+		if b.posts[q].core.Load() == me {
+			return
+		}
+	}
+	now := time.Now()
+	if now.Sub(b.moved) < moveEvery {
+		return
+	}
+	b.moved = now
+	to, least := -1, b.share
+	for _, cpu := range b.cpus {
+		n := 0
+		for q := range b.posts {
+			if b.posts[q].core.Load() == uint32(cpu)+1 {
+				n++
+			}
+		}
+		if n < least {
+			to, least = cpu, n
+		}
+	}
+	if to >= 0 && b.move(to) == nil {
+		b.posts[b.rank].core.Store(uint32(to) + 1)
+	}
+}
+
+// moveEvery is the least time between two moves of a rank (rebalance).
+const moveEvery = 10 * time.Millisecond
 
 // post is one rank's part of a board.
 type post struct {
@@ -111,7 +152,7 @@ func NewBoard(ctx context.Context, ex transport.Exchanger, tag string, slot int)
 	}
 	n, rank := ex.Size(), ex.Rank()
 	size := boardHeader + 2*(64+slot) // each slot 8 bytes after a 64-byte boundary, its call number before it
-	b = &Board{rank: rank, slot: slot, posts: make([]post, n)}
+	b = &Board{rank: rank, slot: slot, posts: make([]post, n), move: sys.MoveTo}
 	b.wait.b = b
 	defer func() {
 		if err != nil {
@@ -174,12 +215,11 @@ func (b *Board) Next() uint64 { return b.seq + 1 }
 // (transport.Waiter.YieldCores) and its peers' waits read.
 func (b *Board) Core() *atomic.Uint32 { return b.posts[b.rank].core }
 
-// SetShare gives the board the ranks each core should hold where its ranks
-// outnumber their cores and the kernel may move any of them to any of those
-// cores (every rank's affinity the same): a rank that finds at most half
-// as many on its core sleeps while it waits (transport.Under), so that the
-// kernel, finding the core idle, moves a rank there. 0 or 1: none.
-func (b *Board) SetShare(share int) { b.share = share }
+// SetShare gives the board the cores its ranks may run on, every rank
+// the same (cpus), where the ranks outnumber them, and the ranks each core
+// should hold (share): a rank that finds more on its core moves to one
+// with fewer (rebalance). share 0: none.
+func (b *Board) SetShare(share int, cpus []int) { b.share, b.cpus = share, slices.Clone(cpus) }
 
 // Slot returns rank's slot of call seq.
 func (b *Board) Slot(rank int, seq uint64) []byte { return b.posts[rank].slots[seq%2] }

@@ -113,57 +113,99 @@ func TestBoardBadInput(t *testing.T) {
 // TestBoardPlace: a rank's crowded waits pause by its peers' core words
 // (awaited.Place): Near while a peer that has not published the call last
 // ran on this core or its core is not known, Away while every such peer
-// last ran on another; Under, ahead of both, where the board has a share,
-// every peer's core is known and at most half the share ran on this core.
+// last ran on another.
 func TestBoardPlace(t *testing.T) {
-	tag := fmt.Sprintf("boardplace-%d", time.Now().UnixNano())
-	f := exchangetest.New(4)
-	bs, errors := boards(t, f, tag, 64)
-	for r, err := range errors {
-		require.NoError(t, err, "rank %d", r)
-	}
-	defer func() {
-		for _, b := range bs {
-			require.NoError(t, b.Close())
-		}
-	}()
+	bs := placeBoards(t)
 	const me = 1 // rank 0's core, plus one
-	b := bs[0]
-	seq := b.Next()
-	place := func(share int, cores [4]uint32, published ...int) transport.Place {
-		b.SetShare(share)
-		for q, c := range cores {
-			bs[q].Core().Store(c)
-			bs[q].posts[q].seqs[seq%2].Store(0) // not published
-		}
-		for _, q := range published {
-			bs[q].posts[q].seqs[seq%2].Store(seq)
-		}
-		b.wait.seq = seq
-		return b.wait.Place(me)
-	}
 	cases := []struct {
 		name      string
-		share     int
 		cores     [4]uint32
 		published []int
 		want      transport.Place
 	}{
-		{"nothing known", 0, [4]uint32{}, nil, transport.Near},
-		{"every peer elsewhere", 0, [4]uint32{me, 2, 2, 2}, nil, transport.Away},
-		{"a peer here", 0, [4]uint32{me, 2, me, 2}, nil, transport.Near},
-		{"a peer not known", 0, [4]uint32{me, 2, 0, 2}, nil, transport.Near},
-		{"the peer here has published", 0, [4]uint32{me, 2, me, 2}, []int{2}, transport.Away},
-		{"the peers elsewhere have published", 0, [4]uint32{me, 2, me, 2}, []int{1, 3}, transport.Near},
-		{"alone, share 2", 2, [4]uint32{me, 2, 2, 2}, nil, transport.Under},
-		{"alone, share 2, all published", 2, [4]uint32{me, 2, 2, 2}, []int{1, 2, 3}, transport.Under},
-		{"alone, no share", 0, [4]uint32{me, 2, 2, 2}, nil, transport.Away},
-		{"alone, share 1", 1, [4]uint32{me, 2, 2, 2}, nil, transport.Away},
-		{"alone, a core not known", 2, [4]uint32{me, 2, 0, 2}, nil, transport.Near},
-		{"two here, share 2", 2, [4]uint32{me, me, 2, 2}, nil, transport.Near},
-		{"two here, share 2, peer here published", 2, [4]uint32{me, me, 2, 2}, []int{1}, transport.Away},
+		{"nothing known", [4]uint32{}, nil, transport.Near},
+		{"every peer elsewhere", [4]uint32{me, 2, 2, 2}, nil, transport.Away},
+		{"a peer here", [4]uint32{me, 2, me, 2}, nil, transport.Near},
+		{"a peer not known", [4]uint32{me, 2, 0, 2}, nil, transport.Near},
+		{"the peer here has published", [4]uint32{me, 2, me, 2}, []int{2}, transport.Away},
+		{"the peers elsewhere have published", [4]uint32{me, 2, me, 2}, []int{1, 3}, transport.Near},
+		{"all published", [4]uint32{me, me, me, me}, []int{1, 2, 3}, transport.Away},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, place(c.share, c.cores, c.published...), c.name)
+		assert.Equal(t, c.want, place(bs, 0, c.cores, c.published...), c.name)
 	}
+}
+
+// TestBoardRebalance: where more than the share of ranks last ran on one
+// core, and every rank's core is known, the one of them with the highest
+// index — only it — moves to the core with the fewest ranks, if that has
+// fewer than the share, and says so in its core word; not again within
+// moveEvery; never without a share.
+func TestBoardRebalance(t *testing.T) {
+	bs := placeBoards(t)
+	var moves [4][]int
+	for r, b := range bs {
+		b.move = func(cpu int) error { moves[r] = append(moves[r], cpu); return nil }
+		b.SetShare(2, []int{0, 1})
+	}
+	const c0, c1 = 1, 2 // the words of cores 0 and 1
+	three := [4]uint32{c1, c0, c0, c0}
+	for r := range 3 {
+		place(bs, r, three)
+	}
+	assert.Empty(t, moves[0], "rank 0, alone on its core")
+	assert.Empty(t, moves[1], "rank 1: rank 3 is on its core")
+	assert.Empty(t, moves[2], "rank 2: rank 3 is on its core")
+	place(bs, 3, three)
+	assert.Equal(t, []int{1}, moves[3], "rank 3, the highest of three on core 0")
+	assert.Equal(t, uint32(c1), bs[3].Core().Load(), "rank 3's core word after its move")
+	place(bs, 3, three)
+	assert.Equal(t, []int{1}, moves[3], "rank 3 again within moveEvery")
+
+	bs[3].moved = time.Time{}
+	for _, cores := range [][4]uint32{
+		{c0, c0, c1, c1}, // balanced
+		{c0, c0, c0, 0},  // a core not known
+		{c0, c0, c0, c0}, // the other core empty: rank 3 moves
+	} {
+		place(bs, 3, cores)
+	}
+	assert.Equal(t, []int{1, 1}, moves[3], "rank 3: balanced, a core not known, then four on core 0")
+
+	bs[3].moved = time.Time{}
+	bs[3].SetShare(0, nil)
+	place(bs, 3, three)
+	assert.Equal(t, []int{1, 1}, moves[3], "rank 3 without a share")
+}
+
+// placeBoards makes 4 ranks' boards for the tests of Place.
+func placeBoards(t *testing.T) []*Board {
+	tag := fmt.Sprintf("boardplace-%d", time.Now().UnixNano())
+	bs, errors := boards(t, exchangetest.New(4), tag, 64)
+	for r, err := range errors {
+		require.NoError(t, err, "rank %d", r)
+	}
+	t.Cleanup(func() {
+		for _, b := range bs {
+			require.NoError(t, b.Close())
+		}
+	})
+	return bs
+}
+
+// place sets the ranks' core words to cores, publishes call Next of rank
+// r's board for the ranks published, and returns how a wait of rank r on
+// its core (cores[r]) pauses for that call.
+func place(bs []*Board, r int, cores [4]uint32, published ...int) transport.Place {
+	b := bs[r]
+	seq := b.Next()
+	for q, c := range cores {
+		bs[q].Core().Store(c)
+		bs[q].posts[q].seqs[seq%2].Store(0) // not published
+	}
+	for _, q := range published {
+		bs[q].posts[q].seqs[seq%2].Store(seq)
+	}
+	b.wait.seq = seq
+	return b.wait.Place(cores[r])
 }

@@ -128,24 +128,19 @@ func (w *Waiter) Reset(ctx context.Context, timeout time.Duration, aborts ...*Ab
 // YieldCores makes w's pauses between polls give the core to another
 // process (sched_yield) rather than the processor to another goroutine:
 // for ranks that outnumber their host's cores, where a rank waited for is
-// a process that may need this core to run. A wait that says where its
-// ranks last ran (Cores) pauses as its Place says instead: it keeps polling
-// while every rank it waits for last ran on another core (for up to
-// awayPolls polls: they run there, or will once a rank there yields), and
-// it sleeps on its bell while this core holds at most half its share of
-// ranks (the kernel, finding the core idle, moves a rank here). here is this
-// rank's core word — a core's number plus one, 0 where not known, in
-// memory its peers read — which w keeps current as it waits (nil: none).
-// Reset clears it.
+// a process that may need this core to run — unless the wait says where
+// its ranks last ran (Cores) and every one it waits for last ran on
+// another core: then it keeps polling, for up to awayPolls polls, since
+// they run there, or will once a rank there yields. here is this rank's
+// core word — a core's number plus one, 0 where not known, in memory its
+// peers read — which w keeps current as it waits (nil: none). Reset
+// clears it.
 //
 // Why, on the 2-core development VM with 4 ranks (BENCHMARKS.md, issue
 // 25): a rank that yielded whenever it waited handed its core to its
 // core-mate also while it waited for a rank running on the other core —
-// a switch more than the call needs, and a 64-B all-reduce took ~10 µs
-// where polling those waits took ~7.5; and three ranks on one core (the
-// kernel places woken processes so, and moves none of them while both
-// cores are busy) took ~18 µs a call, for as long as it lasted — most of a
-// 1000-call size of the sweep.
+// a switch more than the call needs — and a 64-B all-reduce took ~10 µs
+// where polling those waits took ~7.5.
 func (w *Waiter) YieldCores(here *atomic.Uint32) { w.osYield, w.here = true, here }
 
 // Patient makes w's spins pause the core (PAUSE) between polls: for a
@@ -199,13 +194,10 @@ func (w *Waiter) WaitAtLeastWarm(c *atomic.Uint64, want uint64, bell Bell, warm 
 					mem.Word(warm, off).Load()
 				}
 			}
-			idle, err := w.pause(n, cores)
-			if err != nil {
+			if err := w.pause(n, cores); err != nil {
 				return err
 			}
-			if !idle {
-				continue
-			}
+			continue
 		}
 		if err := w.sleep(n, bell, func() bool { return c.Load() >= want }); err != nil {
 			return err
@@ -223,7 +215,7 @@ func (w *Waiter) WaitFlag(word *atomic.Uint64, flag uint32, bell Bell) (uint64, 
 			return v, nil
 		}
 		if n < w.polls {
-			if _, err := w.pause(n, nil); err != nil {
+			if err := w.pause(n, nil); err != nil {
 				return 0, err
 			}
 			continue
@@ -289,35 +281,28 @@ const (
 )
 
 // pause is called after the n-th unsuccessful poll while spinning or
-// yielding, with the wait's Cores (nil: not known); it reports whether the
-// wait should sleep on its bell now (Under).
-func (w *Waiter) pause(n int, cores Cores) (idle bool, err error) {
+// yielding, with the wait's Cores (nil: not known).
+func (w *Waiter) pause(n int, cores Cores) error {
 	if n < spinPolls {
 		if w.patient {
 			mem.Pause()
 		}
-		return false, nil
+		return nil
 	}
 	if n%checkEvery == 0 {
 		if err := w.Check(); err != nil {
-			return false, err
+			return err
 		}
 	}
-	if !w.osYield {
+	switch {
+	case !w.osYield:
 		runtime.Gosched()
-		return false, nil
+	case n < spinPolls+awayPolls && w.place(cores) == Away:
+		mem.Pause()
+	default:
+		sys.Yield()
 	}
-	switch w.place(cores) {
-	case Under:
-		return true, nil
-	case Away:
-		if n < spinPolls+awayPolls {
-			mem.Pause()
-			return false, nil
-		}
-	}
-	sys.Yield()
-	return false, nil
+	return nil
 }
 
 // Cores tells a crowded wait (YieldCores) where ranks last ran.
@@ -331,9 +316,8 @@ type Cores interface {
 type Place uint8
 
 const (
-	Near  Place = iota // a rank waited for last ran on this core, or where is not known: yield the core
-	Away               // every rank waited for last ran on another core: keep polling
-	Under              // this core holds at most half its share of ranks: sleep on the bell
+	Near Place = iota // a rank waited for last ran on this core, or where is not known: yield the core
+	Away              // every rank waited for last ran on another core: keep polling
 )
 
 // place returns how a crowded wait with cores pauses, and keeps this

@@ -181,7 +181,7 @@ func ConnectHosts(ctx context.Context, bs *bootstrap.Bootstrap, tag string, s *c
 			return nil, err
 		}
 		if g.BoardCrowded {
-			g.Board.SetShare(peers.CoreShare(ps))
+			g.Board.SetShare(peers.CoreShare(ps), ps[0].Affinity)
 		}
 		// And larger ones read the peers' buffers (host.RunDirect) where
 		// the kernel lets every rank.
