@@ -162,12 +162,12 @@ func TestBoardRebalance(t *testing.T) {
 	place(bs, 3, three)
 	assert.Equal(t, []int{1}, moves[3], "rank 3 again within moveEvery")
 
-	bs[3].moved = time.Time{}
 	for _, cores := range [][4]uint32{
 		{c0, c0, c1, c1}, // balanced
-		{c0, c0, c0, 0},  // a core not known
+		{c0, c0, 0, c0},  // a core not known
 		{c0, c0, c0, c0}, // the other core empty: rank 3 moves
 	} {
+		bs[3].moved = time.Time{}
 		place(bs, 3, cores)
 	}
 	assert.Equal(t, []int{1, 1}, moves[3], "rank 3: balanced, a core not known, then four on core 0")
@@ -176,6 +176,18 @@ func TestBoardRebalance(t *testing.T) {
 	bs[3].SetShare(0, nil)
 	place(bs, 3, three)
 	assert.Equal(t, []int{1, 1}, moves[3], "rank 3 without a share")
+
+	// Three cores, a share of one: a rank moves to the core with the
+	// fewest, and only to one with fewer than the share.
+	const c2 = 3
+	for _, b := range bs {
+		b.SetShare(1, []int{0, 1, 2})
+		b.moved = time.Time{}
+	}
+	place(bs, 1, [4]uint32{c0, c0, c1, c2})
+	assert.Empty(t, moves[1], "rank 1: every other core holds its share")
+	place(bs, 2, [4]uint32{c0, c0, c0, c1})
+	assert.Equal(t, []int{2}, moves[2], "rank 2: to the empty core, not the one holding its share")
 }
 
 // placeBoards makes 4 ranks' boards for the tests of Place.
