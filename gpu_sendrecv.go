@@ -19,7 +19,7 @@ import (
 // p2pChannels is how many channels a GPU communicator of n ranks, with
 // channels of its own, uses with each peer for point-to-point: as NCCL's
 // per-peer channels, a budget (Settings.P2PChannels: NCCL_MAX_P2P_NCHANNELS,
-// else 32, or 64 for ranks of one process all on one GPU) shared among the
+// else 32, or 64 for ranks of one process on one or two GPUs) shared among the
 // n−1 peers, a power of two, at least 2. Two ranks that talk get
 // connections of their own on each, both ways (for two ranks, the ring's). A message is cut over them
 // as large as it is (a block moves ~20 GB/s through a FIFO: two channels

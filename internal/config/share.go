@@ -63,15 +63,21 @@ func (s *Settings) FitShared(gpus []GPUShare) error {
 	return nil
 }
 
-// SharedP2P gives the point-to-point calls of ranks of one process that
-// all share one GPU the whole channel budget, MaxChannels, unless
+// SharedP2P gives the point-to-point calls of ranks of one process on one
+// or two GPUs the whole channel budget, MaxChannels, unless
 // NCCL_MAX_P2P_NCHANNELS sets it: their sends copy straight into the
 // receivers' buffers (ring.P2PSpec.Direct), so a channel is one block's
-// copy, and one GPU's memory is what bounds them all. On one H200, 64
-// channels took 2 ranks' send/recv from 779 to 967 GB/s, 4 ranks' from 253
-// to 375 (BENCHMARKS, issue 20).
+// copy. On one H200, 64 channels took 2 ranks' send/recv from 779 to 967
+// GB/s, 4 ranks' from 253 to 375; on two H200s joined by NVLink (nccl-tests
+// -g 2, 3 rounds) send/recv from 314 to 348–350 GB/s at 512 MiB and
+// 196–214 to 234–236 at 8 MiB, all-to-all from 257 to 294–296 at 1 GiB
+// (BENCHMARKS, issue 20). More GPUs keep NCCL's default: not measured.
 func (s *Settings) SharedP2P(gpus []GPUShare) {
-	if len(gpus) == 1 && gpus[0].Ranks > 1 && !s.P2PChannelsGiven {
+	ranks := 0
+	for _, g := range gpus {
+		ranks += g.Ranks
+	}
+	if len(gpus) <= 2 && ranks > 1 && !s.P2PChannelsGiven {
 		s.P2PChannels = ring.MaxChannels
 	}
 }

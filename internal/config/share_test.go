@@ -92,9 +92,9 @@ func TestSubChannelsCapped(t *testing.T) {
 	assert.Equal(t, 8, s.Channels)
 }
 
-// TestSharedP2P: ranks of one process that all share one GPU get the whole
+// TestSharedP2P: ranks of one process on one or two GPUs get the whole
 // point-to-point channel budget, unless NCCL_MAX_P2P_NCHANNELS sets it;
-// ranks spread over GPUs keep the default.
+// ranks spread over more GPUs keep the default.
 func TestSharedP2P(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -104,8 +104,9 @@ func TestSharedP2P(t *testing.T) {
 	}{
 		{"two on one", false, []GPUShare{sh("GPU 0", 2, 132)}, 64},
 		{"four on one", false, []GPUShare{sh("GPU 0", 4, 132)}, 64},
-		{"one per GPU", false, []GPUShare{sh("GPU 0", 1, 132), sh("GPU 1", 1, 132)}, DefaultP2PChannels},
-		{"two on one, one on another", false, []GPUShare{sh("GPU 0", 2, 132), sh("GPU 1", 1, 132)}, DefaultP2PChannels},
+		{"one per GPU", false, []GPUShare{sh("GPU 0", 1, 132), sh("GPU 1", 1, 132)}, 64},
+		{"two on one, one on another", false, []GPUShare{sh("GPU 0", 2, 132), sh("GPU 1", 1, 132)}, 64},
+		{"one on each of three", false, []GPUShare{sh("GPU 0", 1, 132), sh("GPU 1", 1, 132), sh("GPU 2", 1, 132)}, DefaultP2PChannels},
 		{"a world of one", false, []GPUShare{sh("GPU 0", 1, 132)}, DefaultP2PChannels},
 		{"set by the environment", true, []GPUShare{sh("GPU 0", 2, 132)}, DefaultP2PChannels},
 	} {
