@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/ringo-ccl/ringo/host"
 	"github.com/ringo-ccl/ringo/internal/errs"
@@ -369,11 +368,7 @@ func (c *Comm) resetWait(ctx context.Context) {
 		c.wait.SleepSoon()
 	}
 	if c.crowd {
-		var here *atomic.Uint32
-		if c.board != nil {
-			here = c.board.Core()
-		}
-		c.wait.YieldCores(here)
+		c.wait.YieldCores()
 	} else if c.board != nil {
 		c.wait.Patient() // a process of its own on a core of its own
 	}

@@ -54,12 +54,15 @@ type awaited struct {
 	seq uint64
 }
 
-// Place says, by the peers' core words: Away where every peer that has
-// not published the call last ran on a core other than me, else Near.
-// Where more than the board's share of ranks last ran on me, it may first
-// move this rank's thread (rebalance).
+// Place makes this rank's core word me and says, by the peers' words: Away
+// where every peer that has not published the call last ran on a core
+// other than me, else Near. Where more than the board's share of ranks
+// last ran on me, it may first move this rank's thread (rebalance).
 func (a *awaited) Place(me uint32) transport.Place {
 	b := a.b
+	if own := b.posts[b.rank].core; own.Load() != me {
+		own.Store(me)
+	}
 	mine, known, away := 1, true, true
 	for q := range b.posts {
 		if q == b.rank {
@@ -128,7 +131,7 @@ type post struct {
 	// call's data travels to a peer with the number that publishes it.
 	seqs  [2]*atomic.Uint64
 	bell  transport.Bell // rung after each publication
-	core  *atomic.Uint32 // the rank's core word (transport.Waiter.YieldCores), after the bell
+	core  *atomic.Uint32 // the rank's core word (transport.Cores), after the bell
 	slots [2][]byte
 }
 
@@ -210,10 +213,6 @@ func (b *Board) SlotBytes() int { return b.slot }
 
 // Next returns the number of this rank's next call on the board.
 func (b *Board) Next() uint64 { return b.seq + 1 }
-
-// Core returns this rank's core word, which its waits keep current
-// (transport.Waiter.YieldCores) and its peers' waits read.
-func (b *Board) Core() *atomic.Uint32 { return b.posts[b.rank].core }
 
 // SetShare gives the board the cores its ranks may run on, every rank
 // the same (cpus), where the ranks outnumber them, and the ranks each core

@@ -113,7 +113,8 @@ func TestBoardBadInput(t *testing.T) {
 // TestBoardPlace: a rank's crowded waits pause by its peers' core words
 // (awaited.Place): Near while a peer that has not published the call last
 // ran on this core or its core is not known, Away while every such peer
-// last ran on another.
+// last ran on another; and the rank's own word says the core it was asked
+// about.
 func TestBoardPlace(t *testing.T) {
 	bs := placeBoards(t)
 	const me = 1 // rank 0's core, plus one
@@ -134,6 +135,12 @@ func TestBoardPlace(t *testing.T) {
 	for _, c := range cases {
 		assert.Equal(t, c.want, place(bs, 0, c.cores, c.published...), c.name)
 	}
+
+	// The waiting rank's own word follows the core it is asked about.
+	b := bs[0]
+	b.posts[0].core.Store(0)
+	b.wait.Place(3)
+	assert.Equal(t, uint32(3), bs[1].posts[0].core.Load(), "rank 0's core word, as rank 1 reads it")
 }
 
 // TestBoardRebalance: where more than the share of ranks last ran on one
@@ -158,7 +165,7 @@ func TestBoardRebalance(t *testing.T) {
 	assert.Empty(t, moves[2], "rank 2: rank 3 is on its core")
 	place(bs, 3, three)
 	assert.Equal(t, []int{1}, moves[3], "rank 3, the highest of three on core 0")
-	assert.Equal(t, uint32(c1), bs[3].Core().Load(), "rank 3's core word after its move")
+	assert.Equal(t, uint32(c1), bs[3].posts[3].core.Load(), "rank 3's core word after its move")
 	place(bs, 3, three)
 	assert.Equal(t, []int{1}, moves[3], "rank 3 again within moveEvery")
 
@@ -212,7 +219,7 @@ func place(bs []*Board, r int, cores [4]uint32, published ...int) transport.Plac
 	b := bs[r]
 	seq := b.Next()
 	for q, c := range cores {
-		bs[q].Core().Store(c)
+		bs[q].posts[q].core.Store(c)
 		bs[q].posts[q].seqs[seq%2].Store(0) // not published
 	}
 	for _, q := range published {

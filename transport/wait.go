@@ -106,11 +106,10 @@ type Waiter struct {
 	bounded  bool         // timeout bounds the call (ctx has no deadline)
 	deadline atomic.Int64 // with bounded: the deadline in Unix nanoseconds, set by the first Check; 0 before
 	timeout  time.Duration
-	aborts   [3]*Abort      // a rank's own, its group's, a sub-communicator's parent group's
-	polls    int            // unsuccessful polls before sleeping on the bell
-	osYield  bool           // pauses yield the core to other processes (YieldCores), not the processor to goroutines
-	here     *atomic.Uint32 // with osYield: this rank's core word (YieldCores), or nil
-	patient  bool           // spins pause the core between polls (Patient)
+	aborts   [3]*Abort // a rank's own, its group's, a sub-communicator's parent group's
+	polls    int       // unsuccessful polls before sleeping on the bell
+	osYield  bool      // pauses yield the core to other processes (YieldCores), not the processor to goroutines
+	patient  bool      // spins pause the core between polls (Patient)
 }
 
 // Reset prepares w for a call: ctx is honoured; if ctx has no deadline,
@@ -131,17 +130,14 @@ func (w *Waiter) Reset(ctx context.Context, timeout time.Duration, aborts ...*Ab
 // a process that may need this core to run — unless the wait says where
 // its ranks last ran (Cores) and every one it waits for last ran on
 // another core: then it keeps polling, for up to awayPolls polls, since
-// they run there, or will once a rank there yields. here is this rank's
-// core word — a core's number plus one, 0 where not known, in memory its
-// peers read — which w keeps current as it waits (nil: none). Reset
-// clears it.
+// they run there, or will once a rank there yields. Reset clears it.
 //
 // Why, on the 2-core development VM with 4 ranks (BENCHMARKS.md, issue
 // 25): a rank that yielded whenever it waited handed its core to its
 // core-mate also while it waited for a rank running on the other core —
 // a switch more than the call needs — and a 64-B all-reduce took ~10 µs
 // where polling those waits took ~7.5.
-func (w *Waiter) YieldCores(here *atomic.Uint32) { w.osYield, w.here = true, here }
+func (w *Waiter) YieldCores() { w.osYield = true }
 
 // Patient makes w's spins pause the core (PAUSE) between polls: for a
 // rank with a core of its own. A tight spin of spinPolls loads lasts
@@ -305,7 +301,9 @@ func (w *Waiter) pause(n int, cores Cores) error {
 	return nil
 }
 
-// Cores tells a crowded wait (YieldCores) where ranks last ran.
+// Cores tells a crowded wait (YieldCores) where ranks last ran, by their
+// core words — a core's number plus one, 0 where not known, in memory the
+// ranks share (a shm.Board's) — and keeps this rank's current.
 type Cores interface {
 	// Place returns how a wait of a rank on core me (a core's number
 	// plus one) pauses.
@@ -320,8 +318,7 @@ const (
 	Away              // every rank waited for last ran on another core: keep polling
 )
 
-// place returns how a crowded wait with cores pauses, and keeps this
-// rank's core word current.
+// place returns how a crowded wait with cores pauses.
 func (w *Waiter) place(cores Cores) Place {
 	if cores == nil {
 		return Near
@@ -330,11 +327,7 @@ func (w *Waiter) place(cores Cores) Place {
 	if cpu < 0 {
 		return Near
 	}
-	me := uint32(cpu) + 1
-	if w.here != nil && w.here.Load() != me {
-		w.here.Store(me)
-	}
-	return cores.Place(me)
+	return cores.Place(uint32(cpu) + 1)
 }
 
 // Settle waits up to d for the call to end — an abort, the context, the
