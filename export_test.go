@@ -1,8 +1,11 @@
 package ringo
 
 import (
+	"slices"
+
 	"github.com/ringo-ccl/ringo/internal/group"
 	"github.com/ringo-ccl/ringo/kernels"
+	"github.com/ringo-ccl/ringo/ring"
 )
 
 // Internals the external tests check (the export_test.go idiom).
@@ -51,3 +54,19 @@ func Attached(c *Comm) bool { return c.attach != nil }
 // WindowedCalls returns how many of c's calls ran on host windows
 // (host.RunWindowed).
 func WindowedCalls(c *Comm) uint64 { return c.windowedCalls }
+
+// TiledP2PPlans counts the rank's point-to-point plans, as its cache holds
+// them, with a step in tiles (ring.Step.Tile).
+func TiledP2PPlans(c *Comm) int {
+	n := 0
+	for _, ps := range c.p2ps.plans {
+		for _, p := range ps {
+			if slices.ContainsFunc(p.Channels, func(ch ring.Channel) bool {
+				return slices.ContainsFunc(ch.Steps, func(st ring.Step) bool { return st.Tile > 0 })
+			}) {
+				n++
+			}
+		}
+	}
+	return n
+}

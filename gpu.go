@@ -297,6 +297,9 @@ type gpuRank struct {
 	// write into its receiver's buffer (ring.P2PSpec.Direct) unless
 	// NCCL_P2P_DIRECT_DISABLE says not to.
 	direct bool
+	// stripe: with direct, on a communicator whose ranks all share one GPU,
+	// the rank's share of Settings.P2PStripe (ring.P2PSpec.Stripe); else 0.
+	stripe int64
 	// reads: every rank's GPU reaches the others' memory and the rank's
 	// executor knows their sync areas (package direct), so all-reduces that
 	// Settings.Direct picks read the inputs directly; nil: the ring only.

@@ -5,6 +5,7 @@ package ringo
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ringo-ccl/ringo/device"
 	"github.com/ringo-ccl/ringo/internal/config"
@@ -86,6 +87,7 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		table, t := pr.Table(rank)
 		return comms[rank].gpu.exec.SetTable(uintptr(table), t)
 	}
+	oneGPU := !slices.ContainsFunc(gpus, func(g int) bool { return g != gpus[0] })
 	for r := range n {
 		exec, err := device.New(gpus[r], s.Channels, !s.OverlapOff)
 		if err == nil {
@@ -103,6 +105,9 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		}
 		comms[r], _ = newComm(r, n, s, w, nil)
 		comms[r].gpu = &gpuRank{dev: gpus[r], exec: exec, check: device.NewChecker(gpus[r]), direct: !s.DirectOff}
+		if !s.DirectOff && oneGPU {
+			comms[r].gpu.stripe = int64(s.P2PStripe / n)
+		}
 		comms[r].traceKernels()
 		w.GPUs = append(w.GPUs, exec)
 	}

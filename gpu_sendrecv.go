@@ -98,10 +98,15 @@ func (c *Comm) p2pDevice(ctx context.Context, pc *p2pCall) error {
 	// NCCL_P2P_LL_THRESHOLD bytes: both ends of a message choose alike.
 	// Ranks of one process send Simple messages straight into their
 	// receivers' buffers.
+	// On one GPU shared by every rank, a large message goes in tiles.
 	proto := c.cfg.Protocol(math.MaxInt64)
 	llMax, llBuff := c.cfg.P2PLL(proto)
+	direct, stripe := c.gpu.direct && proto == ring.Simple, int64(0)
+	if direct {
+		stripe = c.gpu.stripe
+	}
 	spec := c.p2ps.start(ring.P2PSpec{Rank: c.rank, Size: c.size, EltSize: 1, Channels: p2pChannels(c.size, c.cfg.Channels, c.cfg.P2PChannels),
-		Proto: proto, BuffSize: c.cfg.BuffSize(proto), LLMax: llMax, LLBuffSize: llBuff, Direct: c.gpu.direct && proto == ring.Simple})
+		Proto: proto, BuffSize: c.cfg.BuffSize(proto), LLMax: llMax, LLBuffSize: llBuff, Direct: direct, Stripe: stripe})
 	base := [2]uintptr{math.MaxUint, math.MaxUint} // sends', receives'
 	side := func(m *calls.Msg) int {
 		if m.Send {

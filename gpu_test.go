@@ -1379,13 +1379,33 @@ func TestGPUProcessesPointToPoint(t *testing.T) {
 }
 
 // TestGPUPointToPoint: the same on 4 ranks of one process
-// (RINGO_TEST_GPUS's GPUs in turn).
-func TestGPUPointToPoint(t *testing.T) { fourLocalRanks(t, runP2PDevice) }
+// (RINGO_TEST_GPUS's GPUs in turn), twice: with large messages in whole
+// parts (RINGO_P2P_STRIPE=0) and, where the four ranks share one GPU, in
+// tiles (RINGO_P2P_STRIPE=128K: tiles of 2 KiB, a quarter over 16 parts,
+// so the 1-MiB messages go in them).
+func TestGPUPointToPoint(t *testing.T) {
+	for _, tc := range []struct{ name, stripe string }{{"whole", "0"}, {"tiles", "128K"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("RINGO_P2P_STRIPE", tc.stripe)
+			gpus := testGPUs(t)
+			comms := fourLocalRanks(t, runP2PDevice)
+			tiled := 0
+			for _, c := range comms {
+				tiled += ringo.TiledP2PPlans(c)
+			}
+			if tc.stripe == "0" || slices.ContainsFunc(gpus, func(g int) bool { return g != gpus[0] }) {
+				assert.Zero(t, tiled, "plans in tiles")
+			} else {
+				assert.Positive(t, tiled, "plans in tiles")
+			}
+		})
+	}
+}
 
 // fourLocalRanks runs each of 4 GPU ranks of one process (on
 // RINGO_TEST_GPUS's GPUs in turn) through do on a stream of its own, at
-// once, and fails the test unless all succeed.
-func fourLocalRanks(t *testing.T, do func(ctx context.Context, c *ringo.Comm, s ringo.Stream) error) {
+// once, fails the test unless all succeed, and returns them.
+func fourLocalRanks(t *testing.T, do func(ctx context.Context, c *ringo.Comm, s ringo.Stream) error) []*ringo.Comm {
 	gpus := testGPUs(t)
 	on := make([]int, 4)
 	for r := range on {
@@ -1408,6 +1428,7 @@ func fourLocalRanks(t *testing.T, do func(ctx context.Context, c *ringo.Comm, s 
 	for range comms {
 		require.NoError(t, <-errc)
 	}
+	return comms
 }
 
 // runP2PDevice runs, on rank c of a 4-rank GPU communicator, at a small

@@ -3,6 +3,8 @@ package kernels
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -410,6 +412,47 @@ func TestEncodeSendRecv(t *testing.T) {
 	require.True(t, found, "no SendRecv step in %+v", p.Channels[0].Steps)
 	_, err = EncodePlan(nil, p, tab)
 	require.ErrorContains(t, err, "receiving 2147483648 bytes, over the 2³¹−1 bytes")
+}
+
+// TestEncodeTiles: a step in tiles (a direct send or copy of a striped
+// plan) carries PrimTiles in its prim word and its stripe word — the
+// tile's bytes, the tiles between its own — where a slice's bytes go
+// (RINGO_PRIM_TILES in common.cuh); a SendRecv's received bytes stay
+// beside it. Tiles the word cannot hold are refused.
+func TestEncodeTiles(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("src", "common.cuh"))
+	require.NoError(t, err)
+	assert.Contains(t, string(src), fmt.Sprintf("#define RINGO_PRIM_TILES (1u << %d)", bits.TrailingZeros32(PrimTiles)))
+	const count = 1 << 20
+	p, err := ring.NewP2P(ring.P2PSpec{Rank: 0, Size: 2, EltSize: 2, Channels: 4, Proto: ring.Simple, BuffSize: 8 * 4096,
+		Direct: true, Stripe: 64 << 10, Sends: []ring.Xfer{{Peer: 1, Count: count}, {Peer: 0, Count: count}},
+		Recvs: []ring.Xfer{{Peer: 1, Count: count}, {Peer: 0, Off: count, Count: count}}})
+	require.NoError(t, err)
+	tab := new(Table)
+	for c := range 4 {
+		require.NoError(t, tab.Add(Entry{Ch: c, Recv: 1, Send: 1}))
+	}
+	b, err := EncodePlan(nil, p, tab)
+	require.NoError(t, err)
+	seen := map[ring.Prim]int{}
+	i := 0
+	for _, ch := range p.Channels {
+		for _, st := range ch.Steps {
+			e := b[planHeaderBytes+i*StepBytes:]
+			i++
+			require.Equal(t, int64(16<<10), st.Tile, "%v: 64K elements over 4 parts", st.Prim)
+			seen[st.Prim]++
+			assert.Equal(t, uint32(PrimTiles), binary.LittleEndian.Uint32(e[0:])&PrimTiles, "%v's prim word", st.Prim)
+			assert.Equal(t, uint32(32<<10)|4<<24, binary.LittleEndian.Uint32(e[32:]), "%v's stripe word: 32-KiB tiles, 4 apart", st.Prim)
+			if st.Prim == ring.SendRecv {
+				assert.Equal(t, uint32(st.RecvCount*2), binary.LittleEndian.Uint32(e[36:]), "received bytes")
+			}
+		}
+	}
+	assert.Equal(t, map[ring.Prim]int{ring.Copy: 4, ring.SendRecv: 4}, seen)
+	p.Channels[0].Steps[0].Tile, p.Channels[0].Steps[0].Stride = 8<<20, 32<<20
+	_, err = EncodePlan(nil, p, tab)
+	require.ErrorContains(t, err, "channel 0's step 0: tiles of 16777216 bytes 4 tiles apart: the encoding holds tiles under 16 MiB, 2 to 255 apart")
 }
 
 // TestGrid: a launch has a block per channel up to the last with steps: a

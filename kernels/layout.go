@@ -35,7 +35,8 @@ func PlanBytes(nsteps int) int { return planHeaderBytes + nsteps*StepBytes }
 // table, whose receive and send ends each uses. A SendRecv (ringo_p2p's
 // steps only) holds its slice and received bytes as two 32-bit numbers
 // where the others hold their slice's 64; a point-to-point plan's steps
-// carry their halves' protocols beside the primitive (primWord). It fails when p has more
+// carry their halves' protocols beside the primitive (primWord), and one
+// in tiles its stripe word in place of its slice (stripeWord). It fails when p has more
 // channels than a launch can run, or a step talks to a peer over a
 // connection t does not hold.
 func EncodePlan(dst []byte, p *ring.Plan, t *Table) ([]byte, error) {
@@ -75,7 +76,16 @@ func EncodePlan(dst []byte, p *ring.Plan, t *Table) ([]byte, error) {
 			binary.LittleEndian.PutUint64(b[8:], uint64(st.InOff*elt))
 			binary.LittleEndian.PutUint64(b[16:], uint64(st.OutOff*elt))
 			binary.LittleEndian.PutUint64(b[24:], uint64(st.Count*elt))
-			if st.Prim == ring.SendRecv {
+			if st.Tile > 0 { // a copy or direct send in tiles: its stripe word where a slice's bytes go
+				word, err := stripeWord(st.Tile*elt, st.Stride/st.Tile)
+				if err != nil {
+					return nil, fmt.Errorf("kernels: channel %d's step %d: %w", c, i, err)
+				}
+				binary.LittleEndian.PutUint32(b[32:], word)
+				if st.Prim == ring.SendRecv {
+					binary.LittleEndian.PutUint32(b[36:], uint32(st.RecvCount*elt))
+				}
+			} else if st.Prim == ring.SendRecv {
 				slice, recvd := st.SliceLen*elt, st.RecvCount*elt
 				if slice > math.MaxInt32 || recvd > math.MaxInt32 {
 					return nil, fmt.Errorf("kernels: channel %d's step %d is a SendRecv of %d-byte slices receiving %d bytes, over the 2³¹−1 bytes its encoding holds", c, i, slice, recvd)
@@ -89,6 +99,16 @@ func EncodePlan(dst []byte, p *ring.Plan, t *Table) ([]byte, error) {
 		}
 	}
 	return dst, nil
+}
+
+// stripeWord is a step in tiles' stripe word (prims_p2p.cuh): a tile's
+// bytes in the low 24 bits, the tiles from one of the step's to its next
+// (the stripe's width) in the high 8.
+func stripeWord(tile, width int64) (uint32, error) {
+	if tile <= 0 || tile >= 1<<24 || width < 2 || width > 0xff {
+		return 0, fmt.Errorf("tiles of %d bytes %d tiles apart: the encoding holds tiles under 16 MiB, 2 to 255 apart", tile, width)
+	}
+	return uint32(tile) | uint32(width)<<24, nil
 }
 
 // Grid returns the blocks a launch of p needs: one per channel up to the
@@ -108,13 +128,21 @@ func Grid(p *ring.Plan) int {
 // values.
 const ProtoDirect = uint32(ring.Simple) + 1
 
+// PrimTiles marks a point-to-point step whose copy or direct send goes in
+// tiles (ring.Step.Tile; RINGO_PRIM_TILES): its slice field is its stripe
+// word.
+const PrimTiles = 1 << 24
+
 // primWord is a step's prim word: its primitive and, in a point-to-point
 // plan, the protocols of its send and receive halves in the next two bytes
-// (prims_p2p.cuh).
+// and PrimTiles (prims_p2p.cuh).
 func primWord(p *ring.Plan, st *ring.Step) uint32 {
 	w := uint32(st.Prim)
 	if p.P2P == nil {
 		return w
+	}
+	if st.Tile > 0 {
+		w |= PrimTiles
 	}
 	half := func(ll bool) uint32 {
 		switch {

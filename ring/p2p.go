@@ -24,7 +24,10 @@ import (
 // pair goes to channel (k+j) mod Channels. Both ends of a message compute
 // the same chunks and channels: they depend only on the message's count,
 // its index k among the pair's messages, and the plan's geometry, which
-// every rank shares. On each channel the round's send chunks s₁…sₐ and
+// every rank shares. With P2PSpec.Stripe, a large direct message's chunks
+// are not its consecutive parts but sets of tiles: tile i goes to chunk
+// i mod (its chunks), and the send half or copy moves it as Step.Tile and
+// Step.Stride say. On each channel the round's send chunks s₁…sₐ and
 // receive chunks r₁…r_b become min(a, b) SendRecv steps (sᵢ with rᵢ), then
 // the longer side's remaining chunks as plain Send or Recv steps. So on a
 // connection a→b the i-th chunk is sent in a's i-th step of the round and
@@ -121,13 +124,19 @@ type P2PSpec struct {
 	// ranks of one process, as NCCL's P2P direct); a FIFO slot's counters
 	// still pace them, but no data passes through it.
 	Direct bool
+	// Stripe, with Direct: a message spread over two to Channels parts,
+	// each at least P2PStripeMinTiles tiles long, is cut into tiles of
+	// Stripe/parts elements (aligned down), dealt to its parts in turn,
+	// so that the parts' blocks copy within about Stripe elements of one
+	// another rather than a part apart; 0: each part contiguous.
+	Stripe int64
 }
 
 // Equal reports whether s and o are the same spec (their plans are the
 // same).
 func (s *P2PSpec) Equal(o *P2PSpec) bool {
 	return s.Rank == o.Rank && s.Size == o.Size && s.EltSize == o.EltSize && s.Channels == o.Channels &&
-		s.Proto == o.Proto && s.BuffSize == o.BuffSize && s.LLMax == o.LLMax && s.LLBuffSize == o.LLBuffSize && s.Direct == o.Direct && slices.Equal(s.Sends, o.Sends) && slices.Equal(s.Recvs, o.Recvs)
+		s.Proto == o.Proto && s.BuffSize == o.BuffSize && s.LLMax == o.LLMax && s.LLBuffSize == o.LLBuffSize && s.Direct == o.Direct && s.Stripe == o.Stripe && slices.Equal(s.Sends, o.Sends) && slices.Equal(s.Recvs, o.Recvs)
 }
 
 // Hash returns a 64-bit FNV-1a hash of s: specs that are Equal hash alike.
@@ -138,7 +147,7 @@ func (s *P2PSpec) Hash() uint64 {
 			h = (h ^ uint64(v>>i)&0xff) * 1099511628211
 		}
 	}
-	for _, v := range [...]int64{int64(s.Rank), int64(s.Size), int64(s.EltSize), int64(s.Channels), int64(s.Proto), int64(s.BuffSize), s.LLMax, int64(s.LLBuffSize), int64(len(s.Sends))} {
+	for _, v := range [...]int64{int64(s.Rank), int64(s.Size), int64(s.EltSize), int64(s.Channels), int64(s.Proto), int64(s.BuffSize), s.LLMax, int64(s.LLBuffSize), s.Stripe, int64(len(s.Sends))} {
 		mix(v)
 	}
 	if s.Direct {
@@ -200,6 +209,10 @@ func (s *P2PSpec) Validate() error {
 		return bad("an LL threshold (%d elements) under %v: only a Simple plan sends its small messages by LL", s.LLMax, s.Proto)
 	case s.Direct && s.Proto != Simple:
 		return bad("direct messages under %v: only a Simple plan moves its large messages directly", s.Proto)
+	case s.Stripe < 0:
+		return bad("stripe of %d elements is negative", s.Stripe)
+	case s.Stripe > 0 && !s.Direct:
+		return bad("a stripe of %d elements without direct messages: only a direct message goes in tiles", s.Stripe)
 	case s.LLMax > 0 && s.llChunk() < 1:
 		return bad("LL FIFO of %d bytes holds no %d-byte element per slot", s.LLBuffSize, s.EltSize)
 	}
@@ -283,7 +296,7 @@ func NewP2P(spec P2PSpec) (*Plan, error) {
 				ch := &p.Channels[c]
 				for i, x := range sc[c] {
 					ch.Steps = append(ch.Steps, Step{Prim: Copy, RecvPeer: -1, SendPeer: -1, InOff: x.Off,
-						OutOff: rc[c][i].Off, Count: x.Count, SliceLen: x.Count})
+						OutOff: rc[c][i].Off, Count: x.Count, SliceLen: x.Count, Tile: x.tile, Stride: x.stride})
 				}
 			}
 			continue
@@ -295,6 +308,7 @@ func NewP2P(spec P2PSpec) (*Plan, error) {
 				st := Step{RecvPeer: -1, SendPeer: -1, SliceLen: p.SliceCapElems}
 				if i < len(a) {
 					st.Prim, st.SendPeer, st.InOff, st.Count, st.SendLL = Send, int32(to), a[i].Off, a[i].Count, a[i].ll
+					st.Tile, st.Stride = a[i].tile, a[i].stride
 				}
 				if i < len(b) {
 					st.RecvPeer, st.OutOff, st.RecvLL = int32(from), b[i].Off, b[i].ll
@@ -318,7 +332,9 @@ func NewP2P(spec P2PSpec) (*Plan, error) {
 // direct one, which no FIFO bounds), and into up to one chunk per channel
 // when it holds more than P2PMinPart bytes per channel (P2PDirectMinPart
 // for a direct one); chunks start at multiples of the alignment unit from
-// the message's start, and none is empty.
+// the message's start, and none is empty. A direct message that
+// stripeTile admits goes in tiles: chunk j is its tiles j, j+w, … of the
+// w chunks the cut above would make.
 func (p *Plan) chunks(xs []Xfer) [][]chunk {
 	nch := int64(len(p.Channels))
 	out := make([][]chunk, nch)
@@ -338,6 +354,19 @@ func (p *Plan) chunks(xs []Xfer) [][]chunk {
 		unit := alignUp(ceilDiv(part, int64(p.Spec.EltSize)), p.AlignmentElems)
 		parts := max(ceilDiv(x.Count, most), min(nch, ceilDiv(x.Count, unit)))
 		l := min(alignUp(ceilDiv(x.Count, parts), p.AlignmentElems), most)
+		if t, w := p.stripeTile(ll, l, most, x.Count); t > 0 {
+			// Tile i of the message goes to part i mod w.
+			tiles := ceilDiv(x.Count, t)
+			for j := range w {
+				n := (tiles - j + w - 1) / w * t // its tiles j, j+w, …, whole
+				if (tiles-1)%w == j {
+					n -= tiles*t - x.Count // and the message's last one, short
+				}
+				c := (int64(k) + j) % nch
+				out[c] = append(out[c], chunk{Xfer: Xfer{Peer: x.Peer, Off: x.Off + j*t, Count: n}, ll: ll, tile: t, stride: w * t})
+			}
+			continue
+		}
 		for j, off := int64(0), int64(0); off < x.Count; j, off = j+1, off+l {
 			c := (int64(k) + j) % nch
 			out[c] = append(out[c], chunk{Xfer: Xfer{Peer: x.Peer, Off: x.Off + off, Count: min(l, x.Count-off)}, ll: ll})
@@ -345,6 +374,33 @@ func (p *Plan) chunks(xs []Xfer) [][]chunk {
 	}
 	return out
 }
+
+// stripeTile returns the tile and the parts of a message of count
+// elements cut into parts of up to l elements (most at most), when it goes
+// in tiles (P2PSpec.Stripe): a direct message of two or more parts, no
+// more than the channels, each at least P2PStripeMinTiles tiles long and
+// none, in tiles, over most; else 0, 0.
+func (p *Plan) stripeTile(ll bool, l, most, count int64) (tile, parts int64) {
+	if !p.Direct(ll) || p.P2P.Stripe == 0 {
+		return 0, 0
+	}
+	parts = ceilDiv(count, l)
+	if parts < 2 || parts > int64(len(p.Channels)) {
+		return 0, 0
+	}
+	tile = alignDown(p.P2P.Stripe/parts, p.AlignmentElems)
+	if tile == 0 || l < P2PStripeMinTiles*tile || ceilDiv(ceilDiv(count, tile), parts)*tile > most {
+		return 0, 0
+	}
+	return tile, parts
+}
+
+// P2PStripeMinTiles is the fewest tiles a part of a striped message holds
+// (P2PSpec.Stripe); a smaller message's parts stay contiguous. On one H200
+// with 2 ranks sharing it, 32-KiB tiles of parts of 64 KiB (4-MiB messages)
+// were no quicker than contiguous parts and at 16 MiB (8 tiles a part) as
+// quick (BENCHMARKS, issue 20).
+const P2PStripeMinTiles = 8
 
 // P2PMinPart is the least a message puts on each of the channels it
 // spreads over: a message of up to 64 KiB stays on one channel, as NCCL's
@@ -375,7 +431,8 @@ const P2PDirectMaxChunk = 16 << 20
 // a plan of another protocol.
 type chunk struct {
 	Xfer
-	ll bool
+	ll           bool
+	tile, stride int64 // a striped part's (Step.Tile, Step.Stride)
 }
 
 // AllToAll returns rank's messages of an all-to-all of count elements per

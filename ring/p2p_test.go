@@ -26,10 +26,11 @@ func p2pGeom(n, nch int, proto ring.Protocol, elt int) ring.P2PSpec {
 // messages to one peer and to itself — on 1 to 6 ranks, 1 to 3 channels,
 // Simple, LL, and Simple with the small messages by LL, each Simple one
 // also direct (the receiver posting its output's addresses, the sender
-// waiting for them), with messages from empty to many chunks long, runs to
+// waiting for them) and some of those in tiles (a stripe), with messages from empty to many chunks long, runs to
 // completion and delivers every message to its receive (Verify).
 func TestP2PRandomGroupsVerify(t *testing.T) {
 	rng := rand.New(rand.NewPCG(20, 1))
+	tiled := 0
 	for trial := range 400 {
 		n := 1 + rng.IntN(6)
 		pattern := trial % ringtest.NumPatterns
@@ -38,10 +39,102 @@ func TestP2PRandomGroupsVerify(t *testing.T) {
 			g.LLMax, g.LLBuffSize = []int64{1, 20, 200}[rng.IntN(3)], 8*256
 		}
 		g.Direct = g.Proto == ring.Simple && rng.IntN(2) == 0
+		if g.Direct {
+			g.Stripe = []int64{0, 24, 100, 250}[rng.IntN(4)]
+		}
 		sends, recvs := ringtest.P2PGroup(rng, n, pattern, []int64{3, 100, 2000}[rng.IntN(3)])
 		plans, err := ringtest.P2PPlans(g, sends, recvs)
 		require.NoError(t, err, "trial %d", trial)
 		require.NoError(t, ring.Verify(plans), "trial %d: pattern %d, %+v\nsends %v\nrecvs %v", trial, pattern, g, sends, recvs)
+		for _, p := range plans {
+			for _, ch := range p.Channels {
+				for _, st := range ch.Steps {
+					if st.Tile > 0 {
+						tiled++
+					}
+				}
+			}
+		}
+	}
+	assert.Greater(t, tiled, 100, "steps in tiles")
+}
+
+// TestP2PStripes: with a stripe, a direct message of parts of at least
+// P2PStripeMinTiles tiles is dealt to its parts a tile at a time — tiles
+// of Stripe/parts elements, the parts' tiles that many apart, a part's
+// first tile at its place in the message — and every element arrives;
+// its copy to itself goes alike; a smaller message's parts stay whole,
+// and so do a message's without a stripe or not direct. Verify catches
+// tiles where they cannot be and a sender's tiles that are not its
+// receiver's; a schedule, which cannot carry tiles, refuses them.
+func TestP2PStripes(t *testing.T) {
+	const nch, stripe = 8, 64 << 10
+	g := p2pGeom(2, nch, ring.Simple, 1)
+	g.BuffSize, g.Direct, g.Stripe = 1<<22, true, stripe
+	big := int64(512<<10 + 5)
+	tile := int64(stripe / nch)
+	sends := [][]ring.Xfer{{{Peer: 1, Count: big}, {Peer: 0, Off: big, Count: big}}, {{Peer: 0, Count: 40 << 10}}}
+	recvs := [][]ring.Xfer{{{Peer: 1, Count: 40 << 10}, {Peer: 0, Off: 40 << 10, Count: big}}, {{Peer: 0, Count: big}}}
+	plans, err := ringtest.P2PPlans(g, sends, recvs)
+	require.NoError(t, err)
+	require.NoError(t, ring.Verify(plans))
+	var sent, copied int64
+	for c, ch := range plans[0].Channels {
+		for _, st := range ch.Steps {
+			switch {
+			case st.Prim == ring.Copy:
+				copied += st.Count
+				assert.Equal(t, big+int64(c)*tile, st.InOff, "channel %d's copy starts at its first tile", c)
+				assert.Equal(t, int64(40<<10)+int64(c)*tile, st.OutOff, "channel %d's copy lands at its first tile", c)
+			case st.Prim.Sends():
+				sent += st.Count
+				assert.Equal(t, int64(c)*tile, st.InOff, "channel %d's part starts at its first tile", c)
+			}
+			if st.Prim == ring.Copy || st.Prim.Sends() {
+				assert.Equal(t, [2]int64{tile, nch * tile}, [2]int64{st.Tile, st.Stride}, "channel %d's %v", c, st.Prim)
+			}
+		}
+	}
+	assert.Equal(t, [2]int64{big, big}, [2]int64{sent, copied})
+	for _, st := range plans[1].Channels[0].Steps {
+		assert.Zero(t, st.Tile, "40 KiB in 5 parts: fewer than %d tiles a part", ring.P2PStripeMinTiles)
+	}
+
+	_, err = ring.NewSchedule(plans)
+	assert.ErrorContains(t, err, "rank 0 channel 0 step 0 goes in tiles (P2PSpec.Stripe), which a schedule does not carry")
+
+	var pieces [][2]int64
+	for off, n := range plans[0].Channels[0].Steps[0].Pieces(2*tile + 3) {
+		pieces = append(pieces, [2]int64{off, n})
+	}
+	assert.Equal(t, [][2]int64{{0, tile}, {nch * tile, tile}, {2 * nch * tile, 3}}, pieces)
+
+	for _, off := range []ring.P2PSpec{{Stripe: 0, Direct: true}, {Stripe: 0, Direct: false}} {
+		h := g
+		h.Stripe, h.Direct = off.Stripe, off.Direct
+		plans, err := ringtest.P2PPlans(h, sends, recvs)
+		require.NoError(t, err)
+		require.NoError(t, ring.Verify(plans))
+		for _, ch := range plans[0].Channels {
+			for _, st := range ch.Steps {
+				assert.Zero(t, st.Tile, "stripe %d, direct %v", h.Stripe, h.Direct)
+			}
+		}
+	}
+
+	for _, tc := range []struct {
+		change func(p []*ring.Plan)
+		want   string
+	}{
+		{func(p []*ring.Plan) { p[0].Channels[1].Steps[0].Stride = tile }, "at least two"},
+		{func(p []*ring.Plan) { p[0].Channels[1].Steps[0].Tile = 3 }, "a positive multiple of 16 elements, a whole number of tiles apart"},
+		{func(p []*ring.Plan) { p[0].P2P.Stripe = 0 }, "in a plan without a stripe"},
+		{func(p []*ring.Plan) { st := &p[0].Channels[1].Steps[1]; st.Tile, st.Stride = tile/2, nch*tile/2 }, "written twice"},
+	} {
+		plans, err := ringtest.P2PPlans(g, sends, recvs)
+		require.NoError(t, err)
+		tc.change(plans)
+		assert.ErrorContains(t, ring.Verify(plans), tc.want)
 	}
 }
 
@@ -182,6 +275,8 @@ func TestP2PLLHalves(t *testing.T) {
 		{func(s *ring.P2PSpec) { s.Proto, s.BuffSize = ring.LL, 8*256 }, "only a Simple plan sends its small messages by LL"},
 		{func(s *ring.P2PSpec) { s.LLBuffSize = 0 }, "LL FIFO of 0 bytes holds no 4-byte element per slot"},
 		{func(s *ring.P2PSpec) { s.Proto, s.BuffSize, s.LLMax, s.Direct = ring.LL, 8*256, 0, true }, "only a Simple plan moves its large messages directly"},
+		{func(s *ring.P2PSpec) { s.Direct, s.Stripe = true, -1 }, "stripe of -1 elements is negative"},
+		{func(s *ring.P2PSpec) { s.Stripe = 1 << 20 }, "only a direct message goes in tiles"},
 	} {
 		bad := g
 		tc.change(&bad)
@@ -351,7 +446,7 @@ func TestP2PSpecEqualHash(t *testing.T) {
 		func(s *ring.P2PSpec) { s.Sends[1].Off = 11 }, func(s *ring.P2PSpec) { s.Recvs[0].Peer = 3 },
 		func(s *ring.P2PSpec) { s.Recvs = append(s.Recvs, s.Sends[1]); s.Sends = s.Sends[:1] },
 		func(s *ring.P2PSpec) { s.LLMax = 16 }, func(s *ring.P2PSpec) { s.LLBuffSize = 1 << 16 },
-		func(s *ring.P2PSpec) { s.Direct = true },
+		func(s *ring.P2PSpec) { s.Direct = true }, func(s *ring.P2PSpec) { s.Stripe = 64 },
 	}
 	for i, change := range changes {
 		c := base()

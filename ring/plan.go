@@ -1,6 +1,9 @@
 package ring
 
-import "fmt"
+import (
+	"fmt"
+	"iter"
+)
 
 // Step is one primitive call of a rank's program on one channel.
 type Step struct {
@@ -21,6 +24,29 @@ type Step struct {
 	// slot of the LL FIFO, as one slice. Every other half, and every step
 	// of other plans, goes by the plan's protocol.
 	SendLL, RecvLL bool
+	// Tile and Stride: a point-to-point plan's direct send half or copy
+	// that goes in tiles (P2PSpec.Stripe) moves its Count elements as
+	// tiles of Tile elements, Stride apart, from InOff — and writes them
+	// as far apart from where its receiver posted (a copy: from OutOff);
+	// the last tile may be short. Tile 0: contiguous.
+	Tile, Stride int64
+}
+
+// Pieces yields the element ranges, relative to the step's offsets, of n
+// of its elements: [0, n) for a contiguous step, a tile each for one in
+// tiles (Tile).
+func (s *Step) Pieces(n int64) iter.Seq2[int64, int64] {
+	return func(yield func(off, n int64) bool) {
+		if s.Tile <= 0 {
+			yield(0, n)
+			return
+		}
+		for done, off := int64(0), int64(0); done < n; done, off = done+s.Tile, off+s.Stride {
+			if !yield(off, min(s.Tile, n-done)) {
+				return
+			}
+		}
+	}
 }
 
 // Slice returns the element range [off, off+n) of slice k relative to the

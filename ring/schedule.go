@@ -116,9 +116,12 @@ func NewSchedule(plans []*Plan) (*Schedule, error) {
 		if p.P2P != nil {
 			rs.Sends, rs.Recvs = append([]Xfer{}, p.P2P.Sends...), append([]Xfer{}, p.P2P.Recvs...)
 		}
-		for _, ch := range p.Channels {
+		for c, ch := range p.Channels {
 			cs := ChannelSchedule{Offset: ch.Offset, Count: ch.Count, Steps: make([]StepSchedule, 0, len(ch.Steps))}
-			for _, st := range ch.Steps {
+			for i, st := range ch.Steps {
+				if st.Tile > 0 {
+					return nil, fmt.Errorf("schedule: rank %d channel %d step %d goes in tiles (P2PSpec.Stripe), which a schedule does not carry", r, c, i)
+				}
 				cs.Steps = append(cs.Steps, StepSchedule{Op: st.Prim.String(), Chunk: st.Chunk, Recv: st.RecvPeer,
 					Send: st.SendPeer, In: st.InOff, Out: st.OutOff, Count: st.Count, Slice: st.SliceLen, RecvCount: st.RecvCount})
 			}

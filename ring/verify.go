@@ -232,11 +232,10 @@ func (v *verifier) advance(r, c int) (ok, done bool, err error) {
 	}
 	var in []token
 	if st.Prim.ReadsInput() {
-		lo, hi := st.InOff+off, st.InOff+off+cnt
-		if lo < 0 || hi > int64(len(v.in[r])) {
-			return false, false, where("reads input [%d, %d) outside [0, %d)", lo, hi, len(v.in[r]))
+		var err error
+		if in, err = v.read(r, st, st.InOff+off, cnt); err != nil {
+			return false, false, where("%v", err)
 		}
-		in = v.in[r][lo:hi]
 	}
 	switch st.Prim {
 	case Send, Copy, ReduceCopy, CopySend:
@@ -254,7 +253,7 @@ func (v *verifier) advance(r, c int) (ok, done bool, err error) {
 		}
 	}
 	if st.Prim.WritesOutput() {
-		if err := v.write(r, st.OutOff+off, data); err != nil {
+		if err := v.writePieces(r, st, st.OutOff+off, data); err != nil {
 			return false, false, where("%v", err)
 		}
 	}
@@ -269,6 +268,33 @@ func (v *verifier) advance(r, c int) (ok, done bool, err error) {
 	return true, cur.step >= len(steps), nil
 }
 
+// read returns n elements of rank r's input from element lo, in the
+// pieces of step st (Step.Pieces).
+func (v *verifier) read(r int, st *Step, lo, n int64) ([]token, error) {
+	in := v.in[r]
+	var data []token
+	for off, m := range st.Pieces(n) {
+		if a, b := lo+off, lo+off+m; a < 0 || b > int64(len(in)) {
+			return nil, fmt.Errorf("reads input [%d, %d) outside [0, %d)", a, b, len(in))
+		}
+		data = append(data, in[lo+off:lo+off+m]...)
+	}
+	return data, nil
+}
+
+// writePieces stores data from element lo of rank r's output in the
+// pieces of step st (Step.Pieces), each element once.
+func (v *verifier) writePieces(r int, st *Step, lo int64, data []token) error {
+	done := int64(0)
+	for off, m := range st.Pieces(int64(len(data))) {
+		if err := v.write(r, lo+off, data[done:done+m]); err != nil {
+			return err
+		}
+		done += m
+	}
+	return nil
+}
+
 // write stores data at element lo of rank r's output, each element once.
 func (v *verifier) write(r int, lo int64, data []token) error {
 	out := v.out[r]
@@ -280,6 +306,25 @@ func (v *verifier) write(r int, lo int64, data []token) error {
 			return fmt.Errorf("output element %d written twice", lo+int64(i))
 		}
 		out[lo+int64(i)] = t
+	}
+	return nil
+}
+
+// checkTiles checks a step's tiles (Step.Tile, Step.Stride): only on a
+// copy or a direct send half of a plan with a stripe, whole alignment
+// units, at least two tiles apart, a whole number of tiles apart.
+func checkTiles(p *Plan, st *Step) error {
+	if st.Tile == 0 && st.Stride == 0 {
+		return nil
+	}
+	a := p.AlignmentElems
+	switch {
+	case p.P2P == nil || p.P2P.Stripe == 0:
+		return fmt.Errorf("tiles of %d elements in a plan without a stripe", st.Tile)
+	case st.Prim != Copy && (!st.Prim.Sends() || !p.Direct(st.SendLL)):
+		return fmt.Errorf("tiles of %d elements on a %v step without a direct send half", st.Tile, st.Prim)
+	case st.Tile <= 0 || st.Tile%a != 0 || st.Stride < 2*st.Tile || st.Stride%st.Tile != 0:
+		return fmt.Errorf("tiles of %d elements %d apart: want a positive multiple of %d elements, a whole number of tiles apart, at least two", st.Tile, st.Stride, a)
 	}
 	return nil
 }
@@ -300,6 +345,9 @@ func (v *verifier) checkStep(p *Plan, c int, st *Step) error {
 	}
 	if st.RecvCount != 0 && st.Prim != SendRecv {
 		return fmt.Errorf("receive count %d on a %v (SendRecv's only)", st.RecvCount, st.Prim)
+	}
+	if err := checkTiles(p, st); err != nil {
+		return err
 	}
 	if st.Prim == Copy || st.Prim == ReduceCopy {
 		return nil

@@ -19,6 +19,7 @@ type unit struct {
 	data       []token
 	at, slots  int64
 	ll, direct bool
+	pieces     Step // a direct unit's Tile and Stride: where its data lands from the address posted
 }
 
 func (v *verifier) queue(k connKey) *queue {
@@ -117,11 +118,11 @@ func (v *verifier) halves(r, c int, st *Step, cur *cursor, where func(string, ..
 		if whole(st.SendLL) {
 			off, cnt = 0, st.Count
 		}
-		lo, hi := st.InOff+off, st.InOff+off+cnt
-		if lo < 0 || hi > int64(len(v.in[r])) {
-			return false, false, where("reads input [%d, %d) outside [0, %d)", lo, hi, len(v.in[r]))
+		data, err := v.read(r, st, st.InOff+off, cnt)
+		if err != nil {
+			return false, false, where("%v", err)
 		}
-		q.push(unit{data: append([]token(nil), v.in[r][lo:hi]...), at: at, slots: w, ll: st.SendLL, direct: p.Direct(st.SendLL)})
+		q.push(unit{data: data, at: at, slots: w, ll: st.SendLL, direct: p.Direct(st.SendLL), pieces: Step{Tile: st.Tile, Stride: st.Stride}})
 		cur.sent = true
 		return true, false, nil
 	}
@@ -139,7 +140,8 @@ func (v *verifier) halves(r, c int, st *Step, cur *cursor, where func(string, ..
 				return false, false, where("receives a unit of %d slots at counter %d (LL %v, direct %v) from rank %d, which sent one of %d at %d (LL %v, direct %v)",
 					w, at, st.RecvLL, p.Direct(st.RecvLL), st.RecvPeer, u.slots, u.at, u.ll, u.direct)
 			}
-			data := q.pop().data
+			u := q.pop()
+			data := u.data
 			if whole(st.RecvLL) {
 				off, cnt = 0, st.Count
 				if st.Prim == SendRecv {
@@ -149,7 +151,7 @@ func (v *verifier) halves(r, c int, st *Step, cur *cursor, where func(string, ..
 			if int64(len(data)) != cnt {
 				return false, false, where("received %d elements from rank %d, expected %d", len(data), st.RecvPeer, cnt)
 			}
-			if err := v.write(r, st.OutOff+off, data); err != nil {
+			if err := v.writePieces(r, &u.pieces, st.OutOff+off, data); err != nil {
 				return false, false, where("%v", err)
 			}
 		}

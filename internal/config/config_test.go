@@ -297,6 +297,14 @@ func TestResolveEnv(t *testing.T) {
 			d.OverlapOff = false
 			assert.Equal(t, d.Fingerprint(), s.Fingerprint(), "each rank's launches are its own: ranks need not agree")
 		}},
+		{name: "RINGO_P2P_STRIPE", value: "32M", err: "want a multiple of 1 bytes in [0, 16M] (K, M, G suffixes)"},
+		{name: "RINGO_P2P_STRIPE", value: "1M", gpu: true, check: func(t *testing.T, s Settings) {
+			assert.Equal(t, 1<<20, s.P2PStripe)
+			d := s
+			d.P2PStripe = DefaultP2PStripe
+			assert.Equal(t, d.Fingerprint(), s.Fingerprint(), "only ranks of one process go in tiles: processes need not agree")
+		}},
+		{name: "RINGO_P2P_STRIPE", value: "0", gpu: true, check: func(t *testing.T, s Settings) { assert.Zero(t, s.P2PStripe) }},
 		{name: "RINGO_DIRECT_MAX", value: "2M", err: "want a multiple of 1 bytes in [0, 1M] (K, M, G suffixes)"},
 		{name: "RINGO_DIRECT_MAX", value: "-1", err: "want a multiple of 1 bytes in [0, 1M]"},
 		{name: "RINGO_DIRECT_MAX", value: "64K", gpu: true, check: func(t *testing.T, s Settings) {

@@ -78,6 +78,20 @@ const (
 	// quicker to 128 KiB, the direct kernels 18–33 % quicker at 2 MiB;
 	// BENCHMARKS "Direct reduce-scatter and all-gather"). Two ranks: 0.
 	DefaultGatherDirectMin = 1 << 20
+	// DefaultP2PStripe is RINGO_P2P_STRIPE's default: where ranks of one
+	// process share one GPU, each sends a large message in tiles dealt to
+	// its parts in turn, so that the tiles the GPU's blocks copy at once —
+	// one of each part of every rank's message — span about this many
+	// bytes together (a tile is this over the ranks and the message's
+	// parts: ring.P2PSpec.Stripe). On one H200, with tiles spanning 4 MiB
+	// so, 2 ranks' send/recv (64 parts, 32-KiB tiles) went from 823–825 to
+	// 853–863 GB/s at 64 MiB and 931 to 975–977 at 256 MiB; 4 ranks' (16
+	// parts, 64-KiB tiles) from 430–433 to 458–459 at 64 MiB, all-to-all
+	// from 338 to 355 at 256 MiB. Spanning 2 MiB was slower than whole
+	// parts (2 ranks: 733–736 GB/s at 64 MiB; 4 ranks: 378–380), and 8 or
+	// 16 MiB gained less (2 ranks: 839–845, 828–836; 4 ranks: 431–434)
+	// (BENCHMARKS "Point-to-point in tiles").
+	DefaultP2PStripe = 4 << 20
 )
 
 // Defaults are what a kind of communicator assumes for what the
@@ -128,6 +142,7 @@ var (
 	envP2PChannels = env.Var{Name: "MAX_P2P_NCHANNELS", NCCL: true}
 	envDirectMax   = env.Var{Name: "DIRECT_MAX"}
 	envTwoShotMax  = env.Var{Name: "TWOSHOT_MAX"}
+	envP2PStripe   = env.Var{Name: "P2P_STRIPE"}
 	envGatherMin   = env.Var{Name: "GATHER_DIRECT_MIN"}
 	envLaunchOrder = env.Var{Name: "LAUNCH_ORDER"}
 	envTimeout     = env.Var{Name: "TIMEOUT"}
@@ -183,6 +198,7 @@ type Settings struct {
 	OverlapOff       bool           // RINGO_PDL_DISABLE=1: a GPU call's kernel does not overlap the end of the one before it on its stream (device.New)
 	DirectMax        int            // RINGO_DIRECT_MAX: GPU all-reduces of at most these bytes read the peers' inputs directly where they can (0: never, and in a hierarchical variant's phases)
 	TwoShotMax       int            // RINGO_TWOSHOT_MAX: and those above DirectMax up to these bytes, in two shots (not above DirectMax: never)
+	P2PStripe        int            // RINGO_P2P_STRIPE: ranks of one process sharing one GPU send large messages in tiles that, copied at once, span this many bytes together (ring.P2PSpec.Stripe: this over the ranks); 0: in whole parts
 	GatherDirectMin  int            // RINGO_GATHER_DIRECT_MIN: reduce-scatters and all-gathers whose whole buffer is at least this (and at most DirectStage) read directly
 	Unordered        bool           // RINGO_LAUNCH_ORDER=0: ranks of one process sharing a GPU enqueue their collectives without waiting for each other (calls.Table)
 
@@ -314,6 +330,9 @@ func Resolve(c Request, n int, d Defaults) (Settings, error) {
 		return Settings{}, err
 	}
 	if s.TwoShotMax, err = envTwoShotMax.Size(DefaultTwoShotMax, 0, kernels.TwoShotMaxBytes, 1); err != nil {
+		return Settings{}, err
+	}
+	if s.P2PStripe, err = envP2PStripe.Size(DefaultP2PStripe, 0, 16<<20, 1); err != nil {
 		return Settings{}, err
 	}
 	gatherMin := 0

@@ -85,6 +85,9 @@ static_assert(sizeof(RingoConn) == 128, "RingoConn layout");
 #define RINGO_PROTO_LL128 1
 #define RINGO_PROTO_SIMPLE 2
 #define RINGO_PROTO_DIRECT 3  // a point-to-point half of a Simple plan straight into the receiver's output (kernels.ProtoDirect)
+// A point-to-point step's prim word bit: its copy or direct send goes in
+// tiles, its slice field the stripe word (kernels.PrimTiles, stripedMove).
+#define RINGO_PRIM_TILES (1u << 24)
 
 // Launch geometry packed in one 64-bit kernel parameter.
 struct RingoGeom {

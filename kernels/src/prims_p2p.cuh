@@ -13,7 +13,11 @@
 // mailbox, beside the sender's head); the sender waits for the post,
 // copies, and advances the tail; the receiver waits for the tail and
 // returns the credit. The unit counts a Simple step's slots, though none
-// is used.
+// is used. A direct chunk, and a copy, may go in tiles (RINGO_PRIM_TILES:
+// ring.P2PSpec.Stripe, for ranks sharing one GPU): the chunk is every
+// width-th tile of its message from the one at its offsets, and the
+// sender writes each as far from the posted address as it reads it from
+// its own (stripedMove).
 //
 // Units. A Simple half moves slicesPerStep slices of slotsPerSlice slots, a
 // flagged half (LL, LL128) one slot, a direct half one unit of a Simple
@@ -54,12 +58,27 @@ __device__ __forceinline__ uint64_t unitSlots(RingoGeom g) {
   return Direct ? (uint64_t)g.slotsPerSlice * g.slicesPerStep : g.slotsPerSlice;
 }
 
+// stripedMove moves n bytes (prim: a Send's or a Copy's) in tiles from in
+// to out, as a step in tiles says (RINGO_PRIM_TILES, ring.Step.Tile): the
+// stripe word's low 24 bits are a tile's bytes, its high 8 the tiles from
+// one of this step's to its next; the last tile may be short. The workers'
+// moves run back to back, no barrier between tiles.
+template <typename T, typename R>
+__device__ __forceinline__ void stripedMove(const R& r, uint32_t prim, const char* in, char* out, int64_t n,
+                                            uint32_t stripe) {
+  const int64_t tile = stripe & 0xffffffu, step = tile * (stripe >> 24);
+  for (int64_t done = 0, at = 0; done < n; done += tile, at += step) {
+    if (prim == PrimCopy) runStep<T, R>(r, PrimCopy, nullptr, nullptr, in + at, out + at, min(tile, n - done));
+    else Mover<T, T, R>::move(r, PrimSend, nullptr, out + at, in + at, nullptr, min(tile, n - done));
+  }
+}
+
 // p2pSendSimple moves slice k of a Simple send half of n bytes from in
 // into the FIFO's slots, or (Direct: its one unit, k = 0, slice ≥ n) to
 // where the receiver posted it.
 template <typename T, typename R, bool Direct>
 __device__ __forceinline__ bool p2pSendSimple(const R& r, P2PEnds& e, const char* in, int64_t n, int64_t slice, int k,
-                                              RingoGeom g, const volatile uint32_t* abortFlag) {
+                                              RingoGeom g, const volatile uint32_t* abortFlag, uint32_t stripe) {
   __shared__ char* dst;  // the unit's destination, as thread 32 read it
   const int tid = threadIdx.x;
   const uint64_t sps = unitSlots<Direct>(g);
@@ -83,7 +102,10 @@ __device__ __forceinline__ bool p2pSendSimple(const R& r, P2PEnds& e, const char
       }
     }
     barWorkers();
-    if (len > 0 && dst != nullptr) Mover<T, T, R>::move(r, PrimSend, nullptr, dst, in + off, nullptr, len);
+    if (len > 0 && dst != nullptr) {
+      if (Direct && stripe != 0) stripedMove<T, R>(r, PrimSend, in + off, dst, len, stripe);
+      else Mover<T, T, R>::move(r, PrimSend, nullptr, dst, in + off, nullptr, len);
+    }
   }
   if (__syncthreads_or(aborted)) return false;
   if (tid == RINGO_NTHREADS - 32) {
@@ -166,7 +188,7 @@ __device__ __forceinline__ bool p2pRecvFlagged(const R& r, P2PEnds& e, char* out
 // char*) or receive half (to buf, a char*) of n bytes with protocol proto.
 template <typename T, typename R, bool Send, typename Buf>
 __device__ __forceinline__ bool p2pHalf(const R& r, P2PEnds& e, uint32_t proto, Buf buf, int64_t n, uint32_t slot,
-                                        int64_t slice, int k, RingoGeom g, const volatile uint32_t* abortFlag) {
+                                        int64_t slice, int k, RingoGeom g, const volatile uint32_t* abortFlag, uint32_t stripe) {
   switch (proto) {
     case RINGO_PROTO_LL:
       if constexpr (Send) return p2pSendFlagged<T, R, ProtoLL>(r, e, buf, n, slot, abortFlag);
@@ -175,10 +197,10 @@ __device__ __forceinline__ bool p2pHalf(const R& r, P2PEnds& e, uint32_t proto, 
       if constexpr (Send) return p2pSendFlagged<T, R, ProtoLL128>(r, e, buf, n, slot, abortFlag);
       else return p2pRecvFlagged<T, R, ProtoLL128>(r, e, buf, n, slot, abortFlag);
     case RINGO_PROTO_DIRECT:
-      if constexpr (Send) return p2pSendSimple<T, R, true>(r, e, buf, n, slice, k, g, abortFlag);
+      if constexpr (Send) return p2pSendSimple<T, R, true>(r, e, buf, n, slice, k, g, abortFlag, stripe);
       else return p2pRecvSimple<T, R, true>(r, e, buf, n, slice, k, g, abortFlag);
     default:
-      if constexpr (Send) return p2pSendSimple<T, R, false>(r, e, buf, n, slice, k, g, abortFlag);
+      if constexpr (Send) return p2pSendSimple<T, R, false>(r, e, buf, n, slice, k, g, abortFlag, 0);
       else return p2pRecvSimple<T, R, false>(r, e, buf, n, slice, k, g, abortFlag);
   }
 }
@@ -200,7 +222,12 @@ __device__ void runP2P(const R& r, const RingoConn* conns, const RingoStep* step
     const uint32_t prim = s.prim & 0xffu, sp = (s.prim >> 8) & 0xffu, rp = (s.prim >> 16) & 0xffu;
     tc.begin();
     if (prim == PrimCopy) {
-      if (tid < RINGO_NWORKERS) runStep<T, R>(r, PrimCopy, nullptr, nullptr, in + s.inOff, out + s.outOff, s.bytes);
+      const uint32_t stripe = (s.prim & RINGO_PRIM_TILES) ? (uint32_t)s.sliceBytes : 0;
+      if (tid < RINGO_NWORKERS) {
+        if (stripe != 0)
+          stripedMove<T, R>(r, PrimCopy, in + s.inOff, out + s.outOff, s.bytes, stripe);
+        else runStep<T, R>(r, PrimCopy, nullptr, nullptr, in + s.inOff, out + s.outOff, s.bytes);
+      }
       tc.end();
       continue;
     }
@@ -237,9 +264,10 @@ __device__ void runP2P(const R& r, const RingoConn* conns, const RingoStep* step
     bool ok = true;
     // A direct half's one unit is its whole chunk.
     const int64_t sSlice = sp == RINGO_PROTO_DIRECT ? sendBytes : slice, rSlice = rp == RINGO_PROTO_DIRECT ? recvBytes : slice;
+    const uint32_t stripe = sp == RINGO_PROTO_DIRECT && (s.prim & RINGO_PRIM_TILES) ? (uint32_t)slice : 0;
     for (int k = 0; ok && k < max(ns, nr); k++) {
-      if (k < ns) ok = p2pHalf<T, R, true>(r, e, sp, in + s.inOff, sendBytes, sSlot, sSlice, k, g, abortFlag);
-      if (ok && k < nr) ok = p2pHalf<T, R, false>(r, e, rp, out + s.outOff, recvBytes, rSlot, rSlice, k, g, abortFlag);
+      if (k < ns) ok = p2pHalf<T, R, true>(r, e, sp, in + s.inOff, sendBytes, sSlot, sSlice, k, g, abortFlag, stripe);
+      if (ok && k < nr) ok = p2pHalf<T, R, false>(r, e, rp, out + s.outOff, recvBytes, rSlot, rSlice, k, g, abortFlag, 0);
     }
     if (!ok) return;
     tc.end();
