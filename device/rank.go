@@ -175,10 +175,24 @@ func newRank(ordinal, channels int, overlap bool) (*Rank, error) {
 }
 
 // LoadKernels loads ringo's kernels, every module of package kernels, into
-// dev (once per device; later calls are no-ops).
+// dev, and every kernel of them (once per device; later calls are no-ops).
+//
+// Every kernel now, not at its first launch: CUDA loads a kernel's code
+// lazily (the default since CUDA 12.2), and loading it can wait for the
+// GPU, while ranks of one process share it and a rank's kernel there
+// spins until a peer launches — which the peer, waiting for the same
+// device to find its own next kernel, never did. On one H200, 2 ranks'
+// back-to-back calls (TestGPUBackToBack) hung so in every fresh process,
+// 8 of 8, and only passed after other tests had used the kernels
+// (BENCHMARKS "Point-to-point in tiles").
 func LoadKernels(dev *cuda.Device) error {
 	for _, m := range kernels.Modules() {
 		if err := dev.LoadModule(m.Name, m.Fatbin); err != nil {
+			return err
+		}
+	}
+	for _, name := range kernels.Names() {
+		if _, err := dev.Func(name); err != nil {
 			return err
 		}
 	}

@@ -52,7 +52,8 @@ func (d *Device) LoadModule(name string, image []byte) error {
 	})
 }
 
-// Func returns the kernel name, from whichever loaded module has it.
+// Func returns the kernel name, from whichever loaded module has it,
+// loaded into the GPU.
 func (d *Device) Func(name string) (Func, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -71,6 +72,12 @@ func (d *Device) Func(name string) (Func, error) {
 			}
 			if err != nil {
 				return wrap("find kernel "+name+" in "+m.name, err)
+			}
+			// Under CUDA's lazy loading (the default since CUDA 12.2)
+			// a kernel's code is loaded at its first use; asking an
+			// attribute loads it now.
+			if _, err := fn.Attribute(cu.NumRegs); err != nil {
+				return wrap("load kernel "+name+" from "+m.name, err)
 			}
 			// cu.Function holds the CUfunction as its only field.
 			f = Func{name: name, fn: *(*C.CUfunction)(unsafe.Pointer(&fn))}
