@@ -298,7 +298,8 @@ type gpuRank struct {
 	// NCCL_P2P_DIRECT_DISABLE says not to.
 	direct bool
 	// stripe: with direct, on a communicator whose ranks all share one GPU,
-	// the rank's share of Settings.P2PStripe (ring.P2PSpec.Stripe); else 0.
+	// the rank's share of Settings.P2PStripe (Settings.RankStripe,
+	// ring.P2PSpec.Stripe); else 0.
 	stripe int64
 	// reads: every rank's GPU reaches the others' memory and the rank's
 	// executor knows their sync areas (package direct), so all-reduces that

@@ -5,7 +5,6 @@ package ringo
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/ringo-ccl/ringo/device"
 	"github.com/ringo-ccl/ringo/internal/config"
@@ -87,7 +86,6 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 		table, t := pr.Table(rank)
 		return comms[rank].gpu.exec.SetTable(uintptr(table), t)
 	}
-	oneGPU := !slices.ContainsFunc(gpus, func(g int) bool { return g != gpus[0] })
 	for r := range n {
 		exec, err := device.New(gpus[r], s.Channels, !s.OverlapOff)
 		if err == nil {
@@ -104,10 +102,7 @@ func newLocalGPUs(gpus []int, cfg *Config) ([]*Comm, error) {
 			return fail(r, err)
 		}
 		comms[r], _ = newComm(r, n, s, w, nil)
-		comms[r].gpu = &gpuRank{dev: gpus[r], exec: exec, check: device.NewChecker(gpus[r]), direct: !s.DirectOff}
-		if !s.DirectOff && oneGPU {
-			comms[r].gpu.stripe = int64(s.P2PStripe / n)
-		}
+		comms[r].gpu = &gpuRank{dev: gpus[r], exec: exec, check: device.NewChecker(gpus[r]), direct: !s.DirectOff, stripe: s.RankStripe(shares)}
 		comms[r].traceKernels()
 		w.GPUs = append(w.GPUs, exec)
 	}

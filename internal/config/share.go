@@ -82,6 +82,17 @@ func (s *Settings) SharedP2P(gpus []GPUShare) {
 	}
 }
 
+// RankStripe returns a rank's ring.P2PSpec.Stripe, in bytes, on a
+// communicator of this process whose ranks are on gpus: where all are on
+// one GPU and their messages may go direct (not DirectOff), its share of
+// P2PStripe; else 0 (whole parts).
+func (s *Settings) RankStripe(gpus []GPUShare) int64 {
+	if len(gpus) != 1 || s.DirectOff {
+		return 0
+	}
+	return int64(s.P2PStripe / gpus[0].Ranks)
+}
+
 // LocalShares counts the ranks of each GPU of gpus (rank r on gpus[r], all
 // of this process) and asks resident (device.Resident) how many blocks it
 // holds.

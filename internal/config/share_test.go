@@ -117,3 +117,14 @@ func TestSharedP2P(t *testing.T) {
 		})
 	}
 }
+
+// TestRankStripe: ranks of one process all on one GPU take their share of
+// RINGO_P2P_STRIPE; on several GPUs, or with direct messages off, none.
+func TestRankStripe(t *testing.T) {
+	s := Settings{P2PStripe: DefaultP2PStripe}
+	assert.Equal(t, int64(DefaultP2PStripe/2), s.RankStripe([]GPUShare{sh("GPU 0", 2, 132)}))
+	assert.Equal(t, int64(DefaultP2PStripe/4), s.RankStripe([]GPUShare{sh("GPU 0", 4, 132)}))
+	assert.Zero(t, s.RankStripe([]GPUShare{sh("GPU 0", 1, 132), sh("GPU 1", 1, 132)}), "two GPUs")
+	s.DirectOff = true
+	assert.Zero(t, s.RankStripe([]GPUShare{sh("GPU 0", 2, 132)}), "NCCL_P2P_DIRECT_DISABLE=1")
+}
