@@ -158,25 +158,46 @@ func TestCollectives(t *testing.T) {
 }
 
 // TestCollectivesStreamed: every collective large enough for the executor
-// to choose its FIFO stores (stores) is right with both kinds, each call
-// checked, in and out of place; both kinds ran.
+// to choose its FIFO stores (stores) is right with each kind, each call
+// checked, in and out of place; every rank times its calls of each kind.
 func TestCollectivesStreamed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const count = streamMinBytes/4 + 1001
+	class := bits.Len64(count * 4)
 	for _, n := range []int{2, 3} {
 		w := newWorld(t, n, 2, smallSizes)
 		for coll := range ring.Collective(5) {
 			for _, inPlace := range []bool{false, true} {
-				for call := range 2 * warmRuns {
+				for _, stream := range []bool{false, true} {
+					if mem.HasStream {
+						for _, x := range w.execs {
+							// A class that has timed only its cached calls streams next.
+							x.stores.classes[class] = storeClass{}
+							if stream {
+								x.stores.classes[class].timed[0] = warmTimes
+							}
+						}
+					}
 					s := w.spec(coll, ring.Simple, count, 4)
 					s.Root = rng.IntN(n)
-					checkRun(t, fmt.Sprintf("n%d/%v/inplace=%v/call %d", n, coll, inPlace, call), w, s, rng, inPlace)
+					checkRun(t, fmt.Sprintf("n%d/%v/inplace=%v/stream=%v", n, coll, inPlace, stream), w, s, rng, inPlace)
+					for r, x := range w.execs {
+						assert.Equal(t, stream && mem.HasStream, x.stores.classes[class].last == 2, "n%d rank %d: the call's kind", n, r)
+					}
 				}
 			}
 		}
 		if mem.HasStream {
-			runs := w.execs[0].stores.classes[bits.Len64(count*4)].runs
-			assert.Equal(t, [2]uint8{warmRuns, warmRuns}, runs, "n%d: calls timed by kind", n)
+			for _, x := range w.execs {
+				x.stores.classes[class] = storeClass{}
+			}
+			for range 2 * (warmTimes + 1) { // each kind's first call after the other's is not timed
+				s := w.spec(ring.AllReduce, ring.Simple, count, 4)
+				checkRun(t, fmt.Sprintf("n%d/warm", n), w, s, rng, false)
+			}
+			for r, x := range w.execs {
+				assert.Equal(t, [2]uint64{warmTimes, warmTimes}, x.stores.classes[class].timed, "n%d rank %d: calls timed by kind", n, r)
+			}
 		}
 	}
 }

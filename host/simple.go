@@ -126,22 +126,26 @@ func apply(prim ring.Prim, f *reduce.Func, stream bool, recv, send, in, out []by
 }
 
 // load sets send, a FIFO's slots or a board's slot, to f's pre(in), with
-// non-temporal stores if stream and f has no pre-operation.
+// non-temporal stores if stream, else cached ones (see fill).
 func load(f *reduce.Func, stream bool, send, in []byte) {
-	if stream && !f.HasPre() {
-		mem.StreamCopy(send, in)
-	} else {
+	switch {
+	case f.HasPre():
 		f.Load(send, in)
+	case stream:
+		mem.StreamCopy(send, in)
+	default:
+		mem.CachedCopy(send, in)
 	}
 }
 
 // fill copies src into send, a FIFO's slots, with non-temporal stores if
-// stream.
+// stream, else with cached ones at every length (mem.CachedCopy: Go's copy
+// would stream slices of 1 MiB and more, whichever the stores chose).
 func fill(stream bool, send, src []byte) {
 	if stream {
 		mem.StreamCopy(send, src)
 	} else {
-		copy(send, src)
+		mem.CachedCopy(send, src)
 	}
 }
 

@@ -8,25 +8,37 @@ import (
 )
 
 // stores chooses, for each size class of collective, how the executor's
-// copies write the FIFOs it sends into: with cached stores (Go's copy, which
-// itself turns to non-temporal stores from 1 MiB) or with non-temporal
-// stores (mem.StreamCopy). Which is faster depends on how fast the peer's
-// core reads lines this core holds modified, and on the 2-core development
-// VM that changed while one watched: non-temporal copies took 2-rank
-// all-reduces of 128 KiB–2 MiB from 3–4 to 8–10 GB/s in one state and
-// cost 25–55 % in the other, minutes apart (BENCHMARKS.md, issue 25). So
-// the executor measures: each class runs each kind twice, then the faster
-// by a moving average of call times, trying the other kind every
-// exploreEvery calls to follow the machine. Every rank chooses alone; the
-// kinds of store do not change what the ranks exchange.
+// copies write the FIFOs it sends into: with cached stores
+// (mem.CachedCopy) or with non-temporal stores (mem.StreamCopy). Which is
+// faster depends on how fast the peer's core reads lines this core holds
+// modified, and on the 2-core development VM that changed while one
+// watched: non-temporal copies took 2-rank all-reduces of 128 KiB–2 MiB
+// from 3–4 to 8–10 GB/s in one state and cost 25–55 % in the other,
+// minutes apart; in a third, cached copies took half the time (BENCHMARKS.md,
+// issue 25). So the executor measures, per class, each kind's call time,
+// and runs the faster, trying the other exploreRun calls in a row every
+// exploreEvery calls to follow the machine.
+//
+// What is timed matters as much as the choice. A call right after a change
+// of kind is not timed: it pays for the lines the other kind left (after
+// streamed calls the FIFOs' lines are in memory, not in a cache: 76–123 µs
+// against 45–60 for a 1-MiB all-reduce), and a class's first call pays for
+// first touches of its buffers (136 µs against 8 at 128 KiB). A kind's
+// estimate is the quickest of its last keepTimes timed calls: a call is
+// slowed by preemptions, interrupts and the peer's lateness, never
+// quickened, so one slow call does not hold a class on the slower kind,
+// while a machine that slows a kind for good shows in keepTimes calls.
+// Every rank chooses alone; the kinds of store do not change what the
+// ranks exchange.
 type stores struct {
 	classes [64]storeClass // by bits.Len of the call's bytes
 }
 
 type storeClass struct {
 	calls uint64
-	avg   [2]time.Duration // moving average of a call's time, by kind (0 cached, 1 streamed)
-	runs  [2]uint8         // calls timed, by kind, up to warmRuns
+	times [2][keepTimes]time.Duration // the last timed calls, by kind (0 cached, 1 streamed), a ring
+	timed [2]uint64                   // calls timed, by kind
+	last  uint8                       // the kind of the class's previous call, plus one; 0: none
 }
 
 const (
@@ -34,8 +46,10 @@ const (
 	// took about as long in the slow state and streamed stores 2× in the
 	// fast one (8–32 KiB).
 	streamMinBytes = 64 << 10
-	warmRuns       = 2
-	exploreEvery   = 16
+	keepTimes      = 4
+	warmTimes      = 2 // timed calls of each kind before the first choice
+	exploreEvery   = 32
+	exploreRun     = 2 // the first, after a change of kind, is not timed
 )
 
 // pick returns the class of a call of bytes and whether it streams; class
@@ -48,12 +62,27 @@ func (s *stores) pick(bytes int64) (class int, stream bool) {
 	c := &s.classes[class]
 	c.calls++
 	switch {
-	case c.runs[0] < warmRuns || c.runs[1] < warmRuns:
-		return class, c.runs[1] < c.runs[0]
-	case c.calls%exploreEvery == 0:
-		return class, c.avg[1] >= c.avg[0] // the other kind
+	case c.timed[0] < warmTimes:
+		return class, false
+	case c.timed[1] < warmTimes:
+		return class, true
 	}
-	return class, c.avg[1] < c.avg[0]
+	faster := c.est(1) < c.est(0)
+	if c.calls%exploreEvery < exploreRun {
+		return class, !faster
+	}
+	return class, faster
+}
+
+// est is kind k's estimate of a call's time: the quickest of its last
+// keepTimes timed calls.
+func (c *storeClass) est(k int) time.Duration {
+	n := min(c.timed[k], keepTimes)
+	e := c.times[k][0]
+	for _, d := range c.times[k][1:n] {
+		e = min(e, d)
+	}
+	return e
 }
 
 // done records that a call of class took d with stream's kind of stores.
@@ -66,10 +95,10 @@ func (s *stores) done(class int, stream bool, d time.Duration) {
 	if stream {
 		k = 1
 	}
-	if c.runs[k] == 0 {
-		c.avg[k] = d
-	} else {
-		c.avg[k] = (3*c.avg[k] + d) / 4
+	if c.last != uint8(k+1) {
+		c.last = uint8(k + 1) // a change of kind, or the first call: not timed
+		return
 	}
-	c.runs[k] = min(c.runs[k]+1, warmRuns)
+	c.times[k][c.timed[k]%keepTimes] = d
+	c.timed[k]++
 }
