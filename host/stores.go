@@ -75,9 +75,12 @@ func (s *stores) pick(bytes int64) (class int, stream bool) {
 }
 
 // est is kind k's estimate of a call's time: the quickest of its last
-// keepTimes timed calls.
+// keepTimes timed calls; 0 if none was timed.
 func (c *storeClass) est(k int) time.Duration {
 	n := min(c.timed[k], keepTimes)
+	if n == 0 {
+		return 0
+	}
 	e := c.times[k][0]
 	for _, d := range c.times[k][1:n] {
 		e = min(e, d)
