@@ -16,8 +16,12 @@ import (
 // from 3–4 to 8–10 GB/s in one state and cost 25–55 % in the other,
 // minutes apart; in a third, cached copies took half the time (BENCHMARKS.md,
 // issue 25). So the executor measures, per class, each kind's call time,
-// and runs the faster, trying the other exploreRun calls in a row every
-// exploreEvery calls to follow the machine.
+// and runs the faster, trying the other exploreRun calls in a row to
+// follow the machine: exploreEvery calls after a choice, then twice as
+// many after each try that confirms it, up to exploreMax. A try of the
+// slower kind costs its calls twice and more where the kinds differ most,
+// 7 % of a 128-KiB all-reduce's time at one every 32 calls; the machine's
+// states last minutes.
 //
 // What is timed matters as much as the choice. A call right after a change
 // of kind is not timed: it pays for the lines the other kind left (after
@@ -39,6 +43,9 @@ type storeClass struct {
 	times [2][keepTimes]time.Duration // the last timed calls, by kind (0 cached, 1 streamed), a ring
 	timed [2]uint64                   // calls timed, by kind
 	last  uint8                       // the kind of the class's previous call, plus one; 0: none
+	best  uint8                       // the kind chosen, plus one; 0: none yet
+	gap   uint64                      // calls from a choice to the next try of the other kind
+	next  uint64                      // the call that starts that try
 }
 
 const (
@@ -49,6 +56,7 @@ const (
 	keepTimes      = 4
 	warmTimes      = 2 // timed calls of each kind before the first choice
 	exploreEvery   = 32
+	exploreMax     = 512
 	exploreRun     = 2 // the first, after a change of kind, is not timed
 )
 
@@ -67,11 +75,23 @@ func (s *stores) pick(bytes int64) (class int, stream bool) {
 	case c.timed[1] < warmTimes:
 		return class, true
 	}
-	faster := c.est(1) < c.est(0)
-	if c.calls%exploreEvery < exploreRun {
-		return class, !faster
+	if c.calls >= c.next && c.calls < c.next+exploreRun {
+		return class, c.best == 1 // a try of the kind not chosen
 	}
-	return class, faster
+	k := uint8(1)
+	if c.est(1) < c.est(0) {
+		k = 2
+	}
+	switch {
+	case k != c.best: // the first choice, or a change
+		c.gap = exploreEvery
+	case c.calls == c.next+exploreRun: // a try that confirmed the choice
+		c.gap = min(2*c.gap, exploreMax)
+	default:
+		return class, k == 2
+	}
+	c.best, c.next = k, c.calls+c.gap
+	return class, k == 2
 }
 
 // est is kind k's estimate of a call's time: the quickest of its last

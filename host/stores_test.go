@@ -1,6 +1,7 @@
 package host
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -11,11 +12,13 @@ import (
 )
 
 // TestStores: small calls do not choose; a class's first calls time each
-// kind warmTimes times, then it runs the faster, trying the other exploreRun calls in a row
-// every exploreEvery calls; it follows the machine when the other kind
-// becomes faster, even where the first call after a change of kind is
-// slow; a slow first call or one preempted call does not hold it on the
-// slower kind; classes learn apart.
+// kind warmTimes times, then it runs the faster, trying the other
+// exploreRun calls in a row exploreEvery calls after choosing, then twice
+// as many after each try that confirms the choice, up to exploreMax; it
+// follows the machine when the other kind becomes faster, even where the
+// first call after a change of kind is slow, and tries again soon after;
+// a slow first call or one preempted call does not turn it to the slower
+// kind; classes learn apart.
 func TestStores(t *testing.T) {
 	if !mem.HasStream {
 		t.Skip("no non-temporal stores on this architecture")
@@ -63,33 +66,58 @@ func TestStores(t *testing.T) {
 			s.done(class, stream, took(stream))
 		}
 	}
-	count := func(stream bool) (n int) {
-		for _, k := range kinds {
-			if k == stream {
+	// tries returns the calls of kinds that start runs of other than
+	// chosen, each of exploreRun calls.
+	tries := func(chosen bool) (starts []int) {
+		for i := 0; i < len(kinds); i++ {
+			if kinds[i] == chosen {
+				continue
+			}
+			starts = append(starts, i)
+			n := 0
+			for ; i < len(kinds) && kinds[i] != chosen; i++ {
 				n++
 			}
+			assert.Equal(t, exploreRun, n, "a try at call %d: %v", starts[len(starts)-1], kinds)
 		}
-		return n
+		return starts
+	}
+	gaps := func(starts []int, from int) (g []int) {
+		for _, at := range starts {
+			g = append(g, at-from)
+			from = at + exploreRun
+		}
+		return g
 	}
 
 	run(2 * (warmTimes + 1))
 	assert.Equal(t, []bool{false, false, false, true, true, true}, kinds, "each kind timed twice first, after an untimed call")
-	run(2 * exploreEvery)
-	assert.Equal(t, 2*exploreRun, count(true), "cached, the faster, but for %d explorations: %v", 2, kinds)
-	assert.False(t, kinds[len(kinds)-1])
+	run(4 * exploreMax)
+	assert.Equal(t, []int{32, 64, 128, 256, 512, 512, 512}, gaps(tries(false), 0), "cached, the faster, with tries of streamed ever rarer")
 
 	preempt = calls + 1 // the next call, cached, is preempted
-	run(exploreEvery)
-	assert.Equal(t, exploreRun, count(true), "one preempted call does not turn the class: %v", kinds)
+	run(exploreMax)
+	assert.Len(t, tries(false), 1, "one preempted call does not turn the class: %v", kinds)
 
 	streamedFaster = true // the machine changes
-	run(2 * exploreEvery)
+	run(2 * exploreMax)
 	assert.True(t, kinds[len(kinds)-1], "follows the change: %v", kinds)
-	run(exploreEvery)
-	assert.Equal(t, exploreRun, count(false), "then streams but for explorations: %v", kinds)
+	// The change shows in a try that the class keeps to: the call after it
+	// makes the new choice.
+	switched := -1
+	for i := 0; i+exploreRun < len(kinds) && switched < 0; i++ {
+		if !slices.Contains(kinds[i:i+exploreRun+1], false) {
+			switched = i + exploreRun
+		}
+	}
+	require.GreaterOrEqual(t, switched, 0, "%v", kinds)
+	kinds = kinds[switched:]
+	g := gaps(tries(true), 0)
+	require.GreaterOrEqual(t, len(g), 2, "tries after a change: %v", kinds)
+	assert.Equal(t, []int{32, 64}, g[:2], "tries again soon after a change")
 
 	streamedFaster = false // and back, though every change of kind costs a slow call
-	run(2 * exploreEvery)
+	run(2 * exploreMax)
 	assert.False(t, kinds[len(kinds)-1], "follows the change back: %v", kinds)
 
 	class, stream = s.pick(64 << 20)
