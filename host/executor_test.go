@@ -191,7 +191,7 @@ func TestCollectivesStreamed(t *testing.T) {
 			for _, x := range w.execs {
 				x.stores.classes[class] = storeClass{}
 			}
-			for range 2 * (warmTimes + 1) { // each kind's first call after the other's is not timed
+			for range coldCalls + 2*warmTimes + 1 { // a class's first calls and the first after a change of kind are not timed
 				s := w.spec(ring.AllReduce, ring.Simple, count, 4)
 				checkRun(t, fmt.Sprintf("n%d/warm", n), w, s, rng, false)
 			}

@@ -26,8 +26,9 @@ import (
 // What is timed matters as much as the choice. A call right after a change
 // of kind is not timed: it pays for the lines the other kind left (after
 // streamed calls the FIFOs' lines are in memory, not in a cache: 76–123 µs
-// against 45–60 for a 1-MiB all-reduce), and a class's first call pays for
-// first touches of its buffers (136 µs against 8 at 128 KiB). A kind's
+// against 45–60 for a 1-MiB all-reduce), and a class's first coldCalls
+// calls pay for first touches of its buffers (at 128 KiB, of 10 fresh runs:
+// the first call 136–1618 µs, the second 21–221 in 4, against ~8). A kind's
 // estimate is the quickest of its last keepTimes timed calls: a call is
 // slowed by preemptions, interrupts and the peer's lateness, never
 // quickened, so one slow call does not hold a class on the slower kind,
@@ -54,6 +55,7 @@ const (
 	// fast one (8–32 KiB).
 	streamMinBytes = 64 << 10
 	keepTimes      = 4
+	coldCalls      = 2 // a class's first calls, not timed
 	warmTimes      = 2 // timed calls of each kind before the first choice
 	exploreEvery   = 32
 	exploreMax     = 512
@@ -118,8 +120,8 @@ func (s *stores) done(class int, stream bool, d time.Duration) {
 	if stream {
 		k = 1
 	}
-	if c.last != uint8(k+1) {
-		c.last = uint8(k + 1) // a change of kind, or the first call: not timed
+	if c.last != uint8(k+1) || c.calls <= coldCalls {
+		c.last = uint8(k + 1) // a change of kind, or a cold call: not timed
 		return
 	}
 	c.times[k][c.timed[k]%keepTimes] = d

@@ -11,8 +11,8 @@ import (
 	"github.com/ringo-ccl/ringo/internal/mem"
 )
 
-// TestStores: small calls do not choose; a class's first calls time each
-// kind warmTimes times, then it runs the faster, trying the other
+// TestStores: small calls do not choose; after its coldCalls untimed
+// calls a class times each kind warmTimes times, then it runs the faster, trying the other
 // exploreRun calls in a row exploreEvery calls after choosing, then twice
 // as many after each try that confirms the choice, up to exploreMax; it
 // follows the machine when the other kind becomes faster, even where the
@@ -30,7 +30,8 @@ func TestStores(t *testing.T) {
 
 	// took returns a call's time: the faster kind's 10 µs, the other's
 	// 20, plus 50 right after a change of kind (the lines the other kind
-	// left), 100× for the class's first call and 1000× for a preempted one.
+	// left), 100×, 20× and 4× for the class's first three calls (first
+	// touches) and 1000× for a preempted one.
 	streamedFaster := false
 	calls, preempt := 0, -1
 	last := -1
@@ -51,6 +52,10 @@ func TestStores(t *testing.T) {
 		switch calls {
 		case 1:
 			d *= 100
+		case 2:
+			d *= 20
+		case 3:
+			d *= 4
 		case preempt:
 			d *= 1000
 		}
@@ -90,8 +95,8 @@ func TestStores(t *testing.T) {
 		return g
 	}
 
-	run(2 * (warmTimes + 1))
-	assert.Equal(t, []bool{false, false, false, true, true, true}, kinds, "each kind timed twice first, after an untimed call")
+	run(coldCalls + 2*warmTimes + 1)
+	assert.Equal(t, []bool{false, false, false, false, true, true, true}, kinds, "each kind timed twice first, after untimed calls")
 	run(4 * exploreMax)
 	assert.Equal(t, []int{32, 64, 128, 256, 512, 512, 512}, gaps(tries(false), 0), "cached, the faster, with tries of streamed ever rarer")
 
