@@ -14,8 +14,8 @@ import (
 // modified, and on the 2-core development VM that changed while one
 // watched: non-temporal copies took 2-rank all-reduces of 128 KiB–2 MiB
 // from 3–4 to 8–10 GB/s in one state and cost 25–55 % in the other,
-// minutes apart; in a third, cached copies took half the time (BENCHMARKS.md,
-// issue 25). So the executor measures, per class, each kind's call time,
+// minutes apart; once cached copies stayed cached at every length, either
+// kind took half the other's time, by the state (BENCHMARKS.md, issue 25). So the executor measures, per class, each kind's call time,
 // and runs the faster, trying the other exploreRun calls in a row to
 // follow the machine: exploreEvery calls after a choice, then twice as
 // many after each try that confirms it, up to exploreMax. A try of the
@@ -63,7 +63,7 @@ const (
 )
 
 // pick returns the class of a call of bytes and whether it streams; class
-// −1: the call does not choose (it copies with copy).
+// −1: the call does not choose (its copies are cached).
 func (s *stores) pick(bytes int64) (class int, stream bool) {
 	if !mem.HasStream || bytes < streamMinBytes {
 		return -1, false
