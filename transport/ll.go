@@ -3,6 +3,8 @@ package transport
 import (
 	"encoding/binary"
 	"sync/atomic"
+
+	"github.com/ringo-ccl/ringo/internal/mem"
 )
 
 // The host LL protocol ("LL8"): every 8-byte word of an LL slot carries
@@ -31,12 +33,14 @@ func llWord(data uint32, flag uint32) uint64 { return uint64(flag)<<32 | uint64(
 
 // LLWrite stores data into slot with flag, 4 bytes per word, and, when
 // clean is set, fills the rest of the slot with flagged zero words.
-// len(data) must not exceed 4×len(slot).
+// len(data) must not exceed 4×len(slot). Each word is one 8-byte store of
+// release order (mem.StoreHalves): a reader checks every word's flag, so
+// no word needs to wait for the ones before it to reach the cache, as an
+// atomic store's XCHG would (2 ranks' forced-LL all-reduce of 128 KiB
+// between processes: 230–243 µs with XCHGs, BENCHMARKS.md, issue 25).
 func LLWrite(slot []atomic.Uint64, data []byte, flag uint32, clean bool) {
 	full := len(data) / 4
-	for i := range full {
-		slot[i].Store(llWord(binary.LittleEndian.Uint32(data[4*i:]), flag))
-	}
+	mem.StoreHalves(slot[:full], data[:4*full], flag)
 	next := full
 	if rem := data[4*full:]; len(rem) > 0 {
 		var last [4]byte
@@ -64,9 +68,12 @@ func LLRead(slot []atomic.Uint64, dst []byte, flag uint32, w *Waiter, bell Bell)
 		return err
 	}
 	for i := range words {
-		v, err := w.WaitFlag(&slot[i], flag, bell)
-		if err != nil {
-			return err
+		v := slot[i].Load()
+		if uint32(v>>32) != flag { // not there yet: rarely, the writer stores in order
+			var err error
+			if v, err = w.WaitFlag(&slot[i], flag, bell); err != nil {
+				return err
+			}
 		}
 		if 4*i+4 <= len(dst) {
 			binary.LittleEndian.PutUint32(dst[4*i:], uint32(v))

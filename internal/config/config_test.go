@@ -472,3 +472,20 @@ func writeModel(t *testing.T) string {
 	require.NoError(t, f.Close())
 	return path
 }
+
+// TestHostProtocol: with both protocols allowed a host call of up to
+// llMaxBytes per rank buffer goes by LL, a larger one by Simple; with one
+// allowed, every call by it.
+func TestHostProtocol(t *testing.T) {
+	s, err := Resolve(Request{}, 2, Host)
+	require.NoError(t, err)
+	assert.Equal(t, ring.LL, s.Protocol(8))
+	assert.Equal(t, ring.LL, s.Protocol(llMaxBytes))
+	assert.Equal(t, ring.Simple, s.Protocol(llMaxBytes+1))
+	for proto, want := range map[string]ring.Protocol{"LL": ring.LL, "Simple": ring.Simple} {
+		s, err := Resolve(Request{Protocol: proto}, 2, Host)
+		require.NoError(t, err)
+		assert.Equal(t, want, s.Protocol(8), proto)
+		assert.Equal(t, want, s.Protocol(1<<20), proto)
+	}
+}

@@ -125,11 +125,15 @@ func (d Defaults) withSimple(bytes int) Defaults {
 }
 
 // llMaxBytes is the largest message (bytes per rank buffer) for which the
-// automatic choice takes LL over Simple. On the host every LL word costs an
-// atomic store for 4 bytes of data, so LL only wins while the message is a
-// few words (measured: 2.4 µs against 3.4 µs at 8 B, even at 64 B, 4× slower
-// at 4 KiB; 2 ranks on 2 cores, BENCHMARKS.md).
-const llMaxBytes = 64
+// automatic choice takes LL over Simple. On the host every LL word carries
+// 4 bytes of data, so LL only wins while the message is a few hundred
+// bytes: ranks as goroutines of one process (the ring's FIFOs; processes
+// of one host take the board below 64 KiB) took 1.06–1.22 µs by LL against
+// 1.25–1.30 by Simple from 64 to 256 B at 2 ranks, as long at 512 B, and
+// 4.7–5.1 against 6.2–6.9 µs at 4 ranks on 2 cores (the 2-core VM,
+// BENCHMARKS.md, issue 25). Each LL word was an XCHG until then, and 64 B
+// the limit.
+const llMaxBytes = 256
 
 var (
 	envChannelsMin = env.Var{Name: "MIN_NCHANNELS", NCCL: true}

@@ -102,3 +102,11 @@ func Word32(b []byte, off int) *atomic.Uint32 {
 	}
 	return (*atomic.Uint32)(p)
 }
+
+// checkHalves panics unless src holds 4 bytes for every word of dst
+// (StoreHalves).
+func checkHalves(dst []atomic.Uint64, src []byte) {
+	if len(src) != 4*len(dst) {
+		panic(fmt.Sprintf("mem.StoreHalves: %d bytes for %d words", len(src), len(dst)))
+	}
+}

@@ -18,3 +18,25 @@ TEXT ·storeRelease32(SB), NOSPLIT, $0-12
 	MOVL	v+8(FP), BX
 	MOVL	BX, (AX)
 	RET
+
+// func storeHalves(dst *uint64, src *byte, n uintptr, hi uint64)
+// For each of n words: dst's word = hi | the next 4 bytes of src
+// (little-endian, zero-extended by MOVL), one plain 8-byte MOV each, in
+// order.
+TEXT ·storeHalves(SB), NOSPLIT, $0-32
+	MOVQ	dst+0(FP), DI
+	MOVQ	src+8(FP), SI
+	MOVQ	n+16(FP), CX
+	MOVQ	hi+24(FP), DX
+	TESTQ	CX, CX
+	JEQ	done
+loop:
+	MOVL	(SI), AX
+	ORQ	DX, AX
+	MOVQ	AX, (DI)
+	ADDQ	$4, SI
+	ADDQ	$8, DI
+	DECQ	CX
+	JNZ	loop
+done:
+	RET
