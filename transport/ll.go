@@ -33,11 +33,12 @@ func llWord(data uint32, flag uint32) uint64 { return uint64(flag)<<32 | uint64(
 
 // LLWrite stores data into slot with flag, 4 bytes per word, and, when
 // clean is set, fills the rest of the slot with flagged zero words.
-// len(data) must not exceed 4×len(slot). Each word is one 8-byte store of
-// release order (mem.StoreHalves): a reader checks every word's flag, so
-// no word needs to wait for the ones before it to reach the cache, as an
-// atomic store's XCHG would (2 ranks' forced-LL all-reduce of 128 KiB
-// between processes: 230–243 µs with XCHGs, BENCHMARKS.md, issue 25).
+// len(data) must not exceed 4×len(slot). The data's whole words are
+// stored by one 8-byte store of release order each (mem.StoreHalves): a
+// reader checks every word's flag, so no word needs to wait for the ones
+// before it to reach the cache, as an atomic store's XCHG would (2 ranks'
+// forced-LL all-reduce of 128 KiB between processes: 235–315 µs with
+// XCHGs, 43–74 without; BENCHMARKS.md, issue 25).
 func LLWrite(slot []atomic.Uint64, data []byte, flag uint32, clean bool) {
 	full := len(data) / 4
 	mem.StoreHalves(slot[:full], data[:4*full], flag)
