@@ -7,6 +7,7 @@ import (
 
 	"github.com/ringo-ccl/ringo/bootstrap"
 	"github.com/ringo-ccl/ringo/host"
+	"github.com/ringo-ccl/ringo/internal/calls"
 	"github.com/ringo-ccl/ringo/internal/config"
 	"github.com/ringo-ccl/ringo/internal/direct"
 	"github.com/ringo-ccl/ringo/internal/errs"
@@ -64,8 +65,11 @@ type Comm struct {
 	win           host.Windowed // its call, kept here so that running it does not allocate
 	windowedCalls uint64        // calls that ran on the windows
 	seq           uint64        // collectives entered
+	passed        hostKey       // the last host call checked, if Check passed it (enterHost)
+	rec           calls.Record  // the call entered last, as the group records it (start)
 	plan          ring.Plan
 	wait          transport.Waiter
+	waitSet       bool // wait has the communicator's settings (resetWait)
 	funcs         reduce.Cache
 	p2ps          p2pPlans
 	wires         [reduce.NumTypes]*reduce.Wire // the precision variant's sums, by buffer type

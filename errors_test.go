@@ -308,6 +308,56 @@ func TestConcurrentUseOfOneComm(t *testing.T) {
 	}
 }
 
+// TestArgumentsCheckedAgain: a call whose arguments are those of the
+// last one that passed the checks skips them (enterHost); every other
+// argument — each field of the call, the buffers' address and length — is
+// checked again, and the call's state still is: a cancelled context, an
+// abort, Close.
+func TestArgumentsCheckedAgain(t *testing.T) {
+	comms, err := ringo.NewLocal(1, nil)
+	require.NoError(t, err)
+	c := comms[0]
+	mem := make([]byte, 32)
+	in, out := mem[:16], make([]byte, 16)
+	good := ringo.Call{Coll: ringo.CollAllReduce, Send: in, Recv: out, Count: 4, Type: ringo.TypeFloat32, Op: ringo.OpSum}
+	require.NoError(t, c.Do(bg, good))
+	with := func(change func(*ringo.Call)) ringo.Call {
+		call := good
+		change(&call)
+		return call
+	}
+	bad := []struct {
+		name string
+		call ringo.Call
+		want string
+	}{
+		{"count", with(func(x *ringo.Call) { x.Count = 5 }), "buffer has 16 bytes, need 20"},
+		{"recv's length", with(func(x *ringo.Call) { x.Recv = out[:12] }), "recv buffer has 12 bytes, need 16"},
+		{"send's address", with(func(x *ringo.Call) { x.Send = make([]byte, 20)[1:17] }), "send buffer is not aligned"},
+		{"recv's address", with(func(x *ringo.Call) { x.Recv = mem[4:20] }), "overlap without being in place"},
+		{"type", with(func(x *ringo.Call) { x.Type = ringo.TypeFloat64 }), "need 32"},
+		{"op", with(func(x *ringo.Call) { x.Op = ringo.PreMul(2.0) }), "double"},
+		{"collective", with(func(x *ringo.Call) { x.Coll = 9 }), "unknown collective 9"},
+		{"send's length", with(func(x *ringo.Call) { x.Send = in[:8] }), "send buffer has 8 bytes, need 16"},
+	}
+	for _, tc := range bad {
+		require.NoError(t, c.Do(bg, good), tc.name) // the call before passed
+		wantErr(t, c.Do(bg, tc.call), ringo.ErrInvalidArgument, tc.want)
+	}
+	bcast := ringo.Call{Coll: ringo.CollBroadcast, Send: in, Recv: out, Count: 4, Type: ringo.TypeFloat32}
+	require.NoError(t, c.Do(bg, bcast))
+	bcast.Root = 1
+	wantErr(t, c.Do(bg, bcast), ringo.ErrInvalidArgument, "root 1 outside [0, 1)")
+	require.NoError(t, c.Do(bg, good))
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	wantErr(t, c.Do(ctx, good), context.Canceled, "not started")
+	c.Abort()
+	wantErr(t, c.Do(bg, good), ringo.ErrAborted, "not started")
+	require.NoError(t, c.Close())
+	wantErr(t, c.Do(bg, good), ringo.ErrInvalidArgument, "closed")
+}
+
 func TestClosedComm(t *testing.T) {
 	comms, err := ringo.NewLocal(1, nil)
 	if err != nil {

@@ -204,7 +204,8 @@ func (c *Comm) enterReplay(s Stream) error {
 		return err
 	}
 	c.seq++
-	if err := c.group.Enter(c.rank, calls.Replay(c.seq, calls.Stream{GPU: c.gpu.dev, Handle: s.h})); err != nil {
+	c.rec = calls.Replay(c.seq, calls.Stream{GPU: c.gpu.dev, Handle: s.h})
+	if err := c.group.Enter(c.rank, &c.rec); err != nil {
 		c.group.Fail(err)
 		c.release()
 		return errs.At(op, c.rank, err)

@@ -124,6 +124,18 @@ func (w *Waiter) Reset(ctx context.Context, timeout time.Duration, aborts ...*Ab
 	copy(w.aborts[:], aborts)
 }
 
+// Again readies w for the next call, bounded by ctx, with the timeout and
+// aborts of its last Reset and the pauses set since (YieldCores, Patient,
+// SleepSoon): for a caller whose settings stay, what setting them again
+// costs — a few nanoseconds, in a call that may take 140 (BENCHMARKS.md,
+// issue 25) — it skips.
+func (w *Waiter) Again(ctx context.Context) {
+	w.ctx, w.done = ctx, ctx.Done()
+	_, has := ctx.Deadline()
+	w.bounded = !has && w.timeout > 0
+	w.deadline = atomic.Int64{}
+}
+
 // YieldCores makes w's pauses between polls give the core to another
 // process (sched_yield) rather than the processor to another goroutine:
 // for ranks that outnumber their host's cores, where a rank waited for is

@@ -69,3 +69,33 @@ func TestWaiterPlaces(t *testing.T) {
 		assert.Less(t, time.Since(start), 10*time.Second, "place %d", place) // 20 ms, generously on a busy machine
 	}
 }
+
+// TestWaiterAgain: Again starts a call under its own context with the
+// last Reset's timeout, aborts and pauses: the timeout counts afresh (from
+// the new call's first pause), a context's deadline replaces it, a
+// cancelled context and a raised abort end the wait.
+func TestWaiterAgain(t *testing.T) {
+	var w Waiter
+	var abort Abort
+	var c atomic.Uint64
+	w.Reset(context.Background(), 20*time.Millisecond, &abort)
+	w.YieldCores()
+	require.ErrorIs(t, w.WaitAtLeast(&c, 1, Bell{}), errs.ErrTimeout)
+
+	w.Again(context.Background())
+	assert.Zero(t, w.deadline.Load(), "the call before's deadline")
+	assert.True(t, w.bounded, "the timeout")
+	assert.True(t, w.osYield, "the pauses set since Reset")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w.Again(ctx)
+	require.ErrorIs(t, w.WaitAtLeast(&c, 1, Bell{}), context.Canceled)
+
+	ctx, cancel = context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	w.Again(ctx)
+	assert.False(t, w.bounded, "a context with a deadline")
+	abort.Set(errs.ErrAborted)
+	require.ErrorIs(t, w.WaitAtLeast(&c, 1, Bell{}), errs.ErrAborted)
+}

@@ -42,11 +42,15 @@ type Args struct {
 }
 
 // OpName returns the call's name in errors.
-func (a *Args) OpName() string {
-	if a.Name != "" {
-		return a.Name
+func (a *Args) OpName() string { return OpName(a.Coll, a.Name) }
+
+// OpName returns the name in errors of a call of coll named name: name,
+// or coll's where name is "".
+func OpName(coll ring.Collective, name string) string {
+	if name != "" {
+		return name
 	}
-	return a.Coll.String()
+	return coll.String()
 }
 
 // DeviceCheck checks a device call's buffers and stream against the

@@ -12,8 +12,10 @@ import (
 // bootstrap and their connections (Procs).
 type Group interface {
 	// Enter records rank's next call and checks it against the other
-	// ranks' where it can; Leave marks it finished.
-	Enter(rank int, rec calls.Record) error
+	// ranks' where it can; Leave marks it finished. rec is read during the
+	// call only (a rank's own, not copied: a record passed by value took
+	// a small host call ~5 ns, BENCHMARKS.md, issue 25).
+	Enter(rank int, rec *calls.Record) error
 	Leave(rank int)
 	// Stalled describes, for a call that timed out, what it waits for.
 	Stalled(seq uint64) string

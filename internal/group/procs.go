@@ -226,18 +226,18 @@ func (g *Procs) Lost() []int { return g.BS.Lost() }
 
 // enter publishes the rank's progress, which the other ranks' stall
 // reports read through the bootstrap root.
-func (g *Procs) Enter(rank int, rec calls.Record) error {
+func (g *Procs) Enter(rank int, rec *calls.Record) error {
 	g.seq = rec.Seq
 	g.BS.SetProgress(rec.Seq, false)
 	if g.Sib != nil {
-		if err := g.Sib.Enter(rank, rec); err != nil {
+		if err := g.Sib.Enter(rank, *rec); err != nil {
 			return err
 		}
 	}
 	if !g.check {
 		return nil
 	}
-	return calls.Compare(g.BS, rank, rec, g.timeout)
+	return calls.Compare(g.BS, rank, *rec, g.timeout)
 }
 
 func (g *Procs) Leave(int) { g.BS.SetProgress(g.seq, true) }

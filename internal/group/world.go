@@ -50,7 +50,7 @@ func NewWorld(n int, tr transport.Transport, done func() error) *World {
 // enter records rank's call and checks it against every other rank's
 // record of the same collective. A mismatch is returned (and the caller
 // aborts the world: the ranks already inside will never complete).
-func (w *World) Enter(rank int, rec calls.Record) error { return w.calls.Enter(rank, rec) }
+func (w *World) Enter(rank int, rec *calls.Record) error { return w.calls.Enter(rank, *rec) }
 
 func (w *World) Leave(rank int) { w.calls.Leave(rank) }
 

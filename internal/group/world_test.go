@@ -18,8 +18,8 @@ import (
 func TestWorld(t *testing.T) {
 	done := 0
 	w := NewWorld(2, nil, func() error { done++; return nil })
-	require.NoError(t, w.Enter(0, calls.Record{Seq: 1, Count: 8, Stream: calls.Stream{GPU: -1}}))
-	require.Error(t, w.Enter(1, calls.Record{Seq: 1, Count: 9, Stream: calls.Stream{GPU: -1}}))
+	require.NoError(t, w.Enter(0, &calls.Record{Seq: 1, Count: 8, Stream: calls.Stream{GPU: -1}}))
+	require.Error(t, w.Enter(1, &calls.Record{Seq: 1, Count: 9, Stream: calls.Stream{GPU: -1}}))
 
 	cause := errors.New("rank 0 called Abort")
 	w.Fail(cause)
