@@ -45,7 +45,6 @@ type hostTarget struct {
 	ctx    context.Context
 	c      *ringo.Comm
 	bufs   [2][]byte
-	call   ringo.Call
 	shared bool            // bufs are HostAlloc's
 	wins   []*ringo.Window // their windows (Options.Windows)
 }
@@ -92,8 +91,7 @@ func (h *hostTarget) run(l *layout) error {
 		return l.p2p(h.ctx)
 	}
 	coll, _ := l.coll.Ring()
-	h.call = ringo.Call{Coll: coll, Count: l.count, Type: l.typ, Op: l.op, Root: l.root, Send: h.in(l), Recv: h.out(l)}
-	return h.c.Do(h.ctx, h.call)
+	return h.c.Do(h.ctx, ringo.Call{Coll: coll, Count: l.count, Type: l.typ, Op: l.op, Root: l.root, Send: h.in(l), Recv: h.out(l)})
 }
 
 // in and out are l's input and output.
