@@ -159,7 +159,7 @@ func (c *Comm) run(ctx context.Context, call *Call) error {
 		return c.runHier(ctx, call)
 	}
 	oneShot := c.oneShot(call)
-	if c.windowRuns(call) && (!oneShot || host.WindowsFirst(call.Coll, int(call.Count)*call.Type.Size(), c.size, c.boardCrowded)) {
+	if (!oneShot || host.WindowsFirst(call.Coll, int(call.Count)*call.Type.Size(), c.size, c.boardCrowded)) && c.windowRuns(call) {
 		if ran, err := c.runWindowed(ctx, call); ran || err != nil {
 			return err
 		}
